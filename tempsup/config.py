@@ -1,0 +1,234 @@
+"""`RunConfig`: everything that defines one training run, validated and hashed.
+
+A config is the unit the whole system speaks: the CLI builds one from flags,
+the app from its controls and URL, the job queue keys its cache on
+`config.key`, and a run file stores it as JSON. Validation happens here, once,
+with messages that name the field, the value received and the allowed range,
+so no later layer ever sees an impossible run (science.md §1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from tempsup.errors import TempsupError
+
+MODELS = ("linear", "ssm", "rnn")
+MODEL_NAMES = {
+    "linear": "linear RNN",
+    "ssm": "SSM (linear recurrence, ReLU readout)",
+    "rnn": "nonlinear ReLU RNN",
+}
+SCHEDULES = ("cosine", "constant")
+INPUT_DISTS = ("uniform", "constant", "exponential")
+
+# Bump when the meaning of a config changes (training recipe, data, init), so
+# cached results computed under the old meaning are never served again.
+SCHEMA_VERSION = 1
+
+# The largest job a config may describe: about steps*T*M*B*(N_h^2 + N_h*N_x)
+# multiply-adds. 2e13 is roughly half an hour on two cores; anything larger is
+# a typo, not an experiment.
+MAX_WORK = 2e13
+# Activations kept for backprop: T*M*B*max(N_h, N_x) floats (~4 GB at 1e9).
+MAX_ACTIVATIONS = 2.5e8
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """One training run of `seeds` models (science.md §1).
+
+    Defaults reproduce the paper's setting as measured in science.md §1b:
+    N_h = 2, k = 3, T = 20, uniform[0,1] inputs, Adam with cosine decay,
+    tied readout, best of 8 seeds.
+    """
+
+    model: str = "ssm"  # the paper's most telling case: linear recurrence, ReLU readout
+    k: int = 3  # delay: y_t = x_{t-k}
+    sparsity: float = 0.9  # S = 1 - p; sparse enough for the interference-free packing
+    hidden: int = 2  # N_h; 2 can be drawn directly
+    inputs: int = 1  # N_x; 1 = scalar input, one feature direction per age s
+    seq_len: int = 20  # T; long enough that old features must be forgotten (T >> k)
+    batch: int = 512  # sequences per step; the loss is a sum over T, mean over batch
+    steps: int = 2000  # enough for every staircase step at lr 1e-2
+    lr: float = 0.01  # Adam; 1e-2 learned every preset in §1b
+    schedule: str = "cosine"  # cosine decay to 0 settles the final geometry
+    seeds: int = 8  # models trained side by side; the best is shown (§1b: best of 8)
+    seed: int = 0  # base seed: init of every model and the data stream
+    tied: bool = True  # W_y := W_{s=k}, the paper's default; fixes the gauge
+    bias: bool = False  # readout bias b_y; removes the mean-correction term
+    importance: float = 0.7  # feature i weighs importance**i in the loss (N_x > 1)
+    input_dist: str = "uniform"  # law of U in x = B*U: uniform[0,1], constant 1, exponential(1)
+    snapshot_every: int = 20  # steps between frames: 100 frames for the default run
+    curriculum: float | None = None  # sparsity at step 0, moved linearly to `sparsity` by mid-training
+    warm_start: str | None = None  # a run file (or run key) whose final weights start every seed
+
+    def __post_init__(self) -> None:
+        _check_choice("model", self.model, MODELS)
+        _check_choice("schedule", self.schedule, SCHEDULES)
+        _check_choice("input_dist", self.input_dist, INPUT_DISTS)
+        _check_int("hidden", self.hidden, 1, 256)
+        _check_int("inputs", self.inputs, 1, 128)
+        _check_int("seq_len", self.seq_len, 2, 500)
+        _check_int("k", self.k, 0, self.seq_len - 1, hint="k must be smaller than seq_len (T)")
+        _check_int("batch", self.batch, 1, 65536)
+        _check_int("steps", self.steps, 1, 200_000)
+        _check_int("seeds", self.seeds, 1, 256)
+        _check_int("seed", self.seed, 0, 2**31 - 1)
+        _check_int("snapshot_every", self.snapshot_every, 1, self.steps, hint="at most `steps`")
+        _check_float("sparsity", self.sparsity, 0.0, 1.0, hi_open=True)
+        _check_float("lr", self.lr, 0.0, 10.0, lo_open=True)
+        _check_float("importance", self.importance, 0.0, 1.0, lo_open=True)
+        if self.curriculum is not None:
+            _check_float("curriculum", self.curriculum, 0.0, 1.0, hi_open=True)
+        _check_bool("tied", self.tied)
+        _check_bool("bias", self.bias)
+        if self.warm_start is not None and (
+            not isinstance(self.warm_start, str) or not self.warm_start.strip()
+        ):
+            raise TempsupError(
+                f"warm_start: expected a run file path or run key, got {self.warm_start!r}"
+            )
+        n = self.seq_len * self.seeds * self.batch
+        if n * max(self.hidden, self.inputs) > MAX_ACTIVATIONS:
+            raise TempsupError(
+                f"run too large: seq_len*seeds*batch*max(hidden, inputs) = "
+                f"{n * max(self.hidden, self.inputs):.3g} exceeds {MAX_ACTIVATIONS:.3g} "
+                "(it would exhaust memory); lower batch or seeds"
+            )
+        if self.work > MAX_WORK:
+            raise TempsupError(
+                f"run too long: steps*seq_len*seeds*batch*(hidden^2 + hidden*inputs) = "
+                f"{self.work:.3g} exceeds {MAX_WORK:.3g} (hours of training); "
+                "lower steps, batch or seeds"
+            )
+
+    # ---- derived quantities -------------------------------------------------
+
+    @property
+    def p(self) -> float:
+        """Probability that an input is active at a time step (p = 1 - S)."""
+        return 1.0 - self.sparsity
+
+    @property
+    def relu_readout(self) -> bool:
+        return self.model in ("ssm", "rnn")
+
+    @property
+    def relu_hidden(self) -> bool:
+        return self.model == "rnn"
+
+    @property
+    def n_snapshots(self) -> int:
+        """Frames a full run yields: step 0, every `snapshot_every`, and the last."""
+        return len(snapshot_steps(self.steps, self.snapshot_every))
+
+    @property
+    def work(self) -> float:
+        """Multiply-adds of the whole run, the unit of the size limits."""
+        per = self.hidden * self.hidden + self.hidden * self.inputs
+        return float(self.steps) * self.seq_len * self.seeds * self.batch * per
+
+    # ---- identity -------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @property
+    def key(self) -> str:
+        """Stable content hash: the cache key and the share-link id.
+
+        Floats go through `repr` so that 0.9 and 0.90000 hash alike but 0.9 and
+        0.9000001 do not; the schema version invalidates old caches.
+        """
+        payload = {"v": SCHEMA_VERSION, **self.to_dict()}
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
+        """Build from JSON-like data (a run file, an API call, a URL), strictly."""
+        if not isinstance(data, dict):
+            raise TempsupError(f"config: expected a mapping of fields, got {type(data).__name__}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise TempsupError(
+                f"config: unknown field(s) {', '.join(map(str, unknown))}; "
+                f"known fields are {', '.join(sorted(names))}"
+            )
+        return cls(**data)
+
+    @classmethod
+    def from_json(cls, text: str) -> RunConfig:
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise TempsupError(f"config: expected JSON, could not parse it ({exc})") from None
+        return cls.from_dict(data)
+
+    def replace(self, **changes: Any) -> RunConfig:
+        """A copy with some fields changed, validated like a new config."""
+        return dataclasses.replace(self, **changes)
+
+
+def importance_weights(config: RunConfig) -> list[float]:
+    """I_i = importance**i: feature A matters most (Toy Models of Superposition)."""
+    return [config.importance**i for i in range(config.inputs)]
+
+
+def snapshot_steps(steps: int, every: int) -> list[int]:
+    """Optimizer steps after which a frame is taken: 0, every, 2*every, ..., steps."""
+    marks = list(range(0, steps, every))
+    return marks + [steps]
+
+
+FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RunConfig))
+DEFAULTS = RunConfig()
+
+
+# ---- validation helpers: each names field, value and allowed range ------------
+
+
+def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise TempsupError(f"{name}: expected one of {', '.join(allowed)}, got {value!r}")
+
+
+def _check_bool(name: str, value: object) -> None:
+    if not isinstance(value, bool):
+        raise TempsupError(f"{name}: expected true or false, got {value!r}")
+
+
+def _check_int(name: str, value: object, lo: int, hi: int, hint: str = "") -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TempsupError(f"{name}: expected an integer in [{lo}, {hi}], got {value!r}")
+    if not lo <= value <= hi:
+        extra = f" ({hint})" if hint else ""
+        raise TempsupError(f"{name}: expected an integer in [{lo}, {hi}], got {value}{extra}")
+
+
+def _check_float(
+    name: str,
+    value: object,
+    lo: float,
+    hi: float,
+    lo_open: bool = False,
+    hi_open: bool = False,
+) -> None:
+    interval = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TempsupError(f"{name}: expected a number in {interval}, got {value!r}")
+    v = float(value)
+    ok = math.isfinite(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
+    if not ok:
+        raise TempsupError(f"{name}: expected a number in {interval}, got {value!r}")
+
