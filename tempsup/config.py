@@ -191,9 +191,6 @@ def snapshot_steps(steps: int, every: int) -> list[int]:
     return marks + [steps]
 
 
-FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RunConfig))
-DEFAULTS = RunConfig()
-
 
 # ---- validation helpers: each names field, value and allowed range ------------
 
@@ -232,3 +229,6 @@ def _check_float(
     if not ok:
         raise TempsupError(f"{name}: expected a number in {interval}, got {value!r}")
 
+
+FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RunConfig))
+DEFAULTS = RunConfig()
