@@ -1,0 +1,35 @@
+# The tempsup app for a teaching demo, served by gunicorn on port 8050.
+#   docker build -t tempsup .
+#   docker run -p 8050:8050 -v tempsup-cache:/srv/tempsup/cache tempsup
+FROM python:3.11-slim
+
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1 \
+    PIP_NO_CACHE_DIR=1 \
+    PIP_DISABLE_PIP_VERSION_CHECK=1 \
+    PORT=8050
+
+# PyTorch first, the CPU build from PyTorch's CPU wheel index (PyPI's Linux
+# wheel is a multi-GB CUDA build); keep the version in step with scripts/setup.
+ARG TORCH_VERSION=2.13.0
+RUN pip install "torch==${TORCH_VERSION}" --index-url https://download.pytorch.org/whl/cpu
+
+WORKDIR /srv/tempsup
+COPY pyproject.toml README.md gunicorn.conf.py ./
+COPY tempsup ./tempsup
+COPY app ./app
+COPY assets ./assets
+# Editable, so that app/ finds the top-level assets/ folder beside it.
+RUN pip install -e .
+
+RUN useradd --create-home --uid 1000 tempsup \
+    && mkdir -p /srv/tempsup/cache \
+    && chown tempsup:tempsup /srv/tempsup/cache
+USER tempsup
+VOLUME ["/srv/tempsup/cache"]
+
+EXPOSE 8050
+HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
+    CMD python -c "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('PORT', '8050') + '/healthz', timeout=5)" || exit 1
+
+CMD ["gunicorn", "-c", "gunicorn.conf.py", "app:server"]

@@ -1,0 +1,41 @@
+"""Serve the app locally: `python -m app [--port N] [--host H] [--debug]`.
+
+For more than one user, run it under gunicorn instead (see README).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+
+def _default_port() -> int:
+    value = os.environ.get("PORT", "8050")
+    try:
+        return int(value)
+    except ValueError:
+        raise SystemExit(f"PORT: expected a port number, got {value!r}") from None
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m app", description="Serve the tempsup app on one machine."
+    )
+    parser.add_argument(
+        "--port", type=int, default=_default_port(), help="port (default: $PORT, else 8050)"
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--debug", action="store_true", help="Dash dev tools and auto-reload (off by default)"
+    )
+    args = parser.parse_args(argv)
+
+    from app import app
+
+    app.run(host=args.host, port=args.port, debug=args.debug)
+
+
+if __name__ == "__main__":
+    main()
