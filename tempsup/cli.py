@@ -1,0 +1,234 @@
+"""`tempsup` command line: train, sweep — the library without a browser.
+
+Thin by design: parse flags into a `RunConfig`, call the library, print. Every
+config field has a flag named after it (`seq_len` → `--seq-len`); those names
+are a public contract. Errors a user can cause print one line and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tempsup.config import DEFAULTS, MODEL_NAMES, RunConfig
+from tempsup.errors import TempsupError
+
+# Help text for each config flag; the defaults' reasons live in config.py.
+FLAG_HELP = {
+    "model": "linear | ssm (linear recurrence, ReLU readout) | rnn (ReLU RNN)",
+    "k": "delay: the target is the input k steps back",
+    "sparsity": "S = 1 - p, the probability that an input is silent",
+    "hidden": "hidden size N_h",
+    "inputs": "input dimension N_x (features A, B, C, ...)",
+    "seq_len": "sequence length T",
+    "batch": "sequences per optimizer step",
+    "steps": "optimizer steps",
+    "lr": "Adam learning rate",
+    "schedule": "cosine | constant learning-rate schedule",
+    "seeds": "models trained side by side; the best is reported",
+    "seed": "base seed for init and data",
+    "tied": "tie the readout to the output direction, W_y := W_h^k W_x (default)",
+    "bias": "add a readout bias b_y",
+    "importance": "feature i weighs importance**i in the loss",
+    "input_dist": "uniform | constant | exponential: law of active input values",
+    "snapshot_every": "steps between frames",
+    "curriculum": "start at this sparsity and move linearly to --sparsity by mid-training",
+    "warm_start": "run file whose best seed's final weights start every seed",
+}
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def add_config_flags(parser: argparse.ArgumentParser, lists: Sequence[str] = ()) -> None:
+    """One flag per RunConfig field; fields in `lists` take comma-separated values."""
+    for f in dataclasses.fields(RunConfig):
+        default = getattr(DEFAULTS, f.name)
+        help_ = f"{FLAG_HELP[f.name]} (default: {default})"
+        if isinstance(default, bool):
+            parser.add_argument(
+                flag(f.name), action=argparse.BooleanOptionalAction, default=default, help=help_
+            )
+            continue
+        kind: Callable[[str], Any] = {int: int, float: float}.get(type(default), str)
+        if f.name == "curriculum":
+            kind = float
+        if f.name in lists:
+            parser.add_argument(flag(f.name), type=_list_of(kind, flag(f.name)), help=help_)
+        else:
+            parser.add_argument(flag(f.name), type=_typed(kind, flag(f.name)), help=help_)
+    parser.add_argument(
+        "--free-readout", dest="tied", action="store_false", help="same as --no-tied"
+    )
+
+
+def config_from_args(args: argparse.Namespace, **override: Any) -> RunConfig:
+    values = {
+        f.name: getattr(args, f.name)
+        for f in dataclasses.fields(RunConfig)
+        if getattr(args, f.name) is not None
+    }
+    values.update(override)
+    return RunConfig(**values)
+
+
+def _typed(kind: Callable[[str], Any], name: str) -> Callable[[str], Any]:
+    def parse(text: str) -> Any:
+        try:
+            return kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {getattr(kind, '__name__', 'a value')}, got {text!r}"
+            ) from None
+
+    parse.__name__ = getattr(kind, "__name__", name)
+    return parse
+
+
+def _list_of(kind: Callable[[str], Any], name: str) -> Callable[[str], list[Any]]:
+    one = _typed(kind, name)
+
+    def parse(text: str) -> list[Any]:
+        return [one(part) for part in text.split(",") if part.strip()]
+
+    return parse
+
+
+# ---- progress --------------------------------------------------------------------
+
+
+class Progress:
+    """A one-line progress bar on stderr, redrawn at most ~10 times a second."""
+
+    def __init__(self, total: int, label: str, enabled: bool = True) -> None:
+        self.total, self.label, self.enabled = total, label, enabled
+        self.start = self.last = time.monotonic()
+
+    def __call__(self, step: int) -> None:
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 0.1 and step < self.total):
+            return
+        self.last = now
+        frac = step / self.total
+        elapsed = now - self.start
+        eta = elapsed / frac - elapsed if frac > 0 else 0.0
+        bar = "#" * int(30 * frac)
+        sys.stderr.write(
+            f"\r{self.label} [{bar:<30}] {step}/{self.total} steps, {elapsed:.0f}s, eta {eta:.0f}s"
+        )
+        if step >= self.total:
+            sys.stderr.write("\n")
+        sys.stderr.flush()
+
+
+# ---- commands --------------------------------------------------------------------
+
+
+def load_warm_start(ref: str | None) -> dict[str, np.ndarray] | None:
+    """Final weights of the best seed of the run file `ref`."""
+    if ref is None:
+        return None
+    from tempsup.run import Run
+
+    return Run.load(ref).weights(-1)
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from tempsup.sweep import train_runs
+
+    config = config_from_args(args)
+    init = load_warm_start(config.warm_start)
+    bar = Progress(config.steps, f"{config.model} k={config.k} S={config.sparsity}", not args.quiet)
+    (run,) = train_runs([config], init=init, on_step=bar)
+    out = Path(args.out or f"{config.key}.npz")
+    run.save(out)
+    summary = {**run.summary(), "file": str(out)}
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(
+            f"{MODEL_NAMES[config.model]}: best loss {summary['loss']:.4g} "
+            f"(seed {summary['seed']}), {summary['successes']}/{summary['seeds']} seeds succeeded, "
+            f"kθ = {summary['swept_angle_deg']:.1f}°, ρ(W_h) = {summary['spectral_radius']:.3f}, "
+            f"‖w_0‖ = {summary['w0_norm']:.3f} -> {out}"
+        )
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from tempsup.sweep import sweep_configs, table_row, train_runs, write_table
+
+    base = config_from_args(args, sparsity=DEFAULTS.sparsity, k=DEFAULTS.k)
+    sparsities = args.sparsity or [0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95]
+    configs = sweep_configs(base, sparsities, args.k or [base.k])
+    init = load_warm_start(base.warm_start)
+    bar = Progress(base.steps, f"sweep of {len(configs)} points x {base.seeds} seeds", not args.quiet)
+    runs = train_runs(configs, init=init, on_step=bar)
+    out_dir = Path(args.out_dir)
+    rows = []
+    for run in runs:
+        path = run.save(out_dir / f"{run.config.key}.npz")
+        rows.append(table_row(run, file=path.name))
+    table = write_table(rows, out_dir / "sweep.csv")
+    if args.json:
+        print(json.dumps({"table": str(table), "rows": rows}))
+    else:
+        for row in rows:
+            print(
+                f"k={row['k']} S={row['sparsity']:<5} kθ={row['swept_angle_deg']:7.1f}° "
+                f"ρ={row['spectral_radius']:.3f} ‖w0‖={row['w0_norm']:.3f} "
+                f"loss={row['loss']:.4g} success {row['successes']}/{row['seeds']}"
+            )
+        print(f"table -> {table}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tempsup", description="Temporal superposition in RNNs: train, sweep, export."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    train_p = sub.add_parser("train", help="train one config (all its seeds) into a run file")
+    add_config_flags(train_p)
+    train_p.add_argument("--out", help="run file to write (default: <config key>.npz)")
+    sweep_p = sub.add_parser("sweep", help="train a sparsity (and k) sweep as one batch")
+    add_config_flags(sweep_p, lists=("sparsity", "k"))
+    sweep_p.add_argument("--out-dir", default="sweep", help="folder for sweep.csv and run files")
+    for p in (train_p, sweep_p):
+        p.add_argument("--json", action="store_true", help="print the summary as JSON")
+        p.add_argument("--quiet", action="store_true", help="no progress bar")
+        p.add_argument("--threads", type=int, default=None, help="torch threads (default: 1)")
+        p.set_defaults(func=cmd_train if p is train_p else cmd_sweep)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    import torch
+
+    threads = args.threads or int(os.environ.get("TEMPSUP_THREADS", "1"))
+    torch.set_num_threads(max(1, threads))
+    try:
+        return args.func(args)
+    except TempsupError as exc:
+        print(f"tempsup: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("tempsup: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+"""The paper's three recurrent models as one batched PyTorch module.
+
+    h_t = W_x x_t + W_h σ_h(h_{t-1}),   ŷ_t = σ_y(W_yᵀ h_t + b_y)      (science.md §1)
+
+| model  | σ_h      | σ_y      |
+|--------|----------|----------|
+| linear | identity | identity |
+| ssm    | identity | ReLU     |
+| rnn    | ReLU     | ReLU     |
+
+Every parameter carries a leading *model axis* M, so many runs (seeds, points
+of a sweep) are one tensor program; a single run is M = 1. Since the loss is a
+sum over models and Adam is elementwise, training M models together is
+exactly training each alone.
+
+Two forward paths compute the same function:
+- `linear`/`ssm` with a small T*N_x: the recurrence is linear, so the
+  pre-readout is a causal convolution of the inputs with the kernel
+  A_s = W_yᵀ W_h^s W_x; one batched matmul with its Toeplitz matrix replaces
+  the T sequential steps (the kernel itself takes log2(T) matmuls).
+- `rnn`, or wide inputs: the plain time loop in a (T, M, N_h, B) layout.
+
+The module exposes what can be observed (directions, readout); theory and
+geometry live elsewhere and consume plain arrays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+# Largest Toeplitz side T*N_x for which the convolution path beats the loop.
+CONV_MAX_SIDE = 256
+
+
+class BatchedRNN(nn.Module):
+    """M independent RNNs of one architecture, trained as one module."""
+
+    def __init__(
+        self,
+        model: str,
+        n_models: int,
+        hidden: int,
+        inputs: int,
+        k: torch.Tensor,
+        tied: bool,
+        bias: bool,
+        seeds: list[int],
+    ) -> None:
+        super().__init__()
+        assert model in ("linear", "ssm", "rnn"), model
+        assert len(seeds) == n_models and k.shape == (n_models,), (len(seeds), k.shape)
+        self.model, self.tied = model, tied
+        self.relu_hidden = model == "rnn"
+        self.relu_readout = model in ("ssm", "rnn")
+        self.register_buffer("k", k.long(), persistent=False)  # (M,)
+        w_x, w_h, w_y = [], [], []
+        for s in seeds:
+            g = torch.Generator().manual_seed(int(s))
+            w_x.append(torch.randn(hidden, inputs, generator=g))  # W_x ~ N(0, 1)
+            # W_h ~ N(0, 0.25/N_h): spectral radius ≈ 0.5, stable from the start
+            w_h.append(torch.randn(hidden, hidden, generator=g) * (0.5 / math.sqrt(hidden)))
+            w_y.append(torch.randn(hidden, inputs, generator=g) / math.sqrt(hidden))
+        self.W_x = nn.Parameter(torch.stack(w_x))  # (M, N_h, N_x)
+        self.W_h = nn.Parameter(torch.stack(w_h))  # (M, N_h, N_h)
+        self.W_y = None if tied else nn.Parameter(torch.stack(w_y))  # (M, N_h, N_x)
+        self.b_y = nn.Parameter(torch.zeros(n_models, inputs)) if bias else None  # (M, N_x)
+
+    @property
+    def n_models(self) -> int:
+        return self.W_x.shape[0]
+
+    # ---- observables ------------------------------------------------------------
+
+    def directions(self, n: int) -> torch.Tensor:
+        """Feature directions W_s, s = 0..n-1: (M, n, N_h, N_x).
+
+        Linear recurrence: W_h^s W_x by doubling (log2 n batched matmuls).
+        ReLU recurrence: the impulse response w_s = W_h ReLU(w_{s-1}), exact for
+        non-negative inputs (ReLU is positively homogeneous).
+        """
+        if self.relu_hidden:
+            ws = [self.W_x]
+            for _ in range(n - 1):
+                ws.append(self.W_h @ torch.relu(ws[-1]))
+            return torch.stack(ws, dim=1)
+        w = self.W_x.unsqueeze(1)  # (M, 1, N_h, N_x)
+        power = self.W_h  # W_h^(len(w))
+        while w.shape[1] < n:
+            w = torch.cat([w, power.unsqueeze(1) @ w], dim=1)  # (M, 2*len, N_h, N_x)
+            power = power @ power
+        return w[:, :n]
+
+    def readout(self, directions: torch.Tensor | None = None) -> torch.Tensor:
+        """Effective readout W_y (M, N_h, N_x); tied: W_y := W_{s=k} per model."""
+        if not self.tied:
+            return self.W_y
+        if directions is None or directions.shape[1] <= int(self.k.max()):
+            directions = self.directions(int(self.k.max()) + 1)
+        idx = self.k.view(-1, 1, 1, 1).expand(-1, 1, *directions.shape[2:])
+        return torch.gather(directions, 1, idx).squeeze(1)
+
+    def bias(self) -> torch.Tensor:
+        """Readout bias (M, N_x); zeros when the config has none."""
+        if self.b_y is None:
+            return self.W_x.new_zeros(self.n_models, self.W_x.shape[2])
+        return self.b_y
+
+    # ---- forward ---------------------------------------------------------------------
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Predictions ŷ (M, B, T, N_x) for inputs x (M or 1, B, T, N_x)."""
+        _, _, seq_len, n_x = x.shape
+        if not self.relu_hidden and seq_len * n_x <= CONV_MAX_SIDE:
+            z = self._convolve(x)
+        else:
+            z = self._recur(x)
+        if self.b_y is not None:
+            z = z + self.b_y.view(self.n_models, 1, 1, -1)
+        return torch.relu(z) if self.relu_readout else z
+
+    def _convolve(self, x: torch.Tensor) -> torch.Tensor:
+        """Linear recurrence as one Toeplitz matmul: z_t = Σ_s A_s x_{t-s}."""
+        m, (_, batch, seq_len, n_x) = self.n_models, x.shape
+        w_s = self.directions(seq_len)  # (M, T, N_h, N_x)
+        w_y = self.readout(w_s)  # (M, N_h, N_x)
+        a = torch.einsum("mhi,mshj->msji", w_y, w_s)  # (M, T, N_x(j), N_x(i))
+        lag = torch.arange(seq_len).view(1, -1) - torch.arange(seq_len).view(-1, 1)  # t - t'
+        toeplitz = a[:, lag.clamp(min=0)] * (lag >= 0).view(1, seq_len, seq_len, 1, 1)
+        # (M, T', T, j, i) -> (M, T'*j, T*i): row = (source time, input), col = (time, output)
+        toeplitz = toeplitz.permute(0, 1, 3, 2, 4).reshape(m, seq_len * n_x, seq_len * n_x)
+        z = x.reshape(x.shape[0], batch, seq_len * n_x) @ toeplitz  # (M, B, T*N_x)
+        return z.view(m, batch, seq_len, n_x)
+
+    def _recur(self, x: torch.Tensor) -> torch.Tensor:
+        """The plain recurrence, time-major: h (M, N_h, B) per step."""
+        m, batch = self.n_models, x.shape[1]
+        drive = torch.einsum("mhj,mbtj->tmhb", self.W_x, x.expand(m, -1, -1, -1))  # (T, M, N_h, B)
+        h = drive[0]
+        hs = [h]
+        act = torch.relu if self.relu_hidden else (lambda v: v)
+        for t in range(1, drive.shape[0]):
+            h = torch.baddbmm(drive[t], self.W_h, act(h))
+            hs.append(h)
+        hidden = torch.stack(hs)  # (T, M, N_h, B)
+        w_y = self.readout()
+        return torch.einsum("mhi,tmhb->mbti", w_y, hidden)  # (M, B, T, N_x)
+
+    # ---- weights in and out ---------------------------------------------------------
+
+    @torch.no_grad()
+    def state(self) -> dict[str, torch.Tensor]:
+        """The observable weights of every model, effective readout included."""
+        return {
+            "W_x": self.W_x.detach().clone(),
+            "W_h": self.W_h.detach().clone(),
+            "W_y": self.readout().detach().clone(),
+            "b_y": self.bias().detach().clone(),
+        }
+
+    @torch.no_grad()
+    def load_weights(self, weights: dict[str, torch.Tensor], noise: float, seed: int) -> None:
+        """Warm start: copy weights into every model; models after the first get
+        Gaussian noise of relative size `noise` so seeds still explore."""
+        g = torch.Generator().manual_seed(seed)
+        for name in ("W_x", "W_h", "W_y", "b_y"):
+            param = getattr(self, name)
+            if param is None or name not in weights:
+                continue
+            src = torch.as_tensor(weights[name], dtype=param.dtype).expand_as(param).clone()
+            jitter = torch.randn(param.shape, generator=g) * noise * src.abs().mean()
+            jitter[0] = 0.0
+            param.copy_(src + jitter)

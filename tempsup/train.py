@@ -1,0 +1,147 @@
+"""The training loop: many models as one batch, yielding snapshots as it goes.
+
+`train(configs)` trains every seed of every config together (one config is a
+run; several configs that differ only in sparsity and k are a sweep) and
+yields a `Snapshot` of all models' weights every `snapshot_every` steps. The
+caller decides what to do with frames (write a run file, stream them to a
+browser) and may stop iterating at any frame: that is cancellation.
+
+Recipe (science.md §1b, measured on the paper's setting): Adam, lr 1e-2 with
+cosine decay to 0, batch 512, W_x ~ N(0, 1), W_h ~ N(0, 0.25/N_h), tied
+readout, best of 8 seeds. The loss is L = Σ_t Σ_i I_i (y_t,i − ŷ_t,i)²,
+averaged over the batch, summed over models.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from tempsup.config import RunConfig, importance_weights, snapshot_steps
+from tempsup.data import delayed_targets, sample_inputs
+from tempsup.errors import TempsupError
+from tempsup.models import BatchedRNN
+
+# Fields that may differ between the configs of one batch (a sweep).
+SWEEPABLE = ("sparsity", "k", "curriculum")
+# Relative size of the noise added to warm-started seeds after the first.
+WARM_START_NOISE = 0.05
+# Fraction of training over which a sparsity curriculum reaches its target.
+CURRICULUM_FRACTION = 0.5
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """All models' weights after `step` optimizer steps (numpy, model axis first).
+
+    `loss` is the mean measured training loss over the steps since the last
+    snapshot (at step 0: the loss of the initial weights on one batch).
+    """
+
+    step: int
+    W_x: np.ndarray  # (M, N_h, N_x)
+    W_h: np.ndarray  # (M, N_h, N_h)
+    W_y: np.ndarray  # (M, N_h, N_x) effective readout (W_{s=k} when tied)
+    b_y: np.ndarray  # (M, N_x)
+    loss: np.ndarray  # (M,)
+
+
+def model_seeds(config: RunConfig) -> list[int]:
+    """Init seed of each of a run's models: the same in a run and in a sweep."""
+    return [config.seed * 1000 + s for s in range(config.seeds)]
+
+
+def check_batchable(configs: Sequence[RunConfig]) -> None:
+    """Configs trained together may differ only in the SWEEPABLE fields."""
+    base = configs[0].to_dict()
+    for cfg in configs[1:]:
+        for name, value in cfg.to_dict().items():
+            if name not in SWEEPABLE and value != base[name]:
+                raise TempsupError(
+                    f"sweep: every point must share {name!r} (got {base[name]!r} and {value!r}); "
+                    f"only {', '.join(SWEEPABLE)} may vary within one batch"
+                )
+
+
+def train(
+    configs: RunConfig | Sequence[RunConfig],
+    init: dict[str, np.ndarray] | None = None,
+    on_step: Callable[[int], None] | None = None,
+) -> Iterator[Snapshot]:
+    """Train every seed of every config as one batch, yielding snapshots.
+
+    Models are ordered config-major: model c * seeds + s is seed s of config c.
+    `init` (a warm start) gives weights for every model. `on_step(step)` is
+    called after every optimizer step (progress bars); keep it cheap.
+    """
+    configs = [configs] if isinstance(configs, RunConfig) else list(configs)
+    if not configs:
+        raise TempsupError("train: expected at least one config, got none")
+    check_batchable(configs)
+    cfg = configs[0]
+    seeds = [s for c in configs for s in model_seeds(c)]
+    n_models = len(seeds)
+    k = torch.tensor([c.k for c in configs for _ in range(c.seeds)])  # (M,)
+    model = BatchedRNN(cfg.model, n_models, cfg.hidden, cfg.inputs, k, cfg.tied, cfg.bias, seeds)
+    if init is not None:
+        model.load_weights(
+            {n: torch.as_tensor(v, dtype=torch.float32) for n, v in init.items()},
+            WARM_START_NOISE,
+            cfg.seed,
+        )
+    target_p = torch.tensor([c.p for c in configs for _ in range(c.seeds)])  # (M,)
+    start_p = torch.tensor(
+        [1.0 - (c.curriculum if c.curriculum is not None else c.sparsity) for c in configs
+         for _ in range(c.seeds)]
+    )
+    weights = torch.tensor(importance_weights(cfg)).view(1, 1, 1, -1)  # (1, 1, 1, N_x)
+    data_gen = torch.Generator().manual_seed(cfg.seed + 7_919)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    marks = set(snapshot_steps(cfg.steps, cfg.snapshot_every))
+    ramp = max(1, int(cfg.steps * CURRICULUM_FRACTION))
+
+    def batch_loss(p: torch.Tensor) -> torch.Tensor:
+        x = sample_inputs(data_gen, p, cfg.batch, cfg.seq_len, cfg.inputs, cfg.input_dist)
+        y = delayed_targets(x, k, n_models)  # (M, B, T, N_x)
+        err = (model(x) - y).square() * weights
+        return err.sum(dim=(2, 3)).mean(dim=1)  # (M,)
+
+    with torch.no_grad():
+        yield _snapshot(model, 0, batch_loss(start_p))
+    loss_sum = torch.zeros(n_models)
+    since = 0
+    for step in range(1, cfg.steps + 1):
+        frac = min(1.0, (step - 1) / ramp)
+        p = start_p + (target_p - start_p) * frac
+        if cfg.schedule == "cosine":
+            lr = cfg.lr * 0.5 * (1.0 + math.cos(math.pi * (step - 1) / cfg.steps))
+            for group in opt.param_groups:
+                group["lr"] = lr
+        per_model = batch_loss(p)
+        opt.zero_grad(set_to_none=True)
+        per_model.sum().backward()
+        opt.step()
+        loss_sum += per_model.detach()
+        since += 1
+        if on_step is not None:
+            on_step(step)
+        if step in marks:
+            yield _snapshot(model, step, loss_sum / since)
+            loss_sum.zero_()
+            since = 0
+
+
+def _snapshot(model: BatchedRNN, step: int, loss: torch.Tensor) -> Snapshot:
+    state = model.state()
+    return Snapshot(
+        step=step,
+        W_x=state["W_x"].numpy(),
+        W_h=state["W_h"].numpy(),
+        W_y=state["W_y"].numpy(),
+        b_y=state["b_y"].numpy(),
+        loss=loss.detach().numpy().copy(),
+    )
