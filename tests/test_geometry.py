@@ -1,0 +1,200 @@
+"""Tests for tempsup.geometry on hand-built matrices (science.md §1 "Feature directions")."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tempsup import geometry as g
+from tempsup.errors import TempsupError
+
+
+def rot(deg: float) -> np.ndarray:
+    a = np.radians(deg)
+    return np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
+
+
+E1 = np.array([[1.0], [0.0]])  # W_x = e_1, scalar input
+
+
+# ---- spiral sink: W_h = r R(θ) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("r, theta, k", [(0.8, 30.0, 3), (0.5, 90.0, 3), (0.9, -40.0, 2)])
+def test_spiral_sink_norms_angles_spectrum(r: float, theta: float, k: int) -> None:
+    W_h = r * rot(theta)
+    W_s = g.feature_directions(E1, W_h, 6, relu_hidden=False)
+    assert W_s.shape == (6, 2, 1)
+    np.testing.assert_allclose(g.norms(W_s)[:, 0], r ** np.arange(6))
+    np.testing.assert_allclose(np.degrees(g.step_angles(W_s))[:, 0], theta)
+    np.testing.assert_allclose(g.swept_angle(W_s, k), [k * theta])  # 270° for θ = 90°, k = 3
+    np.testing.assert_allclose(g.spectral_radius(W_h), r)
+    lam = g.eigenvalues(W_h)
+    np.testing.assert_allclose(lam, r * np.exp(1j * np.radians([abs(theta), -abs(theta)])))
+
+
+def test_swept_angle_beyond_180_and_negative() -> None:
+    W_s = g.feature_directions(E1, 0.7 * rot(90.0), 5, relu_hidden=False)
+    assert g.swept_angle(W_s, 3)[0] == pytest.approx(270.0)
+    W_s = g.feature_directions(E1, 0.7 * rot(-90.0), 5, relu_hidden=False)
+    assert g.swept_angle(W_s, 3)[0] == pytest.approx(-270.0)
+    assert g.swept_angle(W_s, 0)[0] == 0.0
+
+
+def test_unsigned_angles_when_hidden_is_not_2d() -> None:
+    W_h = np.eye(3)
+    W_h[:2, :2] = 0.9 * rot(-60.0)
+    W_x = np.array([[1.0], [0.0], [0.0]])
+    W_s = g.feature_directions(W_x, W_h, 4, relu_hidden=False)
+    np.testing.assert_allclose(np.degrees(g.step_angles(W_s))[:, 0], 60.0)
+    np.testing.assert_allclose(g.swept_angle(W_s, 3), [180.0])
+
+
+def test_zero_vectors_give_zero_angle_not_nan() -> None:
+    for n_h in (2, 3):
+        W_s = np.zeros((4, n_h, 2))
+        W_s[0, 0, 0] = 1.0  # one nonzero then zeros
+        ang = g.step_angles(W_s)
+        assert np.all(np.isfinite(ang)) and np.all(ang == 0.0)
+
+
+# ---- ReLU recurrence -----------------------------------------------------------------
+
+
+def test_relu_impulse_response_by_hand() -> None:
+    W_h = np.array([[0.5, -1.0], [1.0, 0.5]])
+    W_x = np.array([[1.0], [-2.0]])
+    W_s = g.feature_directions(W_x, W_h, 4, relu_hidden=True)[..., 0]
+    # w0 = (1,-2), ReLU -> (1,0); w1 = (0.5,1), ReLU same; w2 = (-0.75,1), ReLU -> (0,1);
+    # w3 = (-1,0.5)
+    expected = [[1.0, -2.0], [0.5, 1.0], [-0.75, 1.0], [-1.0, 0.5]]
+    np.testing.assert_allclose(W_s, expected)
+    linear = g.feature_directions(W_x, W_h, 2, relu_hidden=False)[1, :, 0]
+    np.testing.assert_allclose(linear, [2.5, 0.0])  # differs: the ReLU matters
+
+
+def test_relu_impulse_response_is_exact_for_a_lone_nonnegative_input() -> None:
+    rng = np.random.default_rng(0)
+    W_h, W_x = rng.normal(size=(3, 3)), rng.normal(size=(3, 2))
+    W_s = g.feature_directions(W_x, W_h, 5, relu_hidden=True)
+    u = np.array([0.7, 0.0])
+    h = W_x @ u  # h_1, the input arrives at t = 1
+    for s in range(1, 5):
+        h = W_h @ np.maximum(h, 0.0)
+        np.testing.assert_allclose(h, W_s[s] @ u)
+
+
+# ---- projections and the interference-free half-space -----------------------------------
+
+
+def test_projections_match_explicit_dot_products() -> None:
+    rng = np.random.default_rng(1)
+    W_s = rng.normal(size=(4, 3, 2))  # (n, N_h, N_x)
+    W_y = rng.normal(size=(3, 2))
+    A = g.projections(W_y, W_s)
+    assert A.shape == (4, 2, 2)
+    for s in range(4):
+        for i in range(2):
+            for j in range(2):
+                assert A[s, i, j] == pytest.approx(W_y[:, i] @ W_s[s, :, j])
+
+
+def test_interference_free_hand_picked() -> None:
+    A = np.array([[[-1.0, 0.5], [0.0, 0.2]], [[1e-17, -0.3], [0.3, -2.0]]])  # (n=2, 2, 2)
+    expected = np.array([[[True, False], [True, False]], [[True, True], [False, True]]])
+    np.testing.assert_array_equal(g.interference_free(A), expected)
+    # bias b_i belongs to readout i (rows): b = (-0.6, 0) silences row 0's 0.5, not row 1's 0.2
+    with_b = g.interference_free(A, np.array([-0.6, 0.0]))
+    np.testing.assert_array_equal(with_b[0], [[True, True], [True, False]])
+    np.testing.assert_array_equal(with_b[1], expected[1])
+
+
+def test_in_half_space() -> None:
+    pts = np.array([[1.0, 0.0], [-1.0, 0.0], [0.0, 0.0], [0.1, 5.0]])
+    w = np.array([1.0, 0.0])
+    np.testing.assert_array_equal(g.in_half_space(pts, w), [False, True, True, False])
+    np.testing.assert_array_equal(g.in_half_space(pts, w, b=-0.5), [False, True, True, True])
+
+
+# ---- batching over leading axes ----------------------------------------------------------
+
+
+def test_broadcasting_over_snapshot_and_seed_axes() -> None:
+    rng = np.random.default_rng(2)
+    W_h = rng.normal(size=(3, 2, 2, 2)) * 0.6  # (snapshots, seeds, N_h, N_h)
+    W_x = rng.normal(size=(2, 1))  # shared
+    W_y = rng.normal(size=(1, 2, 2, 1))  # (1 snapshot broadcasts, seeds, N_h, N_x)
+    W_s = g.feature_directions(W_x, W_h, 5, relu_hidden=True)
+    assert W_s.shape == (3, 2, 5, 2, 1)
+    A = g.projections(W_y, W_s)
+    assert A.shape == (3, 2, 5, 1, 1)
+    summ = g.summary(W_x, W_h, W_y, None, k=2, relu_hidden=True)
+    for i in range(3):
+        for j in range(2):
+            one = g.summary(W_x, W_h[i, j], W_y[0, j], None, k=2, relu_hidden=True)
+            for key, value in one.items():
+                np.testing.assert_allclose(summ[key][i, j], value, err_msg=key)
+    assert g.eigenvalues(W_h).shape == (3, 2, 2)
+    assert g.spectral_radius(W_h).shape == (3, 2)
+    assert g.swept_angle(W_s, 2).shape == (3, 2, 1)
+
+
+# ---- summary and gauge -----------------------------------------------------------------------
+
+
+def test_summary_on_spiral_sink_with_tied_readout() -> None:
+    W_h = 0.8 * rot(90.0)
+    s = g.summary(E1, W_h, None, None, k=3, relu_hidden=False)  # tied: W_y = w_3 = 0.512 (0,-1)
+    assert set(g.GAUGE_INVARIANT) | set(g.GAUGE_DEPENDENT) <= set(s)
+    assert not set(g.GAUGE_INVARIANT) & set(g.GAUGE_DEPENDENT)
+    assert s["a"].shape == (7,)  # default n = k + 4
+    assert s["swept_angle_deg"] == pytest.approx(270.0)
+    assert s["spectral_radius"] == pytest.approx(0.8)
+    assert s["w0_norm"] == pytest.approx(1.0)
+    np.testing.assert_allclose(s["eig_imag"], [0.8, -0.8], atol=1e-12)
+    # w_s points along e1, e2, -e1, -e2, e1, ...: only s = 3 and s = 7 project positively
+    a = s["a"]
+    assert a[3] == pytest.approx(0.512**2)
+    assert s["n_interference_free"] == 6  # every s != k in 0..6 is <= 0 (orthogonal or opposite)
+    assert s["n_intermediate_free"] == 3
+
+
+def test_gauge_invariant_keys_survive_a_change_of_basis() -> None:
+    rng = np.random.default_rng(3)
+    W_h, W_x, W_y = 0.5 * rng.normal(size=(2, 2)), rng.normal(size=(2, 1)), rng.normal(size=(2, 1))
+    b = np.array([-0.1])
+    G = np.array([[2.0, 0.5], [-0.3, 1.0]])  # not orthogonal
+    Gi = np.linalg.inv(G)
+    s0 = g.summary(W_x, W_h, W_y, b, k=2, relu_hidden=False)
+    s1 = g.summary(G @ W_x, G @ W_h @ Gi, Gi.T @ W_y, b, k=2, relu_hidden=False)
+    for key in g.GAUGE_INVARIANT:
+        np.testing.assert_allclose(s1[key], s0[key], atol=1e-10, err_msg=key)
+    assert not np.allclose(s1["norms"], s0["norms"])
+    # tied readout: a reflection keeps norms and projections, flips the swept angle's sign
+    F = np.diag([1.0, -1.0])
+    t0 = g.summary(W_x, W_h, None, None, k=2, relu_hidden=False)
+    t1 = g.summary(F @ W_x, F @ W_h @ F, None, None, k=2, relu_hidden=False)
+    np.testing.assert_allclose(t1["norms"], t0["norms"])
+    np.testing.assert_allclose(t1["a"], t0["a"])
+    assert t1["swept_angle_deg"] == pytest.approx(-t0["swept_angle_deg"])
+
+
+# ---- errors at the public boundary -----------------------------------------------------------
+
+
+def test_bad_inputs_raise_tempsup_error() -> None:
+    with pytest.raises(TempsupError, match="square"):
+        g.feature_directions(E1, np.ones((2, 3)), 3, relu_hidden=False)
+    with pytest.raises(TempsupError, match="N_h = 3"):
+        g.feature_directions(E1, np.eye(3), 3, relu_hidden=False)
+    with pytest.raises(TempsupError, match="n: expected an integer >= 1"):
+        g.feature_directions(E1, np.eye(2), 0, relu_hidden=False)
+    with pytest.raises(TempsupError, match="broadcast"):
+        g.feature_directions(np.ones((3, 2, 1)), np.ones((4, 2, 2)), 2, relu_hidden=False)
+    W_s = g.feature_directions(E1, np.eye(2), 3, relu_hidden=False)
+    with pytest.raises(TempsupError, match="k \\+ 1 = 4"):
+        g.swept_angle(W_s, 3)
+    with pytest.raises(TempsupError, match="n must exceed k"):
+        g.summary(E1, np.eye(2), None, None, k=3, relu_hidden=False, n=3)
+    with pytest.raises(TempsupError, match="b_y"):
+        g.interference_free(np.zeros((3, 2, 2)), np.zeros(3))
