@@ -172,7 +172,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     sparsities = args.sparsity or [0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95]
     configs = sweep_configs(base, sparsities, args.k or [base.k])
     init = load_warm_start(base.warm_start)
-    bar = Progress(base.steps, f"sweep of {len(configs)} points x {base.seeds} seeds", not args.quiet)
+    bar = Progress(
+        base.steps, f"sweep of {len(configs)} points x {base.seeds} seeds", not args.quiet
+    )
     runs = train_runs(configs, init=init, on_step=bar)
     out_dir = Path(args.out_dir)
     rows = []

@@ -65,7 +65,9 @@ class RunConfig:
     importance: float = 0.7  # feature i weighs importance**i in the loss (N_x > 1)
     input_dist: str = "uniform"  # law of U in x = B*U: uniform[0,1], constant 1, exponential(1)
     snapshot_every: int = 20  # steps between frames: 100 frames for the default run
-    curriculum: float | None = None  # sparsity at step 0, moved linearly to `sparsity` by mid-training
+    curriculum: float | None = (
+        None  # sparsity at step 0, moved linearly to `sparsity` by mid-training
+    )
     warm_start: str | None = None  # a run file (or run key) whose final weights start every seed
 
     def __post_init__(self) -> None:
@@ -189,7 +191,6 @@ def snapshot_steps(steps: int, every: int) -> list[int]:
     """Optimizer steps after which a frame is taken: 0, every, 2*every, ..., steps."""
     marks = list(range(0, steps, every))
     return marks + [steps]
-
 
 
 # ---- validation helpers: each names field, value and allowed range ------------

@@ -17,9 +17,7 @@ import torch
 from tempsup.errors import TempsupError
 
 
-def sample_values(
-    gen: torch.Generator, shape: tuple[int, ...], dist: str
-) -> torch.Tensor:
+def sample_values(gen: torch.Generator, shape: tuple[int, ...], dist: str) -> torch.Tensor:
     """Magnitudes U >= 0 of active inputs, from the config's `input_dist`."""
     if dist == "uniform":
         return torch.rand(shape, generator=gen)
@@ -33,37 +31,37 @@ def sample_values(
 def sample_inputs(
     gen: torch.Generator, p: torch.Tensor, batch: int, seq_len: int, n_x: int, dist: str
 ) -> torch.Tensor:
-    """Sparse inputs for every model: (M', B, T, N_x), M' = 1 when all p agree.
+    """Sparse inputs for every model: (M', T, N_x, B), M' = 1 when all p agree.
+
+    Batch last: every per-step operation then runs over a contiguous B.
 
     `p` is (M,) — each model's activation probability. When all models share
     one p the result has a broadcastable model axis of size 1, so no model
     pays for a copy.
     """
-    shape = (batch, seq_len, n_x)
-    u = sample_values(gen, shape, dist)  # (B, T, N_x)
-    v = torch.rand(shape, generator=gen)  # (B, T, N_x)
+    shape = (seq_len, n_x, batch)
+    u = sample_values(gen, shape, dist)  # (T, N_x, B)
+    v = torch.rand(shape, generator=gen)  # (T, N_x, B)
     if bool((p == p[0]).all()):
-        return (u * (v < p[0])).unsqueeze(0)  # (1, B, T, N_x)
-    gate = v.unsqueeze(0) < p.view(-1, 1, 1, 1)  # (M, B, T, N_x)
+        return (u * (v < p[0])).unsqueeze(0)  # (1, T, N_x, B)
+    gate = v.unsqueeze(0) < p.view(-1, 1, 1, 1)  # (M, T, N_x, B)
     return u.unsqueeze(0) * gate
 
 
 def delayed_targets(x: torch.Tensor, k: torch.Tensor, n_models: int) -> torch.Tensor:
-    """y_t = x_{t-k} (zero for t <= k), per model: (M, B, T, N_x).
+    """y_t = x_{t-k} (zero for t <= k), per model: (M, T, N_x, B).
 
     `k` is (M,) so a sweep over the delay trains in one batch; time index t
     here is 0-based, so y[t] = x[t - k] for t >= k.
     """
-    seq_len = x.shape[2]
-    x = x.expand(n_models, -1, -1, -1)
+    seq_len = x.shape[1]
     k_list = k.tolist()
     if all(kk == k_list[0] for kk in k_list):
-        kk = k_list[0]
-        y = torch.zeros_like(x)
-        y[:, :, kk:] = x[:, :, : seq_len - kk]
-        return y
-    t = torch.arange(seq_len)
-    src = t.view(1, -1) - k.view(-1, 1)  # (M, T): source time of each target
-    valid = src >= 0
-    idx = src.clamp(min=0).view(n_models, 1, seq_len, 1).expand_as(x)
-    return torch.gather(x, 2, idx) * valid.view(n_models, 1, seq_len, 1)
+        # one shared delay: shift once, keep the broadcastable model axis
+        pad = x.new_zeros(x.shape[0], k_list[0], *x.shape[2:])
+        return torch.cat([pad, x[:, : seq_len - k_list[0]]], dim=1)
+    x = x.expand(n_models, -1, -1, -1)
+    src = torch.arange(seq_len).view(1, -1) - k.view(-1, 1)  # (M, T): source time of each target
+    valid = (src >= 0).view(n_models, seq_len, 1, 1)
+    idx = src.clamp(min=0).view(n_models, seq_len, 1, 1).expand_as(x)
+    return torch.gather(x, 1, idx) * valid

@@ -111,42 +111,52 @@ class BatchedRNN(nn.Module):
     # ---- forward ---------------------------------------------------------------------
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """Predictions ŷ (M, B, T, N_x) for inputs x (M or 1, B, T, N_x)."""
-        _, _, seq_len, n_x = x.shape
+        """Predictions ŷ (M, T, N_x, B) for inputs x (M or 1, T, N_x, B)."""
+        z = self.preactivation(x)
+        return torch.relu(z) if self.relu_readout else z
+
+    def preactivation(self, x: torch.Tensor) -> torch.Tensor:
+        """Readout pre-activation W_yᵀ h_t + b_y: (M, T, N_x, B)."""
+        _, seq_len, n_x, _ = x.shape
         if not self.relu_hidden and seq_len * n_x <= CONV_MAX_SIDE:
             z = self._convolve(x)
         else:
             z = self._recur(x)
         if self.b_y is not None:
-            z = z + self.b_y.view(self.n_models, 1, 1, -1)
-        return torch.relu(z) if self.relu_readout else z
+            z = z + self.b_y.view(self.n_models, 1, -1, 1)
+        return z
 
     def _convolve(self, x: torch.Tensor) -> torch.Tensor:
         """Linear recurrence as one Toeplitz matmul: z_t = Σ_s A_s x_{t-s}."""
-        m, (_, batch, seq_len, n_x) = self.n_models, x.shape
+        m, (_, seq_len, n_x, batch) = self.n_models, x.shape
         w_s = self.directions(seq_len)  # (M, T, N_h, N_x)
         w_y = self.readout(w_s)  # (M, N_h, N_x)
-        a = torch.einsum("mhi,mshj->msji", w_y, w_s)  # (M, T, N_x(j), N_x(i))
-        lag = torch.arange(seq_len).view(1, -1) - torch.arange(seq_len).view(-1, 1)  # t - t'
+        a = torch.einsum("mhi,mshj->msij", w_y, w_s)  # (M, T, N_x(i), N_x(j)) = W_yᵀ W_s
+        lag = torch.arange(seq_len).view(-1, 1) - torch.arange(seq_len).view(1, -1)  # t - t'
         toeplitz = a[:, lag.clamp(min=0)] * (lag >= 0).view(1, seq_len, seq_len, 1, 1)
-        # (M, T', T, j, i) -> (M, T'*j, T*i): row = (source time, input), col = (time, output)
+        # (M, T, T', i, j) -> (M, T*i, T'*j): row = (time, output), col = (source time, input)
         toeplitz = toeplitz.permute(0, 1, 3, 2, 4).reshape(m, seq_len * n_x, seq_len * n_x)
-        z = x.reshape(x.shape[0], batch, seq_len * n_x) @ toeplitz  # (M, B, T*N_x)
-        return z.view(m, batch, seq_len, n_x)
+        side = seq_len * n_x
+        if x.shape[0] == 1:  # inputs shared by all models: one GEMM (M*T*N_x, T*N_x) @ (T*N_x, B)
+            z = toeplitz.reshape(m * side, side) @ x.reshape(side, batch)
+        else:
+            z = toeplitz @ x.reshape(m, side, batch)  # (M, T*N_x, B)
+        return z.view(m, seq_len, n_x, batch)
 
     def _recur(self, x: torch.Tensor) -> torch.Tensor:
-        """The plain recurrence, time-major: h (M, N_h, B) per step."""
-        m, batch = self.n_models, x.shape[1]
-        drive = torch.einsum("mhj,mbtj->tmhb", self.W_x, x.expand(m, -1, -1, -1))  # (T, M, N_h, B)
-        h = drive[0]
-        hs = [h]
+        """The plain recurrence: h (M, N_h, B) per step, readout per step."""
+        drive = self.W_x.unsqueeze(1) @ x  # (M, T, N_h, B)
+        w_y_t = self.readout().transpose(1, 2)  # (M, N_x, N_h)
         act = torch.relu if self.relu_hidden else (lambda v: v)
-        for t in range(1, drive.shape[0]):
-            h = torch.baddbmm(drive[t], self.W_h, act(h))
-            hs.append(h)
-        hidden = torch.stack(hs)  # (T, M, N_h, B)
-        w_y = self.readout()
-        return torch.einsum("mhi,tmhb->mbti", w_y, hidden)  # (M, B, T, N_x)
+        # unbind, not drive[:, t]: each indexing op's backward would allocate a
+        # full-size zero gradient (quadratic in T); unbind's backward stacks once.
+        steps = drive.unbind(1)
+        h = steps[0]
+        outs = [w_y_t @ h]
+        for d in steps[1:]:
+            h = torch.baddbmm(d, self.W_h, act(h))
+            outs.append(w_y_t @ h)  # (M, N_x, B)
+        return torch.stack(outs, dim=1)  # (M, T, N_x, B)
 
     # ---- weights in and out ---------------------------------------------------------
 

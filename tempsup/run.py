@@ -73,7 +73,9 @@ def frame(config: RunConfig, snap: Snapshot) -> dict[str, np.ndarray]:
         "loss": snap.loss,
     }
     arrays["terms"] = loss_terms(config, snap.W_x, snap.W_h, snap.W_y, snap.b_y)
-    return {k: np.asarray(v, dtype=np.int64 if k == "step" else np.float32) for k, v in arrays.items()}
+    return {
+        k: np.asarray(v, dtype=np.int64 if k == "step" else np.float32) for k, v in arrays.items()
+    }
 
 
 def split_snapshot(snap: Snapshot, configs: Sequence[RunConfig]) -> list[Snapshot]:
@@ -82,7 +84,9 @@ def split_snapshot(snap: Snapshot, configs: Sequence[RunConfig]) -> list[Snapsho
     for cfg in configs:
         sl = slice(start, start + cfg.seeds)
         out.append(
-            Snapshot(snap.step, snap.W_x[sl], snap.W_h[sl], snap.W_y[sl], snap.b_y[sl], snap.loss[sl])
+            Snapshot(
+                snap.step, snap.W_x[sl], snap.W_h[sl], snap.W_y[sl], snap.b_y[sl], snap.loss[sl]
+            )
         )
         start += cfg.seeds
     return out

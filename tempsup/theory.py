@@ -131,6 +131,7 @@ def relu_readout_terms(
     nu: float | np.ndarray,
     T: int,
     importance: np.ndarray | None = None,
+    b_y: np.ndarray | None = None,
 ) -> np.ndarray:
     """The four terms for a ReLU readout, (..., 4): `loss_terms` on the rectified projections.
 
@@ -142,10 +143,12 @@ def relu_readout_terms(
     SSM's exact loss (the ReLU of a sum is not the sum of ReLUs, which is what
     the interference-free packing exploits). For the ReLU RNN pass the A of the
     ReLU impulse response (`geometry.feature_directions(..., relu_hidden=True)`).
-    No readout bias here; for b_y <= 0 use `relu_sparse_approx(..., b_y=, dist=)`.
+    A readout bias enters as in the linear formula (booked under the mean
+    correction) — a rough guide only; for b_y <= 0 the first-order loss is
+    `relu_sparse_approx(..., b_y=, dist=)`.
     """
     A = _as_float("A", A, min_ndim=0)  # shape checked by loss_terms
-    return loss_terms(np.maximum(A, 0.0), k, p, mu, nu, T, importance)
+    return loss_terms(np.maximum(A, 0.0), k, p, mu, nu, T, importance, b_y)
 
 
 def relu_sparse_approx(

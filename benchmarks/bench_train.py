@@ -1,0 +1,108 @@
+"""Training throughput: tempsup's batched trainer against a plain PyTorch loop.
+
+The plain baseline is what one would write first: one model at a time, a
+Python loop over time steps, h of shape (B, N_h), Adam. tempsup trains M
+models as one tensor program (and the linear recurrence as a convolution).
+Both are measured side by side in this one process, alternating, and the
+script prints model-steps per second and the ratio to the baseline — compare
+ratios, not seconds, on a shared machine.
+
+    python benchmarks/bench_train.py [--steps 200] [--models 64] [--repeats 3]
+
+Setting: N_h = 2, k = 3, T = 20, batch 1024, S = 0.9, tied readout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from functools import partial
+
+import torch
+from torch import nn
+
+from tempsup.config import RunConfig
+from tempsup.train import train
+
+
+def plain_train(model: str, steps: int, cfg: RunConfig, seed: int = 0) -> None:
+    """The baseline: one model, a per-time-step loop, nothing batched."""
+    g = torch.Generator().manual_seed(seed)
+    w_x = nn.Parameter(torch.randn(cfg.hidden, 1, generator=g))
+    w_h = nn.Parameter(torch.randn(cfg.hidden, cfg.hidden, generator=g) * 0.5 / cfg.hidden**0.5)
+    opt = torch.optim.Adam([w_x, w_h], lr=cfg.lr)
+    relu_h, relu_y = model == "rnn", model in ("ssm", "rnn")
+    for _ in range(steps):
+        u = torch.rand(cfg.batch, cfg.seq_len, 1, generator=g)
+        x = u * (torch.rand(cfg.batch, cfg.seq_len, 1, generator=g) < cfg.p)
+        w = w_x  # tied readout: W_y = w_k (impulse response)
+        for _ in range(cfg.k):
+            w = w_h @ (torch.relu(w) if relu_h else w)
+        h = torch.zeros(cfg.batch, cfg.hidden)
+        loss = torch.zeros(())
+        for t in range(cfg.seq_len):
+            h = x[:, t] @ w_x.T + (torch.relu(h) if relu_h else h) @ w_h.T
+            y_hat = h @ w
+            if relu_y:
+                y_hat = torch.relu(y_hat)
+            target = x[:, t - cfg.k] if t >= cfg.k else torch.zeros_like(y_hat)
+            loss = loss + ((y_hat - target) ** 2).sum() / cfg.batch
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+
+def tempsup_train(model: str, steps: int, cfg: RunConfig, n_models: int) -> None:
+    run_cfg = cfg.replace(model=model, steps=steps, seeds=n_models, snapshot_every=steps)
+    for _ in train(run_cfg):
+        pass
+
+
+def measure(fn, repeats: int) -> float:
+    """Median seconds of `repeats` calls."""
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=200)
+    parser.add_argument("--models", type=int, default=64)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", default="1,2", help="comma-separated torch thread counts")
+    parser.add_argument("--model-types", default="linear,ssm,rnn")
+    args = parser.parse_args()
+    cfg = RunConfig(hidden=2, k=3, seq_len=20, batch=1024, sparsity=0.9)
+    for threads in [int(t) for t in args.threads.split(",")]:
+        torch.set_num_threads(threads)
+        tempsup_train("linear", 5, cfg, 2)  # warm up torch's kernels
+        plain_train("linear", 5, cfg)
+        print(f"\nN_h=2 k=3 T=20 batch=1024, {args.steps} steps, torch threads={threads}")
+        print(f"{'model':7} {'variant':18} {'model-steps/s':>14} {'x plain':>8}")
+        bench_models(args, cfg)
+
+
+def bench_models(args: argparse.Namespace, cfg: RunConfig) -> None:
+    for model in args.model_types.split(","):
+        plain_steps = max(20, args.steps // 4)  # the baseline is slow; fewer steps suffice
+        runs = {
+            "plain loop, M=1": (plain_steps, partial(plain_train, model, plain_steps, cfg)),
+            "tempsup, M=1": (args.steps, partial(tempsup_train, model, args.steps, cfg, 1)),
+            f"tempsup, M={args.models}": (
+                args.steps * args.models,
+                partial(tempsup_train, model, args.steps, cfg, args.models),
+            ),
+        }
+        rates = {name: n / measure(fn, args.repeats) for name, (n, fn) in runs.items()}
+        base = rates["plain loop, M=1"]
+        for name, rate in rates.items():
+            print(f"{model:7} {name:18} {rate:14.0f} {rate / base:8.2f}")
+
+
+if __name__ == "__main__":
+    main()
