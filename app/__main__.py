@@ -30,11 +30,25 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--debug", action="store_true", help="Dash dev tools and auto-reload (off by default)"
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="training worker processes (default: $TEMPSUP_WORKERS, else 1; 0 = none)",
+    )
     args = parser.parse_args(argv)
+    if args.workers is not None:
+        os.environ["TEMPSUP_WORKERS"] = str(args.workers)
 
     from app import app
+    from app.services import start_workers, warm_up
 
-    app.run(host=args.host, port=args.port, debug=args.debug)
+    pool = start_workers()
+    warm_up()
+    try:
+        app.run(host=args.host, port=args.port, debug=args.debug, use_reloader=False)
+    finally:
+        pool.stop()
 
 
 if __name__ == "__main__":

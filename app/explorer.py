@@ -1,0 +1,281 @@
+"""The live explorer: train, stream frames in, cancel, switch seed, export.
+
+Flow (architecture.md, "Jobs"): the `CONFIG` store changes (a control moved or
+a link opened) → `show_config` serves a cached run at once, joins a job that
+is already training, or (for a link) submits one. While a job runs, `POLL`
+reads the frames past the cursor and appends their figure data to `VIEW`
+with `dash.Patch` — never resending what the browser already has. Training
+happens in the worker processes; this module never imports torch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dash import Input, Output, Patch, State, callback, ctx, dcc, html, no_update
+
+from app import ids
+from app.services import job_queue
+from app.view import choose_seed, empty_view, frame_data, full_view, layouts, run_summary
+from tempsup.config import RunConfig
+from tempsup.errors import TempsupError
+from tempsup.figures import export_html
+from tempsup.jobs import JobState, JobStatus
+from tempsup.run import Run
+
+ACTIVE = (JobState.QUEUED, JobState.RUNNING)
+POLL_MS = 300
+
+
+def layout() -> html.Div:
+    """Train / Cancel, the progress bar and the status line."""
+    return html.Div(
+        className="card jobbar",
+        children=[
+            html.Div(
+                className="buttons",
+                children=[
+                    html.Button("Train", id=ids.TRAIN, className="primary", n_clicks=0),
+                    html.Button("Cancel", id=ids.CANCEL, n_clicks=0, disabled=True),
+                    html.Button("Export HTML", id=ids.EXPORT_HTML, n_clicks=0),
+                    html.Button("Download run (.npz)", id=ids.EXPORT_NPZ, n_clicks=0),
+                ],
+            ),
+            html.Div(
+                id=ids.PROGRESS,
+                className="progress",
+                children=html.Div(id=ids.PROGRESS_BAR, className="bar", style={"width": "0%"}),
+            ),
+            html.Div(id=ids.STATUS, className="status", role="status"),
+            dcc.Interval(id=ids.POLL, interval=POLL_MS, disabled=True),
+            dcc.Download(id=ids.DOWNLOAD),
+        ],
+    )
+
+
+# ---- helpers: status → what the page shows ------------------------------------------
+
+
+def progress_style(status: JobStatus | None) -> dict[str, str]:
+    if status is None or status.total <= 0:
+        return {"width": "0%"}
+    frac = 1.0 if status.state == JobState.DONE else status.step / status.total
+    return {"width": f"{100 * min(max(frac, 0.0), 1.0):.1f}%"}
+
+
+def status_text(status: JobStatus | None) -> str:
+    if status is None:
+        return "Not trained yet: press Train."
+    if status.state == JobState.DONE:
+        return "Done."
+    return status.message
+
+
+def job_store(status: JobStatus, cursor: int = 0, seed: int | None = None) -> dict[str, Any]:
+    return {"key": status.key, "state": status.state.value, "cursor": cursor, "seed": seed}
+
+
+def _config(store: dict[str, Any] | None) -> RunConfig | None:
+    try:
+        return RunConfig.from_dict(store["config"]) if store else None
+    except (TempsupError, KeyError, TypeError):
+        return None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _start(status: JobStatus) -> tuple[Any, ...]:
+    """Outputs for a job that is queued or running: reset the view, start polling."""
+    return (job_store(status), empty_view("training…"), False, status_text(status),
+            progress_style(status), False, [], None)
+
+
+def _finished(run: Run, status: JobStatus, seed: int | None, feature: int) -> tuple[Any, ...]:
+    seed = choose_seed(run, seed)
+    view = full_view(run, seed, feature)
+    options = seed_dropdown(run)
+    return (job_store(status, run.n_frames, seed), view, True, status_text(status),
+            progress_style(status), True, options, seed)
+
+
+def seed_dropdown(run: Run) -> list[dict[str, Any]]:
+    from app.view import seed_options
+
+    return seed_options(run)
+
+
+SHOW_OUTPUTS = (
+    Output(ids.JOB, "data"),
+    Output(ids.VIEW, "data"),
+    Output(ids.POLL, "disabled"),
+    Output(ids.STATUS, "children"),
+    Output(ids.PROGRESS_BAR, "style"),
+    Output(ids.CANCEL, "disabled"),
+    Output(ids.SEED_PICK, "options"),
+    Output(ids.SEED_PICK, "value"),
+)
+
+
+@callback(
+    *SHOW_OUTPUTS,
+    Input(ids.CONFIG, "data"),
+    Input(ids.TRAIN, "n_clicks"),
+    State(ids.CLIENT, "data"),
+    State(ids.FEATURE_PICK, "value"),
+    prevent_initial_call=True,
+)
+def show_config(store: dict[str, Any] | None, _clicks: int, client: Any, feature: Any):
+    """Serve, join or start the job of the config being viewed."""
+    config = _config(store)
+    if config is None:
+        return (no_update,) * len(SHOW_OUTPUTS)
+    queue = job_queue()
+    feature = _int_or_none(feature) or 0
+    if feature >= config.inputs:
+        feature = 0
+    status = queue.status(config.key)
+    wants_training = ctx.triggered_id == ids.TRAIN or bool(store.get("autostart"))
+    if status is not None and status.state == JobState.DONE:
+        run = queue.run(config.key)
+        if run is not None:
+            return _finished(run, status, None, feature)
+        status = None  # an unreadable cached run: train it again
+    if status is not None and status.state in ACTIVE:
+        return _start(status)
+    if not wants_training:
+        message = status_text(status) if status else "Not trained yet: press Train."
+        return ({"key": config.key, "state": "none", "cursor": 0, "seed": None},
+                empty_view(message), True, message, progress_style(None), True, [], None)
+    try:
+        status = queue.submit(config, client=str(client or "anonymous")[:64])
+    except TempsupError as exc:
+        return (no_update, no_update, True, f"Refused: {exc}", no_update, True,
+                no_update, no_update)
+    if status.state == JobState.DONE:
+        run = queue.run(config.key)
+        if run is not None:
+            return _finished(run, status, None, feature)
+    return _start(status)
+
+
+@callback(
+    Output(ids.VIEW, "data", allow_duplicate=True),
+    Output(ids.JOB, "data", allow_duplicate=True),
+    Output(ids.POLL, "disabled", allow_duplicate=True),
+    Output(ids.STATUS, "children", allow_duplicate=True),
+    Output(ids.PROGRESS_BAR, "style", allow_duplicate=True),
+    Output(ids.CANCEL, "disabled", allow_duplicate=True),
+    Output(ids.SEED_PICK, "options", allow_duplicate=True),
+    Output(ids.SEED_PICK, "value", allow_duplicate=True),
+    Input(ids.POLL, "n_intervals"),
+    State(ids.JOB, "data"),
+    State(ids.CONFIG, "data"),
+    State(ids.FEATURE_PICK, "value"),
+    prevent_initial_call=True,
+)
+def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feature: Any):
+    """Append the frames that arrived since the cursor; stop when the job ends."""
+    config = _config(store)
+    if not job or config is None or job.get("key") != config.key:
+        return (no_update,) * 5 + (no_update,) * 3
+    queue = job_queue()
+    status = queue.status(config.key)
+    if status is None:
+        return (no_update, no_update, True, "The job disappeared; press Train.",
+                progress_style(None), True, no_update, no_update)
+    feature = _int_or_none(feature) or 0
+    cursor = int(job.get("cursor") or 0)
+    if status.state == JobState.DONE:
+        run = queue.run(config.key)
+        if run is not None:
+            out = _finished(run, status, job.get("seed"), feature)
+            # out: job, view, poll_disabled, text, style, cancel_disabled, options, seed
+            return (out[1], out[0], *out[2:])
+    frames = queue.frames(config.key, 0)
+    ended = status.state not in ACTIVE
+    if len(frames) <= cursor:
+        return (no_update, no_update, ended, status_text(status), progress_style(status),
+                ended, no_update, no_update)
+    run = Run.from_frames(config, frames)
+    seed = job.get("seed")
+    if not isinstance(seed, int) or seed >= config.seeds:
+        seed = run.best  # the best seed when the first frames arrive
+    view = Patch()
+    if cursor == 0:
+        view["key"] = config.key
+        view["seed"] = seed
+        view["feature"] = feature
+    new = frame_data(run, seed, feature, cursor)
+    for panel, traces in new.items():
+        view["frames"][panel].extend(traces)
+    view["steps"].extend([int(s) for s in run["step"][cursor:]])
+    view["n"] = run.n_frames
+    view["layouts"] = layouts(run, seed, feature)
+    view["summary"] = run_summary(run, seed)
+    new_job = {**job, "cursor": run.n_frames, "seed": seed, "state": status.state.value}
+    return (view, new_job, ended, status_text(status), progress_style(status), ended,
+            no_update, no_update)
+
+
+@callback(
+    Output(ids.STATUS, "children", allow_duplicate=True),
+    Input(ids.CANCEL, "n_clicks"),
+    State(ids.JOB, "data"),
+    prevent_initial_call=True,
+)
+def cancel(_clicks: int, job: dict[str, Any] | None) -> str:
+    if not job or not job.get("key"):
+        return no_update
+    status = job_queue().cancel(str(job["key"]))
+    return "Cancelling…" if status is not None else "Nothing to cancel."
+
+
+@callback(
+    Output(ids.VIEW, "data", allow_duplicate=True),
+    Output(ids.JOB, "data", allow_duplicate=True),
+    Input(ids.SEED_PICK, "value"),
+    Input(ids.FEATURE_PICK, "value"),
+    State(ids.JOB, "data"),
+    State(ids.CONFIG, "data"),
+    prevent_initial_call=True,
+)
+def switch_seed(seed: Any, feature: Any, job: dict[str, Any] | None, store: dict[str, Any] | None):
+    """Rebuild the view for another seed or feature of a finished run."""
+    config = _config(store)
+    seed = _int_or_none(seed)
+    feature = _int_or_none(feature) or 0
+    if config is None or not job or job.get("state") != JobState.DONE.value:
+        return no_update, no_update
+    if seed == job.get("seed") and feature == (job.get("view_feature") or 0):
+        return no_update, no_update
+    run = job_queue().run(config.key)
+    if run is None:
+        return no_update, no_update
+    seed = choose_seed(run, seed)
+    feature = feature if feature < config.inputs else 0
+    return full_view(run, seed, feature), {**job, "seed": seed, "view_feature": feature}
+
+
+@callback(
+    Output(ids.DOWNLOAD, "data"),
+    Output(ids.STATUS, "children", allow_duplicate=True),
+    Input(ids.EXPORT_HTML, "n_clicks"),
+    Input(ids.EXPORT_NPZ, "n_clicks"),
+    State(ids.JOB, "data"),
+    State(ids.CONFIG, "data"),
+    State(ids.SHARE_LINK, "href"),
+    prevent_initial_call=True,
+)
+def export(_h: int, _n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, link: Any):
+    """The run as a standalone HTML animation or as its .npz run file."""
+    config = _config(store)
+    run = job_queue().run(config.key) if config is not None else None
+    if run is None:
+        return no_update, "Nothing to export yet: train this configuration first."
+    seed = choose_seed(run, _int_or_none((job or {}).get("seed")))
+    if ctx.triggered_id == ids.EXPORT_NPZ:
+        return dcc.send_bytes(run.to_bytes(), f"tempsup-{config.key}.npz"), no_update
+    html_text = export_html(run, seed, link=link if isinstance(link, str) else None)
+    return dict(content=html_text, filename=f"tempsup-{config.key}.html"), no_update

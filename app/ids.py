@@ -1,0 +1,58 @@
+"""Every component id of the app, in one place (style.md: never scattered literals)."""
+
+# page and shared state
+URL = "url"
+CONFIG = "config-store"  # the validated config being viewed: {"config": {...}, "key": "..."}
+JOB = "job-store"  # {"key", "state", "cursor", "seed"}: what the poller needs
+VIEW = "view-store"  # per-frame figure data streamed from the server (see app/explorer.py)
+CLIENT = "client-store"  # a random per-browser id for the per-client job limit
+POLL = "poll-interval"
+
+# controls
+MODEL = "ctl-model"
+K = "ctl-k"
+SPARSITY = "ctl-sparsity"
+HIDDEN = "ctl-hidden"
+INPUTS = "ctl-inputs"
+STEPS = "ctl-steps"
+LR = "ctl-lr"
+SEEDS = "ctl-seeds"
+SEED = "ctl-seed"
+SEQ_LEN = "ctl-seq-len"
+BATCH = "ctl-batch"
+IMPORTANCE = "ctl-importance"
+INPUT_DIST = "ctl-input-dist"
+SNAPSHOT_EVERY = "ctl-snapshot-every"
+CURRICULUM = "ctl-curriculum"
+OPTIONS = "ctl-options"  # checklist: tied, bias
+CONFIG_ERROR = "config-error"
+
+# job controls
+TRAIN = "btn-train"
+CANCEL = "btn-cancel"
+PROGRESS = "job-progress"
+PROGRESS_BAR = "job-progress-bar"
+STATUS = "job-status"
+
+# player
+FRAME = "player-frame"  # the scrubber: frame index
+PLAY = "btn-play"
+PREV = "btn-prev"
+NEXT = "btn-next"
+PLAYING = "player-playing"  # store: bool
+TICK = "player-tick"  # interval advancing the frame while playing
+FRAME_LABEL = "player-label"
+SEED_PICK = "seed-pick"
+FEATURE_PICK = "feature-pick"
+
+# panels
+GRAPH_DIRECTIONS = "graph-directions"
+GRAPH_LOSS = "graph-loss"
+GRAPH_PROJECTIONS = "graph-projections"
+GRAPH_EIGEN = "graph-eigen"
+
+# export
+EXPORT_HTML = "btn-export-html"
+EXPORT_NPZ = "btn-export-npz"
+DOWNLOAD = "download"
+SHARE_LINK = "share-link"

@@ -1,0 +1,84 @@
+"""The four synchronised panels: their cards and what to look for in each.
+
+Figures themselves come from `tempsup.figures` (shared with HTML export); the
+browser swaps each graph's data for the frame under the scrubber
+(`assets/tempsup.js`), so scrubbing never waits for the server.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dash import dcc, html
+
+from app import ids
+from tempsup.palette import empty_figure
+
+PAPER_URL = "https://openreview.net/forum?id=7cMzTpbJHC"
+
+
+@dataclass(frozen=True)
+class Panel:
+    name: str  # tempsup.figures panel name
+    graph: str  # component id
+    title: str
+    explanation: str
+
+
+PANELS = (
+    Panel(
+        "directions",
+        ids.GRAPH_DIRECTIONS,
+        "Feature directions w_s in the hidden state",
+        "Each arrow is where an input s steps old sits in the hidden state (w_s = W_h^s W_x). "
+        "The network must keep the intermediate ones (s < k), read out the output one (s = k) "
+        "and forget the old ones. With a ReLU readout, everything in the shaded half-space "
+        "(w_yᵀh ≤ 0) is invisible to the readout: watch the sparse models park intermediate "
+        "directions there.",
+    ),
+    Panel(
+        "loss",
+        ids.GRAPH_LOSS,
+        "Loss and its four terms",
+        "The measured loss against the paper's decomposition: task (recall the input k steps "
+        "back), mean correction, projection interference (each other input leaking into the "
+        "readout) and composition interference (pairs of inputs). For the linear RNN the terms "
+        "are exact; learning comes in steps as directions separate in temporal order.",
+    ),
+    Panel(
+        "projections",
+        ids.GRAPH_PROJECTIONS,
+        "Projections onto the readout",
+        "a_s = w_yᵀw_s is how strongly an input of age s reaches the output. Ideal recall is "
+        "a_k = 1 and a_s ≤ 0 elsewhere (under a ReLU readout negative is free). The linear RNN "
+        "can only make a damped oscillation; ReLU models cut old inputs off sharply.",
+    ),
+    Panel(
+        "eigen",
+        ids.GRAPH_EIGEN,
+        "Eigenvalues of W_h",
+        "Complex eigenvalues inside the unit circle mean a spiral sink: each step rotates by θ "
+        "and shrinks. The paper's phase transition shows up here: the swept angle kθ jumps from "
+        "≈ 90° (dense) to ≈ 270° (sparse) for the SSM and the spectral radius drops.",
+    ),
+)
+
+
+def card(panel: Panel) -> html.Div:
+    return html.Div(
+        className="card panel",
+        children=[
+            html.H2(panel.title),
+            dcc.Graph(
+                id=panel.graph,
+                figure=empty_figure("waiting for the first frame…"),
+                config={"displaylogo": False, "responsive": True},
+                className="graph",
+            ),
+            html.P(panel.explanation, className="explain"),
+        ],
+    )
+
+
+def grid() -> html.Div:
+    return html.Div(className="panels", children=[card(p) for p in PANELS])

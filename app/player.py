@@ -1,0 +1,145 @@
+"""The player: one scrubber that drives every panel, play/pause, step, keyboard.
+
+All of it runs in the browser (`assets/tempsup.js`): the `VIEW` store already
+holds each frame's figure data, so moving the slider re-renders the four
+panels without a round trip to the server.
+"""
+
+from __future__ import annotations
+
+from dash import ClientsideFunction, Input, Output, State, callback, clientside_callback, dcc, html
+
+from app import ids
+from app.panels import PANELS
+from app.view import empty_view
+
+TICK_MS = 120  # ~8 frames a second: 100 frames play in about 12 s
+
+
+def layout() -> html.Div:
+    return html.Div(
+        className="card player",
+        children=[
+            html.Div(
+                className="player-row",
+                children=[
+                    html.Button("◀", id=ids.PREV, n_clicks=0, title="previous frame (←)"),
+                    html.Button("Play", id=ids.PLAY, n_clicks=0, title="play / pause (space)"),
+                    html.Button("▶", id=ids.NEXT, n_clicks=0, title="next frame (→)"),
+                    html.Div(
+                        className="scrubber",
+                        children=dcc.Slider(id=ids.FRAME, min=0, max=0, step=1, value=0,
+                                            marks=None, updatemode="drag"),
+                    ),
+                    html.Span(id=ids.FRAME_LABEL, className="frame-label"),
+                ],
+            ),
+            html.Div(
+                className="player-row",
+                children=[
+                    html.Label(["seed ", dcc.Dropdown(id=ids.SEED_PICK, options=[], clearable=False,
+                                                      placeholder="best seed",
+                                                      className="seed-pick")]),
+                    html.Label(["feature ", dcc.Dropdown(id=ids.FEATURE_PICK, options=[],
+                                                         value=0, clearable=False,
+                                                         className="feature-pick")]),
+                    html.A("share link", id=ids.SHARE_LINK, href="", className="share",
+                           title="copy this link to share the view"),
+                ],
+            ),
+            dcc.Interval(id=ids.TICK, interval=TICK_MS, disabled=True),
+        ],
+    )
+
+
+def feature_options(n_inputs: int) -> list[dict[str, object]]:
+    """Features are named A, B, C, … in decreasing importance."""
+    return [{"label": _feature_name(i), "value": i} for i in range(n_inputs)]
+
+
+def _feature_name(i: int) -> str:
+    return chr(ord("A") + i) if i < 26 else f"x{i}"
+
+
+@callback(
+    Output(ids.FEATURE_PICK, "options"),
+    Output(ids.FEATURE_PICK, "disabled"),
+    Input(ids.CONFIG, "data"),
+)
+def update_features(store: dict | None):
+    n = 1
+    if isinstance(store, dict) and isinstance(store.get("config"), dict):
+        value = store["config"].get("inputs")
+        n = value if isinstance(value, int) and 1 <= value <= 128 else 1
+    return feature_options(n), n == 1
+
+
+# Figures for the frame under the scrubber, from the VIEW store.
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="render"),
+    *[Output(p.graph, "figure") for p in PANELS],
+    Output(ids.FRAME_LABEL, "children"),
+    Input(ids.FRAME, "value"),
+    Input(ids.VIEW, "data"),
+)
+
+# Slider range follows the frames; while training the view follows the newest frame.
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="follow"),
+    Output(ids.FRAME, "max"),
+    Output(ids.FRAME, "value", allow_duplicate=True),
+    Input(ids.VIEW, "data"),
+    State(ids.FRAME, "value"),
+    State(ids.FRAME, "max"),
+    State(ids.JOB, "data"),
+    prevent_initial_call=True,
+)
+
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="toggle_play"),
+    Output(ids.TICK, "disabled"),
+    Output(ids.PLAY, "children"),
+    Output(ids.FRAME, "value", allow_duplicate=True),
+    Input(ids.PLAY, "n_clicks"),
+    State(ids.TICK, "disabled"),
+    State(ids.FRAME, "value"),
+    State(ids.FRAME, "max"),
+    prevent_initial_call=True,
+)
+
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="tick"),
+    Output(ids.FRAME, "value", allow_duplicate=True),
+    Output(ids.TICK, "disabled", allow_duplicate=True),
+    Output(ids.PLAY, "children", allow_duplicate=True),
+    Input(ids.TICK, "n_intervals"),
+    State(ids.FRAME, "value"),
+    State(ids.FRAME, "max"),
+    prevent_initial_call=True,
+)
+
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="step"),
+    Output(ids.FRAME, "value", allow_duplicate=True),
+    Input(ids.PREV, "n_clicks"),
+    Input(ids.NEXT, "n_clicks"),
+    State(ids.FRAME, "value"),
+    State(ids.FRAME, "max"),
+    prevent_initial_call=True,
+)
+
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="share_link"),
+    Output(ids.SHARE_LINK, "href"),
+    Input(ids.URL, "search"),
+)
+
+# A per-browser id for the per-client job limit, made once and kept locally.
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="client_id"),
+    Output(ids.CLIENT, "data"),
+    Input(ids.URL, "pathname"),
+    State(ids.CLIENT, "data"),
+)
+
+INITIAL_VIEW = empty_view("loading…")

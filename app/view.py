@@ -1,0 +1,80 @@
+"""What the browser holds for one run: per-frame figure data, built from frames.
+
+The `VIEW` store is plain JSON: the layout of each panel (fixed while
+scrubbing) and, per panel, one list of traces per frame. Streaming appends the
+new frames' traces with `dash.Patch`; scrubbing picks a frame client-side.
+Pure functions, no Dash: tested without a server.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tempsup import figures
+from tempsup.run import Run
+
+PANEL_NAMES = figures.PANELS
+
+
+def choose_seed(run: Run, requested: int | None) -> int:
+    """The requested seed if it exists, else the best one so far."""
+    n_seeds = run["loss"].shape[1]
+    if isinstance(requested, int) and 0 <= requested < n_seeds:
+        return requested
+    return run.best
+
+
+def seed_options(run: Run) -> list[dict[str, Any]]:
+    """Dropdown options: every seed with its final loss, successes ticked."""
+    success = run.success
+    best = run.best
+    options = []
+    for s, loss in enumerate(run.final_loss):
+        mark = "✓" if success[s] else "✗"
+        star = " (best)" if s == best else ""
+        options.append({"label": f"seed {s}{star}: loss {loss:.4g} {mark}", "value": s})
+    return options
+
+
+def empty_view(message: str) -> dict[str, Any]:
+    return {"key": None, "seed": None, "feature": 0, "n": 0, "steps": [], "message": message,
+            "layouts": {}, "frames": {p: [] for p in PANEL_NAMES}}
+
+
+def frame_data(run: Run, seed: int, feature: int, start: int) -> dict[str, list[Any]]:
+    """Per-panel traces of frames [start:], for appending to the store."""
+    return {
+        p: [figures.frame_traces(p, run, seed, f, feature=feature) for f in range(start, run.n_frames)]
+        for p in PANEL_NAMES
+    }
+
+
+def layouts(run: Run, seed: int, feature: int) -> dict[str, Any]:
+    return {p: figures.panel_layout(p, run, seed, feature=feature) for p in PANEL_NAMES}
+
+
+def full_view(run: Run, seed: int, feature: int = 0, message: str = "") -> dict[str, Any]:
+    """The whole store for a run (a finished run, or after a seed switch)."""
+    return {
+        "key": run.config.key,
+        "seed": seed,
+        "feature": feature,
+        "n": run.n_frames,
+        "steps": [int(s) for s in np.asarray(run["step"])],
+        "message": message,
+        "layouts": layouts(run, seed, feature),
+        "frames": frame_data(run, seed, feature, 0),
+        "summary": run_summary(run, seed),
+    }
+
+
+def run_summary(run: Run, seed: int) -> str:
+    """One line under the player: loss, successes, kθ, ρ."""
+    s = run.summary(seed)
+    return (
+        f"seed {seed}: loss {s['loss']:.4g} · {s['successes']}/{s['seeds']} seeds reached a low "
+        f"loss · kθ = {s['swept_angle_deg']:.0f}° · ρ(W_h) = {s['spectral_radius']:.2f} · "
+        f"‖w_0‖ = {s['w0_norm']:.2f}"
+    )

@@ -1,0 +1,106 @@
+// Client-side callbacks of the tempsup explorer (see app/player.py).
+// The VIEW store holds, per panel, the figure data of every frame; these
+// functions only pick a frame, so scrubbing and playing never wait for the server.
+(function () {
+  "use strict";
+  const PANELS = ["directions", "loss", "projections", "eigen"];
+  const noUpdate = () => window.dash_clientside.no_update;
+
+  function emptyFigure(message) {
+    return {
+      data: [],
+      layout: {
+        xaxis: { visible: false },
+        yaxis: { visible: false },
+        margin: { l: 10, r: 10, t: 10, b: 10 },
+        annotations: [{ text: message || "", showarrow: false, font: { size: 14, color: "#667" },
+                        xref: "paper", yref: "paper", x: 0.5, y: 0.5 }],
+        paper_bgcolor: "white",
+        plot_bgcolor: "white",
+      },
+    };
+  }
+
+  function clampFrame(frame, n) {
+    const i = typeof frame === "number" ? Math.round(frame) : n - 1;
+    return Math.max(0, Math.min(i, n - 1));
+  }
+
+  window.dash_clientside = Object.assign({}, window.dash_clientside, {
+    tempsup: {
+      render: function (frame, view) {
+        if (!view || !view.n) {
+          const msg = (view && view.message) || "";
+          return PANELS.map(() => emptyFigure(msg)).concat([msg]);
+        }
+        const i = clampFrame(frame, view.n);
+        const figs = PANELS.map((p) => ({
+          data: (view.frames[p] || [])[i] || [],
+          layout: Object.assign({ uirevision: view.key + ":" + p }, view.layouts[p] || {}),
+        }));
+        const label = "step " + view.steps[i] + " · frame " + (i + 1) + "/" + view.n +
+          (view.summary ? " · " + view.summary : "");
+        return figs.concat([label]);
+      },
+
+      follow: function (view, value, max, job) {
+        const n = view && view.n ? view.n : 0;
+        const newMax = Math.max(0, n - 1);
+        const training = job && (job.state === "queued" || job.state === "running");
+        const atEnd = value === null || value === undefined || value >= max;
+        if (training || atEnd || value > newMax) {
+          return [newMax, newMax];
+        }
+        return [newMax, noUpdate()];
+      },
+
+      toggle_play: function (clicks, disabled, value, max) {
+        if (disabled) {
+          // start playing; from the start if we are at the end
+          const start = value >= max ? 0 : noUpdate();
+          return [false, "Pause", start];
+        }
+        return [true, "Play", noUpdate()];
+      },
+
+      tick: function (n, value, max) {
+        const next = (value || 0) + 1;
+        if (next >= max) {
+          return [max, true, "Play"];
+        }
+        return [next, noUpdate(), noUpdate()];
+      },
+
+      step: function (prev, next, value, max) {
+        const trig = window.dash_clientside.callback_context.triggered_id;
+        const v = value || 0;
+        if (trig === "btn-prev") return Math.max(0, v - 1);
+        return Math.min(max || 0, v + 1);
+      },
+
+      share_link: function (search) {
+        return window.location.origin + window.location.pathname + (search || "");
+      },
+
+      client_id: function (pathname, current) {
+        if (current) return noUpdate();
+        const rnd = (window.crypto && window.crypto.randomUUID) ? window.crypto.randomUUID()
+          : String(Math.random()).slice(2) + String(Date.now());
+        return rnd;
+      },
+    },
+  });
+
+  // Keyboard: ← and → step through frames, space plays or pauses (not while typing).
+  document.addEventListener("keydown", function (event) {
+    const tag = (event.target && event.target.tagName) || "";
+    if (["INPUT", "TEXTAREA", "SELECT"].includes(tag) || event.target.isContentEditable) return;
+    const target = { ArrowLeft: "btn-prev", ArrowRight: "btn-next", " ": "btn-play" }[event.key];
+    if (!target) return;
+    const button = document.getElementById(target);
+    if (button) {
+      event.preventDefault();
+      button.click();
+    }
+  });
+})();
