@@ -195,6 +195,13 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_worker(args: argparse.Namespace) -> int:
+    from tempsup.worker import serve
+
+    threads = args.threads or int(os.environ.get("TEMPSUP_THREADS", "1"))
+    return serve(args.cache, n=args.workers, threads=threads, once=args.once)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tempsup", description="Temporal superposition in RNNs: train, sweep, export."
@@ -212,6 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("--quiet", action="store_true", help="no progress bar")
         p.add_argument("--threads", type=int, default=None, help="torch threads (default: 1)")
         p.set_defaults(func=cmd_train if p is train_p else cmd_sweep)
+    worker_p = sub.add_parser("worker", help="train jobs queued by the app (job-queue worker)")
+    worker_p.add_argument("--cache", help="job directory (default: $TEMPSUP_CACHE or cache/jobs)")
+    worker_p.add_argument("-n", "--workers", type=int, default=1, help="processes (default: 1)")
+    worker_p.add_argument("--threads", type=int, default=None, help="torch threads per worker")
+    worker_p.add_argument("--once", action="store_true", help="train at most one job, then exit")
+    worker_p.set_defaults(func=cmd_worker)
     return parser
 
 

@@ -1,0 +1,394 @@
+"""Worker processes: claim queued jobs, train them, stream their frames into the queue.
+
+    python -m tempsup.worker --cache DIR [--threads 1] [--once]
+
+A worker is a plain process that never serves web requests (torch and fork do
+not mix) and never imports dash. Its loop: `recover()` jobs of dead workers,
+claim the oldest QUEUED job atomically, resolve its warm start, then iterate
+`tempsup.train.train` and store each snapshot's `tempsup.run.frame` as it comes.
+Between snapshots it checks the cancel flag (stop iterating: CANCELLED, frames
+kept); any exception fails the job with its message; SIGTERM/SIGINT give the
+job back to the queue (first in line) and exit. A thread beats the job's
+heartbeat and writes step and rate at most 4 times a second, so the status
+moves smoothly while the training loop stays untouched.
+
+`WorkerPool` starts and stops N such processes: the app at start-up,
+`tempsup worker -n N` and the tests use it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tempsup.errors import TempsupError
+from tempsup.jobs import Claim, JobQueue, JobState, default_cache_dir
+
+log = logging.getLogger("tempsup.worker")
+
+POLL = 0.2  # seconds an idle worker sleeps between looks at the queue
+PROGRESS_EVERY = 0.25  # at most 4 status writes a second while training
+HEARTBEAT_EVERY = 5.0  # a write even without progress (one very long step)
+RECOVER_EVERY = 10.0  # idle workers look for jobs of dead workers this often
+STOP_TIMEOUT = 10.0  # WorkerPool.stop waits this long before SIGKILL
+
+
+class WorkerStopped(Exception):
+    """Raised inside training when the worker is asked to shut down."""
+
+
+def load_init(queue: JobQueue, config_ref: str | None, hidden: int, inputs: int):
+    """Warm-start weights: final weights of the best seed of a finished job
+    (by key) or of a run file (by path); None without a warm start."""
+    if config_ref is None:
+        return None
+    from tempsup.run import Run
+
+    status = queue.status(config_ref)
+    if status is not None:
+        if status.state != JobState.DONE:
+            raise TempsupError(
+                f"warm_start: expected a finished run, but run {config_ref} is "
+                f"{status.state.value}; train it first"
+            )
+        run = queue.run(config_ref)
+        if run is None:
+            raise TempsupError(
+                f"warm_start: the stored result of run {config_ref} is unreadable; train it again"
+            )
+    elif Path(config_ref).is_file():
+        run = Run.load(config_ref)
+    else:
+        raise TempsupError(
+            f"warm_start: expected a finished run key or a run file path, got {config_ref!r} "
+            "(no such job or file)"
+        )
+    got = (run.config.hidden, run.config.inputs)
+    if got != (hidden, inputs):
+        raise TempsupError(
+            f"warm_start: expected a run with hidden={hidden}, inputs={inputs}, "
+            f"got hidden={got[0]}, inputs={got[1]} from {config_ref}"
+        )
+    return run.weights(-1)
+
+
+class _Progress:
+    """`on_step` for training, plus the thread that writes step, rate and heartbeat."""
+
+    def __init__(self, worker: Worker, claim: Claim) -> None:
+        self.worker, self.claim = worker, claim
+        self.step = 0
+        self.rate: float | None = None
+        self._t0: float | None = None
+        self._s0 = 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="tempsup-heartbeat", daemon=True)
+
+    def __call__(self, step: int) -> None:
+        now = time.monotonic()
+        if self._t0 is None:
+            self._t0, self._s0 = now, step
+        elif now > self._t0:
+            self.rate = (step - self._s0) / (now - self._t0)
+        self.step = step
+        if self.worker.stopping:
+            raise WorkerStopped
+
+    def __enter__(self) -> _Progress:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+    def _beat(self) -> None:
+        # Its own JobQueue: diskcache transactions may not be shared between threads.
+        queue = JobQueue(self.worker.directory)
+        written, last = -1, time.monotonic()
+        try:
+            while not self._done.wait(PROGRESS_EVERY):
+                self.worker.check_parent()
+                now = time.monotonic()
+                if self.step != written or now - last >= HEARTBEAT_EVERY:
+                    step = self.step
+                    if not queue.progress(self.claim, step, self.rate):
+                        return  # the job is no longer ours; the main loop finds out at a frame
+                    written, last = step, now
+        except Exception:  # a failed heartbeat must not kill training; recover() judges
+            log.exception("heartbeat failed")
+        finally:
+            queue.close()
+
+
+class Worker:
+    """One worker's loop over the queue in `directory`."""
+
+    def __init__(
+        self,
+        directory: str | Path | None = None,
+        *,
+        threads: int = 1,
+        poll: float = POLL,
+        parent: int | None = None,
+    ) -> None:
+        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+            raise TempsupError(f"worker: threads expected an integer >= 1, got {threads!r}")
+        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.threads = threads
+        self.poll = poll
+        self.parent = parent
+        self.queue = JobQueue(self.directory)
+        # A plain flag, not an Event: signal handlers set it, and an Event's lock
+        # taken inside a handler can deadlock with the interrupted main thread.
+        self.stopping = False
+
+    def stop(self, *_: object) -> None:
+        """Finish at the next step: the running job goes back to the queue."""
+        self.stopping = True
+
+    def check_parent(self) -> None:
+        """Stop when the process that started us is gone (no orphan workers)."""
+        if self.parent is not None and os.getppid() != self.parent:
+            self.stopping = True
+
+    def run(self, once: bool = False) -> int:
+        """Train queued jobs until stopped (or, with `once`, at most one); return jobs run."""
+        import torch
+
+        torch.set_num_threads(self.threads)
+        self.directory.mkdir(parents=True, exist_ok=True)
+        done = 0
+        last_recover = -float("inf")
+        log.info("watching %s (%d torch thread(s))", self.directory, self.threads)
+        while not self.stopping:
+            if time.monotonic() - last_recover >= RECOVER_EVERY:
+                for key in self.queue.recover():
+                    log.warning("job %s: its worker died; marked failed", key)
+                last_recover = time.monotonic()
+            claim = self.queue.claim()
+            if claim is None:
+                if once:
+                    break
+                self.check_parent()
+                time.sleep(self.poll)
+                continue
+            self.process(claim)
+            done += 1
+            if once:
+                break
+        self.queue.close()
+        return done
+
+    def process(self, claim: Claim) -> None:
+        """Train one claimed job to DONE, CANCELLED, FAILED, or back into the queue."""
+        from tempsup.run import Run, frame
+        from tempsup.train import train
+
+        config, queue = claim.config, self.queue
+        log.info("job %s: training %d steps", claim.key, config.steps)
+        frames: list[dict[str, np.ndarray]] = []
+        with _Progress(self, claim) as progress:
+            try:
+                init = load_init(queue, config.warm_start, config.hidden, config.inputs)
+                verdict = "ok"
+                snapshots = train(config, init=init, on_step=progress)
+                try:
+                    for snap in snapshots:
+                        frames.append(frame(config, snap))
+                        verdict = queue.put_frame(claim, len(frames) - 1, frames[-1])
+                        if verdict != "ok":
+                            break
+                finally:
+                    snapshots.close()
+                step = int(frames[-1]["step"]) if frames else 0
+                if verdict == "ok":
+                    queue.finish(claim, Run.from_frames(config, frames))
+                    log.info("job %s: done", claim.key)
+                elif verdict == "cancel":
+                    queue.end(
+                        claim,
+                        JobState.CANCELLED,
+                        f"cancelled at step {step}/{config.steps}; press Train to restart",
+                    )
+                    log.info("job %s: cancelled at step %d", claim.key, step)
+                else:
+                    log.warning("job %s: taken from this worker; dropped", claim.key)
+            except WorkerStopped:
+                queue.requeue(claim, f"worker stopped at step {progress.step}; re-queued")
+                log.info("job %s: worker stopping; job re-queued", claim.key)
+            except Exception as exc:
+                text = str(exc) if isinstance(exc, TempsupError) else f"{type(exc).__name__}: {exc}"
+                queue.end(
+                    claim,
+                    JobState.FAILED,
+                    f"training failed at step {progress.step}/{config.steps}: {text}",
+                )
+                log.exception("job %s: failed", claim.key)
+
+
+# ---- a pool of worker processes ------------------------------------------------------
+
+
+class WorkerPool:
+    """`n` worker subprocesses (`python -m tempsup.worker`) on one cache directory.
+
+    Starts them at construction; `stop()` (also on exit, or leaving a `with`
+    block) terminates them: each gives its running job back to the queue.
+    Workers also exit by themselves when the process that started them dies.
+    """
+
+    def __init__(
+        self,
+        directory: str | Path | None = None,
+        n: int = 1,
+        threads: int = 1,
+        *,
+        poll: float = POLL,
+        python: str | None = None,
+    ) -> None:
+        for name, value in (("n", n), ("threads", threads)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise TempsupError(f"WorkerPool: {name} expected an integer >= 1, got {value!r}")
+        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.n, self.threads, self.poll = n, threads, poll
+        self.python = python or sys.executable
+        self.processes: list[subprocess.Popen] = []
+        self._stopped = False
+        self.directory.mkdir(parents=True, exist_ok=True)
+        atexit.register(self.stop)
+        self.check()
+
+    @property
+    def pids(self) -> list[int]:
+        return [p.pid for p in self.processes if p.poll() is None]
+
+    def check(self) -> int:
+        """Reap dead workers and start new ones up to `n`; return how many started."""
+        if self._stopped:
+            return 0
+        self.processes = [p for p in self.processes if p.poll() is None]
+        started = 0
+        while len(self.processes) < self.n:
+            self.processes.append(self._spawn())
+            started += 1
+        return started
+
+    def _spawn(self) -> subprocess.Popen:
+        root = str(Path(__file__).resolve().parent.parent)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[var] = str(self.threads)
+        cmd = [
+            self.python, "-m", "tempsup.worker", "--cache", str(self.directory),
+            "--threads", str(self.threads), "--poll", str(self.poll),
+            "--parent", str(os.getpid()),
+        ]  # fmt: skip
+        # Own session: a Ctrl-C in the terminal reaches the parent, which stops us in order.
+        return subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def stop(self, timeout: float = STOP_TIMEOUT) -> None:
+        """Terminate every worker (SIGTERM, then SIGKILL after `timeout` s)."""
+        self._stopped = True
+        for p in self.processes:
+            if p.poll() is None:
+                p.terminate()
+        deadline = time.monotonic() + timeout
+        for p in self.processes:
+            try:
+                p.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        self.processes = []
+        atexit.unregister(self.stop)
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        return f"WorkerPool({str(self.directory)!r}, n={self.n}, pids={self.pids})"
+
+
+# ---- entry points ------------------------------------------------------------------
+
+
+def _handle_signals(handler: Callable[..., None]) -> dict[int, Any]:
+    """SIGTERM/SIGINT call `handler`; return the previous handlers to restore."""
+    return {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
+
+
+def _restore_signals(previous: dict[int, Any]) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)
+
+
+def serve(
+    directory: str | Path | None = None, n: int = 1, threads: int = 1, once: bool = False
+) -> int:
+    """`tempsup worker`: one worker in this process, or a supervised pool of `n`."""
+    if n == 1 or once:
+        worker = Worker(directory, threads=threads)
+        previous = _handle_signals(worker.stop)
+        try:
+            worker.run(once=once)
+        finally:
+            _restore_signals(previous)
+        return 0
+    stopping: list[object] = []
+    previous = _handle_signals(lambda *_: stopping.append(True))
+    pool = WorkerPool(directory, n=n, threads=threads)
+    try:
+        while not stopping:
+            time.sleep(1.0)
+            restarted = pool.check()
+            if restarted:
+                log.warning("restarted %d dead worker(s)", restarted)
+    finally:
+        pool.stop()
+        _restore_signals(previous)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m tempsup.worker", description="Train queued tempsup jobs."
+    )
+    parser.add_argument("--cache", default=None, help="job cache directory (default: %(default)s)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
+    parser.add_argument("--once", action="store_true", help="train at most one job, then exit")
+    parser.add_argument("--poll", type=float, default=POLL, help="idle poll interval in seconds")
+    parser.add_argument("--parent", type=int, default=None, help="exit when this pid is gone")
+    parser.set_defaults(cache=str(default_cache_dir()))
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s tempsup worker %(process)d: %(message)s"
+    )
+    try:
+        worker = Worker(args.cache, threads=args.threads, poll=args.poll, parent=args.parent)
+    except TempsupError as exc:
+        print(f"tempsup worker: error: {exc}", file=sys.stderr)
+        return 2
+    _handle_signals(worker.stop)
+    worker.run(once=args.once)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,335 @@
+"""The job queue with real diskcache and real worker processes (tempsup.jobs, tempsup.worker).
+
+Configs are tiny (batch 64, 2 seeds, one torch thread). `LONG` jobs take a
+few seconds, so a test can act on them while they run; they are only waited
+out where the test needs the finished run. Waits poll the queue until a
+condition holds; the deadline only turns a hang into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+import numpy as np
+import pytest
+
+from tempsup import cli
+from tempsup.config import RunConfig, snapshot_steps
+from tempsup.errors import TempsupError
+from tempsup.jobs import (
+    JobQueue,
+    JobState,
+    JobStatus,
+    frame_key,
+    run_key,
+    status_key,
+)
+from tempsup.run import ARRAYS, Run, frame
+from tempsup.sweep import train_runs
+from tempsup.train import train
+from tempsup.worker import Worker, WorkerPool
+
+TINY = {"steps": 40, "batch": 64, "seeds": 2, "snapshot_every": 10}
+# ~1 ms a step on one thread: seconds of training, 101 frames streamed.
+LONG = {**TINY, "steps": 3000, "snapshot_every": 30}
+DEADLINE = 120.0  # seconds before a wait gives up (a hang, not a slow machine)
+
+T = TypeVar("T")
+
+
+def tiny(**changes: object) -> RunConfig:
+    return RunConfig(**{**TINY, **changes})
+
+
+def long(**changes: object) -> RunConfig:
+    return RunConfig(**{**LONG, **changes})
+
+
+def wait_for(what: str, probe: Callable[[], T | None]) -> T:
+    deadline = time.monotonic() + DEADLINE
+    while True:
+        value = probe()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"gave up after {DEADLINE:.0f}s waiting for {what}"
+        time.sleep(0.05)
+
+
+def state_is(queue: JobQueue, key: str, *states: JobState) -> Callable[[], JobStatus | None]:
+    def probe() -> JobStatus | None:
+        status = queue.status(key)
+        return status if status is not None and status.state in states else None
+
+    return probe
+
+
+def running_with_frames(queue: JobQueue, key: str, n: int) -> Callable[[], JobStatus | None]:
+    def probe() -> JobStatus | None:
+        status = queue.status(key)
+        assert status is not None and status.state in (JobState.QUEUED, JobState.RUNNING), status
+        return status if status.state == JobState.RUNNING and status.n_frames >= n else None
+
+    return probe
+
+
+@pytest.fixture
+def cache_dir(tmp_path):
+    return tmp_path / "jobs"
+
+
+@pytest.fixture
+def pools(cache_dir):
+    """`pools(n)` starts a WorkerPool on `cache_dir`; all are stopped after the test."""
+    started: list[WorkerPool] = []
+
+    def start(n: int = 1) -> WorkerPool:
+        started.append(WorkerPool(cache_dir, n=n, threads=1))
+        return started[-1]
+
+    yield start
+    for pool in started:
+        pool.stop()
+
+
+def stack(frames: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return {name: np.stack([f[name] for f in frames]) for name in ARRAYS}
+
+
+# ---- with worker processes ---------------------------------------------------------
+
+
+def test_frames_stream_while_running_and_identical_configs_train_once(cache_dir, pools):
+    pools(2)  # two idle workers compete for the one job
+    queue = JobQueue(cache_dir)
+    config = long()
+    first = queue.submit(config, client="alice")
+    second = queue.submit(RunConfig.from_json(config.to_json()), client="bob")
+    assert first.key == second.key == config.key
+    assert first.state == JobState.QUEUED and first.position == 1
+    assert first.message == "queued (1st in line)"
+    assert second.state in (JobState.QUEUED, JobState.RUNNING)
+
+    frames: list[dict[str, np.ndarray]] = []
+    partial_reads = 0
+    etas = []
+    while True:  # the app's dcc.Interval: status, then frames from the cursor
+        status = queue.status(config.key)
+        assert status is not None and status.state != JobState.FAILED, status
+        new = queue.frames(config.key, len(frames))
+        frames += new
+        if status.state == JobState.RUNNING:
+            assert status.message.startswith("training: step ")
+            etas.append(status.eta_s)
+            partial_reads += bool(new) and len(frames) < config.n_snapshots
+        if status.state == JobState.DONE:
+            break
+        time.sleep(0.05)
+    frames += queue.frames(config.key, len(frames))
+
+    assert partial_reads > 0, "no frame was read while the job was running"
+    assert any(eta is not None and eta >= 0 for eta in etas), etas
+    assert [int(f["step"]) for f in frames] == snapshot_steps(config.steps, config.snapshot_every)
+    run = queue.run(config.key)
+    assert run is not None and run.n_frames == len(frames) == status.n_frames
+    for name, array in stack(frames).items():
+        np.testing.assert_array_equal(run.arrays[name], array, err_msg=name)
+    assert status.step == status.total == config.steps
+    assert status.position is None and status.eta_s is None
+
+    # trained once: one claim by one worker, and a third submit is served from cache
+    assert queue.details(config.key)["attempts"] == 1
+    again = queue.submit(config, client="carol")
+    assert again.state == JobState.DONE and again.n_frames == run.n_frames
+    assert queue.queued() == []
+
+    # a fresh JobQueue (another web process, or after a restart) sees the result
+    fresh = JobQueue(cache_dir)
+    assert fresh.status(config.key) == status
+    assert fresh.config(config.key) == config
+    np.testing.assert_array_equal(fresh.run(config.key)["W_h"], run["W_h"])
+    assert JobStatus.from_dict(status.to_dict()) == status
+
+
+def test_cancel_queued_and_running_jobs(cache_dir, pools):
+    pool = pools(1)
+    queue = JobQueue(cache_dir)
+    running, waiting = long(seed=1), long(seed=2)
+    queue.submit(running)
+    assert queue.submit(waiting).position == 2
+    wait_for("the first job to stream frames", running_with_frames(queue, running.key, 2))
+
+    cancelled = queue.cancel(waiting.key)
+    assert cancelled.state == JobState.CANCELLED and cancelled.position is None
+    assert queue.frames(waiting.key) == []
+
+    flagged = queue.cancel(running.key)
+    assert flagged.state in (JobState.RUNNING, JobState.CANCELLED), flagged
+    status = wait_for("the cancel", state_is(queue, running.key, JobState.CANCELLED))
+    assert 2 <= status.n_frames < running.n_snapshots
+    assert re.fullmatch(r"cancelled at step \d+/3000; press Train to restart", status.message)
+    kept = queue.frames(running.key)
+    assert len(kept) == status.n_frames
+    assert [int(f["step"]) for f in kept] == [30 * i for i in range(len(kept))]
+    assert queue.run(running.key) is None
+    worker_pid = queue.details(running.key)["pid"]
+    assert worker_pid in pool.pids
+
+    # the same worker moves on to the next job
+    nxt = tiny()
+    queue.submit(nxt)
+    wait_for("the next job", state_is(queue, nxt.key, JobState.DONE))
+    assert queue.details(nxt.key)["pid"] == worker_pid
+
+    # submitting a cancelled config again queues it afresh
+    again = queue.submit(running)
+    assert again.state == JobState.QUEUED and again.n_frames == 0
+    wait_for("the job to run again", running_with_frames(queue, running.key, 1))
+
+    # stopping the pool (an app restart) gives the running job back, first in line
+    pool.stop()
+    assert queue.status(running.key).state == JobState.QUEUED
+    assert queue.queued() == [running.key]
+    details = queue.details(running.key)
+    assert details["n_frames"] == 0 and details["attempts"] == 2
+    assert re.fullmatch(r"worker stopped at step \d+; re-queued", details["message"])
+
+
+def test_killed_worker_is_failed_by_recover_and_retried(cache_dir, pools):
+    pool = pools(1)
+    queue = JobQueue(cache_dir)
+    config = long(seed=3)
+    queue.submit(config, client="alice")
+    wait_for("the job to stream frames", running_with_frames(queue, config.key, 2))
+    pid = queue.details(config.key)["pid"]
+    (process,) = [p for p in pool.processes if p.pid == pid]
+    os.kill(pid, signal.SIGKILL)
+    process.wait(timeout=DEADLINE)
+    before = queue.details(config.key)
+    assert before["state"] == "running", f"the job ended before the kill: {before}"
+
+    assert queue.recover() == [config.key]
+    assert queue.recover() == []
+    status = queue.status(config.key)
+    assert status.state == JobState.FAILED
+    assert status.message == f"worker died at step {status.step}; press Train to retry"
+    assert len(queue.frames(config.key)) == status.n_frames >= 2  # frames so far are kept
+
+    assert pool.check() == 1  # a new worker replaces the dead one
+    retried = queue.retry(config.key)
+    assert retried.state in (JobState.QUEUED, JobState.RUNNING)
+    done = wait_for("the retried job", state_is(queue, config.key, JobState.DONE, JobState.FAILED))
+    assert done.state == JobState.DONE, done.message
+    assert done.n_frames == config.n_snapshots
+    assert queue.details(config.key)["attempts"] == 2
+    assert queue.details(config.key)["client"] == "alice"
+
+
+# ---- in this process ---------------------------------------------------------------
+
+
+def test_refusals_name_the_limit(cache_dir):
+    queue = JobQueue(cache_dir, max_queue=3, max_per_client=2, max_work=tiny().work * 10)
+    with pytest.raises(TempsupError, match=r"job too large: .*1\.54e\+07.* at most 6\.14e\+06"):
+        queue.submit(tiny(steps=1000), client="a")
+
+    a1, a2 = tiny(seed=1), tiny(seed=2)
+    assert queue.submit(a1, client="a").position == 1
+    assert queue.submit(a2, client="a").position == 2
+    with pytest.raises(TempsupError, match="too many active jobs: expected at most 2 .* have 2"):
+        queue.submit(tiny(seed=3), client="a")
+    assert queue.submit(a1, client="a").position == 1  # dedupe: no new job, no refusal
+    assert queue.submit(a1, client="b").key == a1.key
+
+    queue.submit(tiny(seed=4), client="b")
+    with pytest.raises(TempsupError, match=r"queue full: 3 jobs are waiting \(at most 3\)"):
+        queue.submit(tiny(seed=5), client="c")
+    assert queue.queued() == [a1.key, a2.key, tiny(seed=4).key]
+
+    queue.cancel(a1.key)  # frees a place in line and one of a's slots
+    assert queue.status(a2.key).message == "queued (1st in line)"
+    assert queue.submit(tiny(seed=3), client="a").message == "queued (3rd in line)"
+
+    with pytest.raises(TempsupError, match="expected a RunConfig, got dict"):
+        queue.submit(tiny().to_dict())
+    with pytest.raises(TempsupError, match="max_queue expected an integer >= 1, got 0"):
+        JobQueue(cache_dir, max_queue=0)
+    with pytest.raises(TempsupError, match="retry: expected the key of a known job"):
+        queue.retry("0123456789abcdef")
+
+
+def test_put_run_is_served_from_cache_after_restart(cache_dir):
+    config = tiny(seed=7)
+    (run,) = train_runs([config])
+    JobQueue(cache_dir).put_run(run)
+
+    queue = JobQueue(cache_dir, max_work=1.0)  # a fresh process: nothing in memory
+    status = queue.submit(config)  # served from cache: no limit applies, nothing queued
+    assert status.state == JobState.DONE and status.n_frames == run.n_frames
+    assert queue.queued() == []
+    assert [int(f["step"]) for f in queue.frames(config.key)] == list(run["step"])
+    assert len(queue.frames(config.key, 3)) == run.n_frames - 3
+    assert queue.frames(config.key, run.n_frames) == []
+    for name, array in stack(queue.frames(config.key)).items():
+        np.testing.assert_array_equal(run.arrays[name], array, err_msg=name)
+    assert queue.status("no-such-key") is None and queue.frames("no-such-key") == []
+
+
+def test_damaged_entries_are_missing_not_crashes(cache_dir):
+    queue = JobQueue(cache_dir)
+    config = tiny(seed=8)
+    queue.submit(config)
+    claim = queue.claim()  # the worker side of the interface, driven by hand
+    assert claim.key == config.key and queue.claim() is None
+    frames = [frame(config, snap) for snap in train(config)]
+    for i, f in enumerate(frames):
+        assert queue.put_frame(claim, i, f) == "ok"
+    assert len(queue.frames(config.key)) == 5
+
+    queue.cache.set(frame_key(config.key, 2), b"garbage")  # a damaged frame ends the read
+    assert [int(f["step"]) for f in queue.frames(config.key)] == [0, 10]
+    assert [int(f["step"]) for f in queue.frames(config.key, 3)] == [30, 40]
+
+    assert queue.finish(claim, Run.from_frames(config, frames))
+    assert queue.put_frame(claim, 5, frames[-1]) == "lost"  # a finished job takes no writes
+    assert len(queue.frames(config.key)) == 5  # now served from the run
+
+    queue.cache.set(run_key(config.key), b"\x00garbage")  # a damaged result
+    fresh = JobQueue(cache_dir)
+    assert fresh.run(config.key) is None
+    status = fresh.status(config.key)
+    assert status.state == JobState.FAILED
+    assert "stored result is unreadable" in status.message
+    assert fresh.submit(config).state == JobState.QUEUED  # recomputed
+    Worker(cache_dir).run(once=True)
+    assert fresh.run(config.key).n_frames == 5
+
+    fresh.cache.set(status_key(config.key), "{not json")  # a damaged status record
+    assert fresh.status(config.key) is None and fresh.frames(config.key) == []
+    assert fresh.submit(config).state == JobState.QUEUED
+
+
+def test_cli_worker_once_and_warm_starts(cache_dir, tmp_path):
+    queue = JobQueue(cache_dir)
+    base = tiny(seed=9)
+    queue.submit(base)
+    assert cli.main(["worker", "--cache", str(cache_dir), "--once"]) == 0
+    assert queue.status(base.key).state == JobState.DONE
+
+    file = queue.run(base.key).save(tmp_path / "base.npz")
+    by_key, by_file = tiny(seed=10, warm_start=base.key), tiny(seed=11, warm_start=str(file))
+    missing = tiny(seed=12, warm_start="nowhere.npz")
+    for config in (by_key, by_file, missing):
+        queue.submit(config, client=config.warm_start)
+    worker = Worker(cache_dir)
+    assert sum(worker.run(once=True) for _ in range(3)) == 3
+    assert queue.status(by_key.key).state == JobState.DONE
+    assert queue.status(by_file.key).state == JobState.DONE
+    failed = queue.status(missing.key)
+    assert failed.state == JobState.FAILED
+    assert "warm_start: expected a finished run key or a run file path" in failed.message
+    assert Worker(cache_dir).run(once=True) == 0  # nothing left: --once returns
