@@ -1,0 +1,318 @@
+"""Directions panel: the feature directions w_s in the hidden-state space (science.md §1).
+
+An input s steps old sits on w_s (`geometry.feature_directions`); arrows are
+coloured by role (intermediate s < k, output s = k, old s > k), the readout w_y
+is dashed black, and for a ReLU readout the interference-free half-space
+{h : w_yᵀh + b ≤ 0} is shaded with a count of the directions inside it.
+
+N_h = 2 is drawn directly (N_h = 1 on a line), N_h = 3 as a 3-D view, and
+N_h > 3 as the orthogonal projection onto span(w_y, w_k) — the plane in which
+w_yᵀh is exact, so the shaded half-plane still decides "free or not" exactly.
+With vector input one feature's directions and its own readout are drawn.
+Arrows are scatter traces (line + "arrow" marker), never layout annotations,
+so every frame-dependent thing lives in the trace data.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tempsup import geometry
+from tempsup.config import MODEL_NAMES
+from tempsup.figures._common import (
+    Parts,
+    Selection,
+    corner_text,
+    feature_name,
+    n_ages,
+    rnd,
+    role,
+)
+from tempsup.palette import HALF_SPACE, HALF_SPACE_EDGE, READOUT, ROLE_COLORS, ROLE_LABELS, ROLES
+
+ARROW_SIZE = 13
+RANGE_PAD = 1.15  # axes reach 15 % beyond the longest arrow of any frame
+LABEL_MIN = 0.05  # arrows shorter than this fraction of the axis range get no "s=…" label
+
+
+# ---- data: every frame of the selected seed and feature --------------------------------
+
+
+def prepare(sel: Selection) -> dict[str, Any]:
+    """Directions, readout, bias, projections and plane coordinates for all frames."""
+    cfg, run, s, f = sel.config, sel.run, sel.seed, sel.feature
+    n = n_ages(cfg.k)
+    W_s = geometry.feature_directions(run["W_x"][:, s], run["W_h"][:, s], n, cfg.relu_hidden)
+    w = W_s[..., f].astype(float)  # (F, n, N_h)
+    w_y = run["W_y"][:, s, :, f].astype(float)  # (F, N_h)
+    b = run["b_y"][:, s, f].astype(float) if cfg.bias else np.zeros(len(w))  # (F,)
+    a = np.einsum("fh,fnh->fn", w_y, w)  # (F, n): a_s = w_yᵀ w_s
+    free = geometry.interference_free(a[..., None, None], b[:, None])[..., 0, 0]  # (F, n)
+    pts, ry = _coords(w, w_y, cfg.k)  # (F, n, d), (F, d)
+    scale = max(float(np.abs(pts).max(initial=0.0)), float(np.abs(ry).max(initial=0.0)))
+    R = RANGE_PAD * scale if scale > 0 else 1.0
+    return {"w": w, "w_y": w_y, "b": b, "a": a, "free": free, "pts": pts, "ry": ry, "R": R}
+
+
+def _mode(n_h: int) -> str:
+    return "2d" if n_h <= 2 else "3d" if n_h == 3 else "projection"
+
+
+def _coords(w: np.ndarray, w_y: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Drawing coordinates of directions (F, n, d) and readout (F, d), d = 2 or 3."""
+    n_h = w.shape[-1]
+    if n_h == 1:  # the hidden state is a line: draw it as the x axis
+        return np.concatenate([w, np.zeros_like(w)], -1), np.concatenate(
+            [w_y, np.zeros_like(w_y)], -1
+        )
+    if n_h <= 3:
+        return w, w_y
+    bases = np.stack([_plane_basis(w_y[i], w[i], k) for i in range(len(w))])  # (F, 2, N_h)
+    return np.einsum("fch,fnh->fnc", bases, w), np.einsum("fch,fh->fc", bases, w_y)
+
+
+def _plane_basis(w_y: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
+    """Orthonormal (e1, e2) spanning w_y and w_k, (2, N_h); e1 ∥ w_y so w_yᵀh = ‖w_y‖ h_1.
+
+    With the tied readout (w_y = w_k) or a dead readout the span is degenerate:
+    the next vector is the direction with the largest part off e1, then a unit vector.
+    """
+    others = [w[s] for s in np.argsort(-np.linalg.norm(w, axis=-1)) if s != k]
+    candidates = [w_y, w[k], *others, *np.eye(len(w_y))]
+    scale = max(float(np.abs(w).max(initial=0.0)), float(np.abs(w_y).max(initial=0.0)), 1e-12)
+    basis: list[np.ndarray] = []
+    for v in candidates:
+        r = v - sum((v @ e) * e for e in basis)
+        if np.linalg.norm(r) > 1e-6 * scale:
+            basis.append(r / np.linalg.norm(r))
+            if len(basis) == 2:
+                break
+    return np.stack(basis)
+
+
+# ---- geometry of the shaded region --------------------------------------------------
+
+
+def half_plane_polygon(R: float, ry: np.ndarray, b: float) -> list[tuple[float, float]]:
+    """The square [-R, R]² clipped to {h : ryᵀh + b ≤ 0} (Sutherland–Hodgman), closed.
+
+    Empty when the square misses the half-plane; the whole square when ry = 0 and b ≤ 0.
+    """
+    square = [(-R, -R), (R, -R), (R, R), (-R, R)]
+    val = [float(ry[0] * x + ry[1] * y + b) for x, y in square]
+    out: list[tuple[float, float]] = []
+    for i in range(4):
+        p, q, vp, vq = square[i], square[(i + 1) % 4], val[i], val[(i + 1) % 4]
+        if vp <= 0:
+            out.append(p)
+        if (vp < 0 < vq) or (vq < 0 < vp):
+            t = vp / (vp - vq)
+            out.append((p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])))
+    return out + out[:1]
+
+
+def plane_in_cube(R: float, n: np.ndarray, b: float) -> np.ndarray:
+    """Vertices of {h : nᵀh + b = 0} ∩ [-R, R]³ in order around the polygon, (m, 3), m ≥ 3 or 0."""
+    if np.linalg.norm(n) == 0:
+        return np.zeros((0, 3))
+    pts = []
+    for axis in range(3):  # the 12 edges: two coordinates fixed at ±R, one free
+        i, j = [d for d in range(3) if d != axis]
+        for ci in (-R, R):
+            for cj in (-R, R):
+                if n[axis] == 0:
+                    continue
+                t = -(b + n[i] * ci + n[j] * cj) / n[axis]
+                if -R <= t <= R:
+                    p = np.zeros(3)
+                    p[i], p[j], p[axis] = ci, cj, t
+                    pts.append(p)
+    if len(pts) < 3:
+        return np.zeros((0, 3))
+    P = np.unique(np.round(np.array(pts), 12), axis=0)
+    if len(P) < 3:
+        return np.zeros((0, 3))
+    c = P.mean(0)
+    u = P[0] - c
+    v = np.cross(n / np.linalg.norm(n), u)
+    return P[np.argsort(np.arctan2((P - c) @ v, (P - c) @ u))]
+
+
+# ---- traces ---------------------------------------------------------------------------
+
+
+def _roles(k: int) -> list[str]:
+    return [r for r in ROLES if r != "intermediate" or k > 0]
+
+
+def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
+    cfg = sel.config
+    k, R = cfg.k, d["R"]
+    pts, ry, a, free = d["pts"][frame], d["ry"][frame], d["a"][frame], d["free"][frame]
+    b = float(d["b"][frame])
+    is3d = _mode(cfg.hidden) == "3d"
+    out: list[dict[str, Any]] = []
+    if cfg.relu_readout:
+        out.append(_half_space_3d(R, ry, b, cfg.bias) if is3d else _half_space_2d(R, ry, b, cfg))
+    for r in _roles(k):
+        ages = [s for s in range(len(pts)) if role(s, k) == r]
+        out.append(_arrows(r, ages, pts, a, R, is3d))
+    out.append(_readout(ry, cfg.tied, is3d))
+    if cfg.relu_readout:
+        n_free = int(sum(free[s] for s in range(len(pts)) if s != k))
+        text = f"{n_free} of {len(pts) - 1} directions in the interference-free half-space"
+        if k > 0:
+            text += f"<br>({int(free[:k].sum())} of {k} intermediate)"
+        if is3d:  # a 3-D scene has no fixed corner: the count goes into the legend entry
+            out[0]["name"] += "<br>" + text.replace("<br>", " ")
+        else:
+            out.append(corner_text(text, -0.97 * R, 0.97 * R, "count"))
+    return out
+
+
+def _half_space_name(bias: bool) -> str:
+    return f"interference-free half-space w<sub>y</sub>ᵀh{' + b' if bias else ''} ≤ 0"
+
+
+def _half_space_2d(R: float, ry: np.ndarray, b: float, cfg) -> dict[str, Any]:
+    poly = half_plane_polygon(R, ry, b) if len(ry) == 2 else []
+    return {
+        "type": "scatter",
+        "x": rnd([p[0] for p in poly]),
+        "y": rnd([p[1] for p in poly]),
+        "mode": "lines",
+        "fill": "toself",
+        "fillcolor": HALF_SPACE,
+        "line": {"color": HALF_SPACE_EDGE, "width": 1},
+        "name": _half_space_name(cfg.bias),
+        "hoverinfo": "skip",
+    }
+
+
+def _half_space_3d(R: float, ry: np.ndarray, b: float, bias: bool) -> dict[str, Any]:
+    P = plane_in_cube(R, ry, b)
+    m = len(P)
+    return {
+        "type": "mesh3d",
+        "x": rnd(P[:, 0]),
+        "y": rnd(P[:, 1]),
+        "z": rnd(P[:, 2]),
+        "i": [0] * max(m - 2, 0),
+        "j": list(range(1, m - 1)),
+        "k": list(range(2, m)),
+        "color": "rgb(0, 158, 115)",
+        "opacity": 0.18,
+        "name": f"boundary of the {_half_space_name(bias)} "
+        "(the free side faces away from w<sub>y</sub>)",
+        "showlegend": True,
+        "hoverinfo": "skip",
+    }
+
+
+def _arrows(r: str, ages: list[int], pts: np.ndarray, a: np.ndarray, R: float, is3d: bool) -> dict:
+    """One trace per role: a segment origin → w_s per age, separated by gaps."""
+    dims = ("x", "y", "z")[: pts.shape[-1]]
+    coords: dict[str, list] = {c: [] for c in dims}
+    text, size, custom = [], [], []
+    for s in ages:
+        for c, dim in enumerate(dims):
+            coords[dim] += [0.0, rnd(pts[s, c]), None]
+        short = np.linalg.norm(pts[s]) < LABEL_MIN * R  # labels of tiny arrows would pile up
+        text += ["", "" if short else f"s={s}", ""]
+        size += [0, ARROW_SIZE if not is3d else 5, 0]
+        custom += [[None, None], [s, rnd(a[s])], [None, None]]
+    color = ROLE_COLORS[r]
+    trace: dict[str, Any] = {
+        "type": "scatter3d" if is3d else "scatter",
+        **coords,
+        "mode": "lines+markers+text",
+        "name": ROLE_LABELS[r],
+        "legendgroup": r,
+        "line": {"color": color, "width": 3 if r != "old" else 2},
+        "text": text,
+        "textposition": "top center",
+        "textfont": {"color": color, "size": 11},
+        "customdata": custom,
+        "hovertemplate": "s = %{customdata[0]}: w<sub>y</sub>ᵀw<sub>s</sub> = %{customdata[1]}"
+        f"<extra>{r}</extra>",
+    }
+    if is3d:
+        trace["marker"] = {"size": size, "color": color, "symbol": "diamond"}
+    else:
+        trace["marker"] = {"size": size, "color": color, "symbol": "arrow", "angleref": "previous"}
+    return trace
+
+
+def _readout(ry: np.ndarray, tied: bool, is3d: bool) -> dict[str, Any]:
+    dims = ("x", "y", "z")[: len(ry)]
+    name = "readout w<sub>y</sub>" + (" = w<sub>k</sub> (tied)" if tied else "")
+    marker = (
+        {"size": [0, 5], "color": READOUT, "symbol": "diamond-open"}
+        if is3d
+        else {"size": [0, ARROW_SIZE + 2], "color": READOUT, "symbol": "arrow-open"}
+    )
+    if not is3d:
+        marker["angleref"] = "previous"
+    return {
+        "type": "scatter3d" if is3d else "scatter",
+        **{dim: [0.0, rnd(ry[c])] for c, dim in enumerate(dims)},
+        "mode": "lines+markers+text",
+        "name": name,
+        "line": {"color": READOUT, "width": 2.5, "dash": "dash"},
+        "marker": marker,
+        "text": ["", "w<sub>y</sub>"],
+        "textposition": "bottom center",
+        "textfont": {"color": READOUT, "size": 12},
+        "hoverinfo": "skip",
+    }
+
+
+# ---- fixed layout ---------------------------------------------------------------------
+
+
+def parts(sel: Selection, d: dict[str, Any]) -> Parts:
+    cfg = sel.config
+    R, n = d["R"], d["w"].shape[1]
+    mode = _mode(cfg.hidden)
+    title = f"Feature directions w<sub>s</sub>, s = 0…{n - 1} (k = {cfg.k})"
+    if cfg.inputs > 1:
+        title += f", feature {feature_name(sel.feature)}"
+    note = {
+        "2d": MODEL_NAMES[cfg.model],
+        "3d": f"{MODEL_NAMES[cfg.model]}; drag to rotate",
+        "projection": f"projection onto span(w<sub>y</sub>, w<sub>k</sub>) of the "
+        f"N<sub>h</sub> = {cfg.hidden} hidden space",
+    }[mode]
+    if cfg.hidden == 1:
+        note = "N<sub>h</sub> = 1: the hidden state is a line"
+    title += f"<br><sup>{note}</sup>"
+    rng = rnd([-R, R])
+    if mode == "3d":
+        axes = {
+            "scene": {
+                **{
+                    ax: {"range": rng, "title": {"text": f"h<sub>{i + 1}</sub>"}, "nticks": 5}
+                    for i, ax in enumerate(("xaxis", "yaxis", "zaxis"))
+                },
+                "aspectmode": "cube",
+            }
+        }
+    else:
+        titles = {
+            "2d": ("h<sub>1</sub>", "h<sub>2</sub>" if cfg.hidden == 2 else ""),
+            "projection": ("along w<sub>y</sub>", "orthogonal to w<sub>y</sub>, in the plane"),
+        }[mode]
+        axes = {
+            "xaxis": {"range": rng, "title": {"text": titles[0]}, "constrain": "domain"},
+            "yaxis": {
+                "range": rng,
+                "title": {"text": titles[1]},
+                "scaleanchor": "x",
+                "scaleratio": 1,
+                "constrain": "domain",
+            },
+        }
+    n_traces = len(_roles(cfg.k)) + 1 + cfg.relu_readout * (1 if mode == "3d" else 2)
+    return Parts(title=title, axes=axes, moving=tuple(range(n_traces)))

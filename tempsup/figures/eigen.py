@@ -1,0 +1,98 @@
+"""Eigen panel: eigenvalues of W_h in the complex plane, inside or outside the unit circle.
+
+A complex pair inside the circle is a spiral sink: each step rotates by θ =
+arg λ and shrinks by |λ| (science.md §1). The panel notes ρ(W_h), the swept
+angle kθ from w_0 to w_k and ‖w_0‖ (the sources are ambiguous about which
+"radius" the SSM phase transition refers to, so both are shown). kθ and ‖w_0‖
+are gauge dependent: meaningful with the tied readout (geometry.py). The
+eigenvalues of earlier frames are drawn faintly, so the path learning took is
+visible in every frame.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tempsup import geometry
+from tempsup.figures._common import Parts, Selection, corner_text, fmt, rnd, thin
+from tempsup.palette import EIGEN, EIGEN_PATH, UNIT_CIRCLE
+
+PATH_POINTS = 1500  # the faint path of earlier eigenvalues keeps at most this many points
+
+
+def prepare(sel: Selection) -> dict[str, Any]:
+    cfg, run, s, f = sel.config, sel.run, sel.seed, sel.feature
+    W_h = run["W_h"][:, s].astype(float)  # (F, N_h, N_h)
+    lam = geometry.eigenvalues(W_h)  # (F, N_h)
+    W_s = geometry.feature_directions(run["W_x"][:, s], W_h, cfg.k + 1, cfg.relu_hidden)
+    swept = geometry.swept_angle(W_s, cfg.k)[:, f]  # (F,)
+    w0 = np.linalg.norm(W_s[:, 0, :, f], axis=-1)  # (F,)
+    R = max(1.1, 1.1 * float(np.abs(lam).max(initial=0.0)))
+    return {"lam": lam, "swept": swept, "w0": w0, "R": R}
+
+
+def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
+    lam, R = d["lam"], d["R"]
+    now = lam[frame]
+    path = lam[thin(len(lam), max(PATH_POINTS // lam.shape[1], 2))]
+    rho = float(np.abs(now).max())
+    text = (
+        f"ρ(W<sub>h</sub>) = {fmt(rho)}<br>kθ = {fmt(float(d['swept'][frame]), 4)}°"
+        f"<br>‖w<sub>0</sub>‖ = {fmt(float(d['w0'][frame]))}"
+    )
+    return [
+        {
+            "type": "scatter",
+            "x": rnd(path.real.ravel()),
+            "y": rnd(path.imag.ravel()),
+            "mode": "markers",
+            "marker": {"color": EIGEN_PATH, "size": 5},
+            "name": "eigenvalues during training",
+            "hoverinfo": "skip",
+        },
+        {
+            "type": "scatter",
+            "x": rnd(now.real),
+            "y": rnd(now.imag),
+            "mode": "markers",
+            "marker": {"color": EIGEN, "size": 11, "line": {"color": "white", "width": 1}},
+            "name": "eigenvalues of W<sub>h</sub>",
+            "customdata": rnd(np.stack([np.abs(now), np.degrees(np.angle(now))], -1)),
+            "hovertemplate": "λ = %{x} + %{y}i<br>|λ| = %{customdata[0]}, "
+            "arg λ = %{customdata[1]}°<extra></extra>",
+        },
+        corner_text(text, -0.97 * R, 0.97 * R, "spectrum summary"),
+    ]
+
+
+def parts(sel: Selection, d: dict[str, Any]) -> Parts:
+    R = d["R"]
+    rng = rnd([-R, R])
+    circle = {
+        "type": "circle",
+        "xref": "x",
+        "yref": "y",
+        "x0": -1,
+        "y0": -1,
+        "x1": 1,
+        "y1": 1,
+        "line": {"color": UNIT_CIRCLE, "width": 1.5, "dash": "dot"},
+        "layer": "below",
+    }
+    return Parts(
+        title="Eigenvalues of W<sub>h</sub><br><sup>dotted: unit circle (|λ| = 1)</sup>",
+        axes={
+            "xaxis": {"range": rng, "title": {"text": "Re λ"}, "constrain": "domain"},
+            "yaxis": {
+                "range": rng,
+                "title": {"text": "Im λ"},
+                "scaleanchor": "x",
+                "scaleratio": 1,
+                "constrain": "domain",
+            },
+        },
+        moving=(1, 2),
+        shapes=(circle,),
+    )

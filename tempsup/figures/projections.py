@@ -1,0 +1,172 @@
+"""Projections panel: how strongly an input of age s reaches the readout (science.md §1).
+
+Scalar input: bars of a_s = w_yᵀw_s against s, coloured by role, the s = k bar
+outlined, a dashed mark at the target a_k = 1 and, for a ReLU readout, the
+interference-free band a_s + b ≤ 0 shaded (those inputs cost nothing).
+Vector input: the heatmap of W_yᵀW_s at s = k (readout i × input feature j) on
+a diverging scale centred at 0; the paper's claim is a positive diagonal and
+everything else ≤ 0. These projections are gauge invariant (geometry.py), so
+they can be compared across runs even with a free readout.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from tempsup import geometry
+from tempsup.figures._common import Parts, Selection, feature_name, n_ages, rnd, role
+from tempsup.palette import DIVERGING, HALF_SPACE, ROLE_COLORS, ROLE_LABELS, ROLES
+
+
+def prepare(sel: Selection) -> np.ndarray:
+    """A[f, s, i, j] = W_y[:, i] · W_s[:, j] for every frame, (F, n, N_x, N_x)."""
+    cfg, run, s = sel.config, sel.run, sel.seed
+    W_s = geometry.feature_directions(
+        run["W_x"][:, s], run["W_h"][:, s], n_ages(cfg.k), cfg.relu_hidden
+    )
+    return geometry.projections(run["W_y"][:, s], W_s)
+
+
+def _bias(sel: Selection) -> np.ndarray:
+    run, cfg = sel.run, sel.config
+    f = sel.feature
+    return run["b_y"][:, sel.seed, f].astype(float) if cfg.bias else np.zeros(run.n_frames)
+
+
+def _bar_range(sel: Selection, A: np.ndarray) -> list[float]:
+    a = A[:, :, sel.feature, sel.feature]
+    lo = min(float(a.min()), float(-_bias(sel).max()), 0.0)
+    hi = max(float(a.max()), 1.0)
+    pad = 0.08 * (hi - lo)
+    return [lo - pad, hi + pad]
+
+
+def traces(sel: Selection, A: np.ndarray, frame: int) -> list[dict[str, Any]]:
+    cfg = sel.config
+    if cfg.inputs > 1:
+        return [_heatmap(sel, A, frame)]
+    f, k = sel.feature, cfg.k
+    a = A[frame, :, f, f]
+    out: list[dict[str, Any]] = []
+    if cfg.relu_readout:
+        lo, _ = _bar_range(sel, A)
+        top = -float(_bias(sel)[frame])
+        x0, x1 = -0.5, len(a) - 0.5
+        out.append(
+            {
+                "type": "scatter",
+                "x": rnd([x0, x1, x1, x0, x0]),
+                "y": rnd([lo, lo, top, top, lo]),
+                "mode": "lines",
+                "fill": "toself",
+                "fillcolor": HALF_SPACE,
+                "line": {"width": 0},
+                "name": "interference-free: a<sub>s</sub>" + (" + b" if cfg.bias else "") + " ≤ 0",
+                "hoverinfo": "skip",
+            }
+        )
+    for r in ROLES:
+        ages = [s for s in range(len(a)) if role(s, k) == r]
+        if not ages:
+            continue
+        out.append(
+            {
+                "type": "bar",
+                "x": ages,
+                "y": rnd(a[ages]),
+                "name": ROLE_LABELS[r],
+                "legendgroup": r,
+                "marker": {
+                    "color": ROLE_COLORS[r],
+                    "line": {"color": "#111111", "width": 2.5 if r == "output" else 0},
+                },
+                "hovertemplate": "a<sub>%{x}</sub> = %{y}<extra></extra>",
+            }
+        )
+    return out
+
+
+def _heatmap(sel: Selection, A: np.ndarray, frame: int) -> dict[str, Any]:
+    k, n_x = sel.config.k, sel.config.inputs
+    names = [feature_name(j) for j in range(n_x)]
+    zmax = float(np.abs(A[:, k]).max()) or 1.0
+    trace: dict[str, Any] = {
+        "type": "heatmap",
+        "z": rnd(A[frame, k]),
+        "x": names,
+        "y": names,
+        "zmin": rnd(-zmax),
+        "zmax": rnd(zmax),
+        "colorscale": DIVERGING,
+        "colorbar": {"title": {"text": "W<sub>y</sub>ᵀW<sub>k</sub>"}, "thickness": 12},
+        "hovertemplate": "readout %{y}, feature %{x}: %{z}<extra></extra>",
+        "name": f"W_yᵀW_s at s = {k}",
+    }
+    if n_x <= 12:
+        trace["texttemplate"] = "%{z:.2f}"
+    return trace
+
+
+def parts(sel: Selection, A: np.ndarray) -> Parts:
+    cfg = sel.config
+    k = cfg.k
+    if cfg.inputs > 1:
+        return Parts(
+            title=f"Projections W<sub>y</sub>ᵀW<sub>s</sub> at s = k = {k}"
+            "<br><sup>claim: positive diagonal, everything else ≤ 0</sup>",
+            axes={
+                "xaxis": {
+                    "title": {"text": "input feature j"},
+                    "showgrid": False,
+                    "constrain": "domain",
+                },
+                "yaxis": {
+                    "title": {"text": "readout i"},
+                    "autorange": "reversed",
+                    "scaleanchor": "x",
+                    "constrain": "domain",
+                    "showgrid": False,
+                },
+            },
+            moving=(0,),
+        )
+    n = A.shape[1]
+    shapes = (
+        {
+            "type": "line",
+            "xref": "x",
+            "yref": "y",
+            "x0": k - 0.45,
+            "x1": k + 0.45,
+            "y0": 1,
+            "y1": 1,
+            "line": {"color": "#111111", "width": 2, "dash": "dot"},
+        },
+    )
+    n_traces = sum(1 for r in ROLES if r != "intermediate" or k > 0) + cfg.relu_readout
+    title = "Readout projections a<sub>s</sub> = w<sub>y</sub>ᵀw<sub>s</sub>"
+    title += "<br><sup>outlined: s = k; dotted: target a<sub>k</sub> = 1</sup>"
+    return Parts(
+        title=title,
+        axes={
+            "xaxis": {
+                "range": [-0.6, n - 0.4],
+                "tickmode": "array",
+                "tickvals": list(range(n)),
+                "title": {"text": "age s (steps since the input)"},
+                "zeroline": False,
+            },
+            "yaxis": {
+                "range": rnd(_bar_range(sel, A)),
+                "title": {"text": "a<sub>s</sub>"},
+                "zeroline": True,
+                "zerolinewidth": 2,
+                "zerolinecolor": "#555555",
+            },
+        },
+        moving=tuple(range(n_traces)),
+        shapes=shapes,
+        extra={"barmode": "overlay", "bargap": 0.25},
+    )

@@ -1,0 +1,363 @@
+"""Figures: hand-built runs whose geometry is known exactly, checked trace by trace.
+
+No server, no browser: the figures are pure data → go.Figure (style.md §5).
+The central run has W_h = 0.8·rotation(90°), W_x = e1 and the tied readout
+W_y = w_3 (k = 3), so w_s = 0.8^s · rotation(90 s)·e1 and a_s is 0 or negative
+for every s ≠ 3.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.offline
+import pytest
+
+from tempsup import figures, geometry
+from tempsup.config import RunConfig
+from tempsup.errors import TempsupError
+from tempsup.figures._common import n_ages
+from tempsup.figures.directions import half_plane_polygon, plane_in_cube
+from tempsup.palette import ROLE_COLORS, empty_figure
+from tempsup.run import Run, loss_terms
+
+
+def rotation(deg: float) -> np.ndarray:
+    t = np.radians(deg)
+    return np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+
+
+def make_run(
+    W_h: np.ndarray,
+    W_x: np.ndarray,
+    W_y: np.ndarray | None = None,
+    frames: int = 3,
+    seeds: int = 2,
+    b: float = 0.0,
+    grow: bool = True,
+    **config,
+) -> Run:
+    """A run whose every frame and seed holds these weights (W_x scaled by 1 + f/10 if grow).
+
+    `W_y=None` means tied: W_y := W_{s=k}, computed like the trainer does.
+    """
+    N_h, N_x = W_x.shape
+    cfg = RunConfig(
+        hidden=N_h,
+        inputs=N_x,
+        seeds=seeds,
+        steps=20 * max(frames - 1, 1),
+        snapshot_every=20,
+        tied=W_y is None,
+        **config,
+    )
+    F, M = frames, seeds
+    scale = (1.0 + np.arange(F) / 10.0 if grow else np.ones(F))[:, None, None, None]
+    Wx = np.broadcast_to(W_x, (F, M, N_h, N_x)) * scale
+    Wh = np.broadcast_to(W_h, (F, M, N_h, N_h)).copy()
+    if W_y is None:
+        Wy = geometry.feature_directions(Wx, Wh, cfg.k + 1, cfg.relu_hidden)[..., cfg.k, :, :]
+    else:
+        Wy = np.broadcast_to(W_y, (F, M, N_h, N_x)).copy()
+    b_y = np.full((F, M, N_x), b)
+    loss = np.exp(-np.arange(F))[:, None] * (1.0 + np.arange(M))[None, :]  # seed 0 is the best
+    arrays = {
+        "step": np.arange(F) * 20,
+        "W_x": Wx,
+        "W_h": Wh,
+        "W_y": Wy,
+        "b_y": b_y,
+        "loss": loss,
+        "terms": loss_terms(cfg, Wx, Wh, Wy, b_y),
+    }
+    return Run(cfg, arrays)
+
+
+E1 = np.array([[1.0], [0.0]])
+SPIRAL = 0.8 * rotation(90)
+
+
+@pytest.fixture(scope="module")
+def ssm() -> Run:
+    return make_run(SPIRAL, E1, model="ssm", k=3)
+
+
+def by_name(traces: list[dict], start: str) -> dict:
+    (hit,) = [t for t in traces if t.get("name", "").startswith(start)]
+    return hit
+
+
+def tips(trace: dict, dims: str = "xy") -> np.ndarray:
+    """Arrow tips of a role trace: the point before each gap."""
+    cols = [trace[d] for d in dims]
+    return np.array([[c[i - 1] for c in cols] for i, v in enumerate(cols[0]) if v is None])
+
+
+# ---- directions ---------------------------------------------------------------------------
+
+
+def test_directions_one_trace_per_role_with_the_geometry_directions(ssm):
+    traces = figures.frame_traces("directions", ssm, None, -1)
+    k, n = 3, n_ages(3)
+    w = geometry.feature_directions(ssm["W_x"][-1, 0], ssm["W_h"][-1, 0], n, False)[:, :, 0]
+    expected = {"intermediate": range(0, k), "output": [k], "old": range(k + 1, n)}
+    for role, ages in expected.items():
+        trace = by_name(traces, role)
+        assert trace["line"]["color"] == ROLE_COLORS[role]
+        assert trace["marker"]["symbol"] == "arrow" and trace["marker"]["angleref"] == "previous"
+        got = tips(trace)
+        assert len(got) == len(ages), role
+        np.testing.assert_allclose(got, w[list(ages)], rtol=1e-3, atol=1e-6)
+        assert [c[0] for c in trace["customdata"] if c[0] is not None] == list(ages)
+    assert "s=0" in by_name(traces, "intermediate")["text"]
+    readout = by_name(traces, "readout")
+    np.testing.assert_allclose([readout["x"][1], readout["y"][1]], w[k], rtol=1e-3, atol=1e-6)
+
+
+def test_half_space_polygon_lies_where_the_readout_is_silent():
+    ry, b, R = np.array([0.3, -0.7]), 0.25, 2.0
+    poly = np.array(half_plane_polygon(R, ry, b))
+    assert np.all(poly @ ry + b <= 1e-9)
+    inside = poly[:-1].mean(axis=0)
+    assert geometry.in_half_space(inside, ry, b)
+    assert half_plane_polygon(R, np.zeros(2), 1.0) == []  # dead readout, positive bias: nothing
+    assert len(half_plane_polygon(R, np.zeros(2), 0.0)) == 5  # dead readout: everything is free
+
+
+def test_half_space_trace_is_on_the_free_side_of_the_run_readout(ssm):
+    traces = figures.frame_traces("directions", ssm, None, 0)
+    half = by_name(traces, "interference-free half-space")
+    pts = np.array([half["x"], half["y"]]).T
+    w_y = ssm["W_y"][0, 0, :, 0]  # tied: w_3 = (0, -0.512) -> the free side is h_2 >= 0
+    assert np.all(pts @ w_y <= 1e-6)
+    assert geometry.in_half_space(pts[:-1].mean(axis=0), w_y)
+    assert half["fill"] == "toself"
+
+
+def test_half_space_with_a_bias_shifts_the_boundary():
+    run = make_run(SPIRAL, E1, W_y=np.array([[1.0], [0.0]]), model="ssm", bias=True, b=0.3)
+    half = by_name(figures.frame_traces("directions", run, None, -1), "interference-free")
+    assert max(half["x"]) == pytest.approx(-0.3, abs=1e-3)  # {h : h_1 + 0.3 <= 0}
+    assert "+ b" in half["name"]
+
+
+def test_count_of_directions_in_the_half_space(ssm):
+    text = by_name(figures.frame_traces("directions", ssm, None, -1), "count")["text"][0]
+    assert text.startswith("6 of 6 directions in the interference-free half-space")
+    assert "(3 of 3 intermediate)" in text
+    # untied readout along e1: a_s = 1, 0, -0.64, 0, 0.41, 0, -0.26 -> s = 1, 2, 5, 6 are free
+    run = make_run(SPIRAL, E1, W_y=np.array([[1.0], [0.0]]), model="ssm")
+    text = by_name(figures.frame_traces("directions", run, None, -1), "count")["text"][0]
+    assert text.startswith("4 of 6 directions") and "(2 of 3 intermediate)" in text
+    # ReLU recurrence: w_3 = W_h ReLU((-0.64, 0)) = 0, so every older direction is 0 and free
+    run = make_run(SPIRAL, E1, W_y=np.array([[1.0], [0.0]]), model="rnn")
+    text = by_name(figures.frame_traces("directions", run, None, -1), "count")["text"][0]
+    assert text.startswith("5 of 6 directions")
+
+
+def test_linear_model_has_no_half_space():
+    run = make_run(SPIRAL, E1, model="linear")
+    names = [t["name"] for t in figures.frame_traces("directions", run)]
+    assert not any("interference-free" in n or n == "count" for n in names)
+    assert len(names) == 4  # three roles and the readout
+    assert "interference-free" not in json.dumps(figures.frame_traces("projections", run))
+
+
+def test_axis_ranges_cover_every_frame(ssm):
+    layout = figures.panel_layout("directions", ssm, None)
+    longest = max(np.abs(ssm["W_x"][:, 0]).max(), 1.0)  # w_0 grows with the frame
+    lo, hi = layout["xaxis"]["range"]
+    assert hi >= longest and lo <= -longest and layout["yaxis"]["range"] == [lo, hi]
+    assert layout["yaxis"]["scaleanchor"] == "x"
+
+
+def test_three_hidden_units_give_a_3d_view():
+    W_h = np.diag([0.5, 0.6, 0.7]) + 0.2 * np.eye(3, k=1)
+    run = make_run(W_h, np.array([[1.0], [0.5], [0.2]]), model="ssm")
+    traces = figures.frame_traces("directions", run)
+    assert {t["type"] for t in traces} == {"scatter3d", "mesh3d"}
+    mesh = traces[0]
+    assert mesh["type"] == "mesh3d" and "directions in the interference-free" in mesh["name"]
+    P = np.array([mesh["x"], mesh["y"], mesh["z"]]).T
+    w_y = run["W_y"][-1, 0, :, 0]
+    np.testing.assert_allclose(P @ w_y, 0.0, atol=1e-3 * np.abs(P).max())  # the boundary plane
+    assert "scene" in figures.panel_layout("directions", run, None)
+
+
+def test_plane_in_cube_is_a_closed_ordered_polygon():
+    P = plane_in_cube(1.0, np.array([0.0, 0.0, 1.0]), -0.5)  # z = 0.5: a square
+    assert P.shape == (4, 3) and np.allclose(P[:, 2], 0.5)
+    angles = np.unwrap(np.arctan2(P[:, 1], P[:, 0]))
+    assert np.all(np.diff(angles) > 0) or np.all(np.diff(angles) < 0)
+    assert plane_in_cube(1.0, np.array([0.0, 0.0, 1.0]), -5.0).shape == (0, 3)
+
+
+def test_many_hidden_units_are_projected_onto_readout_and_output_direction():
+    rng = np.random.default_rng(1)
+    W_h = 0.4 * rng.normal(size=(5, 5))
+    W_x = rng.normal(size=(5, 1))
+    W_y = rng.normal(size=(5, 1))
+    run = make_run(W_h, W_x, W_y=W_y, model="ssm")
+    layout = figures.panel_layout("directions", run, None)
+    assert "projection onto span(w<sub>y</sub>, w<sub>k</sub>)" in layout["title"]["text"]
+    traces = figures.frame_traces("directions", run)
+    w = geometry.feature_directions(run["W_x"][-1, 0], run["W_h"][-1, 0], n_ages(3), False)
+    a = (w[:, :, 0] @ W_y[:, 0])[:3]
+    # e1 is along w_y, so the first coordinate times |w_y| is a_s exactly
+    along = tips(by_name(traces, "intermediate"))[:, 0] * np.linalg.norm(W_y)
+    np.testing.assert_allclose(along, a, rtol=2e-3, atol=1e-4)
+
+
+def test_vector_input_draws_the_chosen_feature_and_a_heatmap():
+    rng = np.random.default_rng(2)
+    W_x, W_h, W_y = rng.normal(size=(2, 3)), 0.5 * rotation(40), rng.normal(size=(2, 3))
+    run = make_run(W_h, W_x, W_y=W_y, model="rnn")
+    traces = figures.frame_traces("directions", run, None, -1, feature=1)
+    w = geometry.feature_directions(run["W_x"][-1, 0], W_h, n_ages(3), True)  # (n, N_h, N_x)
+    np.testing.assert_allclose(tips(by_name(traces, "output"))[0], w[3, :, 1], rtol=1e-3)
+    assert "feature B" in figures.panel_layout("directions", run, None, feature=1)["title"]["text"]
+    (heat,) = figures.frame_traces("projections", run, None, -1)
+    assert heat["type"] == "heatmap" and heat["x"] == ["A", "B", "C"]
+    np.testing.assert_allclose(heat["z"], W_y.T @ w[3], rtol=1e-3, atol=1e-4)
+    assert heat["zmin"] == -heat["zmax"]  # centred on 0
+    with pytest.raises(TempsupError, match="feature"):
+        figures.frame_traces("directions", run, None, -1, feature=3)
+
+
+# ---- loss, projections, eigen ---------------------------------------------------------------
+
+
+def test_loss_cursor_sits_at_the_frame_step(ssm):
+    layout = figures.panel_layout("loss", ssm, None)
+    for f in (0, 1, -1):
+        traces = figures.frame_traces("loss", ssm, None, f)
+        cursor = by_name(traces, "current step")
+        step = int(ssm["step"][f])
+        assert cursor["x"] == [step, step]
+        lo, hi = layout["yaxis"]["range"]
+        np.testing.assert_allclose(np.log10(cursor["y"]), [lo, hi], atol=1e-3)
+        assert by_name(traces, "current loss")["x"] == [step]
+    assert layout["yaxis"]["type"] == "log"
+    assert "first-order (ReLU readout) terms" in layout["title"]["text"]
+    names = [t["name"] for t in figures.frame_traces("loss", ssm)]
+    assert "other seeds (measured)" in names and "task" in names
+    assert any("mean correction" in n for n in names)
+
+
+def test_loss_title_for_the_linear_model():
+    run = make_run(SPIRAL, E1, model="linear")
+    title = figures.panel_layout("loss", run, None)["title"]["text"]
+    assert "exact expected loss (linear model)" in title
+
+
+def test_projection_bars_by_role(ssm):
+    traces = figures.frame_traces("projections", ssm, None, -1)
+    out = by_name(traces, "output")
+    a_k = float(np.sum(ssm["W_y"][-1, 0, :, 0] ** 2))  # tied: a_k = |w_k|²
+    assert out["x"] == [3] and out["y"][0] == pytest.approx(a_k, rel=1e-3)
+    assert out["marker"]["line"]["width"] > 0  # s = k outlined
+    assert by_name(traces, "intermediate")["x"] == [0, 1, 2]
+    band = by_name(traces, "interference-free")
+    assert max(band["y"]) == 0.0  # a_s <= 0 is free without a bias
+    layout = figures.panel_layout("projections", ssm, None)
+    assert layout["yaxis"]["zeroline"] and layout["shapes"][0]["y0"] == 1  # target a_k = 1
+
+
+def test_eigen_panel_summary(ssm):
+    traces = figures.frame_traces("eigen", ssm, None, 0)
+    now = by_name(traces, "eigenvalues of")
+    np.testing.assert_allclose(sorted(now["y"]), [-0.8, 0.8], atol=1e-4)
+    np.testing.assert_allclose(now["x"], [0, 0], atol=1e-4)
+    text = by_name(traces, "spectrum summary")["text"][0]
+    assert "ρ(W<sub>h</sub>) = 0.8" in text and "kθ = 270°" in text
+    assert text.endswith("‖w<sub>0</sub>‖ = 1")  # frame 0: W_x = e1
+    layout = figures.panel_layout("eigen", ssm, None)
+    assert layout["shapes"][0]["type"] == "circle"
+
+
+# ---- the contract with the app ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("panel", figures.PANELS)
+def test_figure_is_traces_plus_layout(ssm, panel):
+    layout = figures.panel_layout(panel, ssm, 1)
+    json.dumps(layout)
+    for f in (0, 2):
+        data = figures.frame_traces(panel, ssm, 1, f)
+        json.dumps(data)  # plain JSON: no numpy anywhere
+        fig = figures.panel_figure(panel, ssm, 1, f)
+        assert fig.to_plotly_json() == go.Figure({"data": data, "layout": layout}).to_plotly_json()
+    assert figures.all_frame_traces(panel, ssm, 1) == [
+        figures.frame_traces(panel, ssm, 1, f) for f in range(ssm.n_frames)
+    ]
+
+
+@pytest.mark.parametrize("panel", figures.PANELS)
+def test_only_moving_traces_change(ssm, panel):
+    moving = set(figures.moving_traces(panel, ssm))
+    frames = figures.all_frame_traces(panel, ssm)
+    for i in range(len(frames[0])):
+        if i not in moving:
+            assert all(fr[i] == frames[0][i] for fr in frames), (panel, i)
+    assert any(fr[i] != frames[0][i] for fr in frames for i in moving)  # W_x grows
+
+
+def test_seed_none_is_the_best_seed(ssm):
+    assert figures.frame_traces("loss", ssm, None) == figures.frame_traces("loss", ssm, ssm.best)
+
+
+def test_bad_arguments_say_what_was_expected(ssm):
+    with pytest.raises(TempsupError, match="panel: expected one of directions"):
+        figures.panel_figure("spectrum", ssm)
+    with pytest.raises(TempsupError, match=r"seed: expected an integer in \[0, 1\]"):
+        figures.frame_traces("loss", ssm, 5, 0)
+    with pytest.raises(TempsupError, match="frame"):
+        figures.frame_traces("loss", ssm, 0, 3)
+
+
+def test_empty_figure():
+    fig = empty_figure("no run yet")
+    assert len(fig.data) == 0
+    assert fig.layout.annotations[0].text == "no run yet"
+    assert figures.empty_figure is empty_figure
+
+
+# ---- animation and export -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def long_run() -> Run:
+    rng = np.random.default_rng(3)
+    return make_run(0.9 * rotation(100) + 0.05 * rng.normal(size=(2, 2)), E1, frames=100, seeds=8)
+
+
+def test_animation_has_one_lean_frame_per_snapshot(long_run):
+    fig = figures.animation_figure(long_run)
+    assert len(fig.frames) == 100
+    assert [fr.name for fr in fig.frames] == [str(f) for f in range(100)]
+    assert len(fig.layout.sliders[0].steps) == 100
+    assert [b.label for b in fig.layout.updatemenus[0].buttons] == ["▶ play", "❚❚ pause"]
+    loss_cursor = [i for i, t in enumerate(fig.data) if t.name == "current step"]
+    frame = fig.frames[7]
+    assert set(loss_cursor) <= set(frame.traces)
+    assert "other seeds (measured)" not in {fig.data[i].name for i in frame.traces}
+    assert frame.layout is None or frame.layout.to_plotly_json() == {}
+    step7 = int(long_run["step"][7])
+    (cursor,) = [d for i, d in zip(frame.traces, frame.data, strict=True) if i in loss_cursor]
+    assert list(cursor.x) == [step7, step7]
+
+
+def test_export_is_offline_small_and_complete(long_run):
+    link = "https://tempsup.example/run?key=abc&seed=0"
+    page = figures.export_html(long_run, None, link)
+    overhead = len(page) - len(plotly.offline.get_plotlyjs())
+    assert overhead < 1_000_000, f"export adds {overhead} bytes beyond plotly.js"
+    assert not re.search(r"<script[^>]*\ssrc=", page)  # everything inlined: works offline
+    assert plotly.offline.get_plotlyjs()[:2000] in page
+    assert long_run.config.to_json() in page
+    assert 'href="https://tempsup.example/run?key=abc&amp;seed=0"' in page
+    for f in range(100):
+        assert f'"name":"{f}"' in page
