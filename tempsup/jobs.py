@@ -259,7 +259,8 @@ class JobQueue:
         key = config.key
         rec = self._record(key)
         # Verify a finished result before promising it (outside the lock: decoding is slow).
-        if rec is not None and rec["state"] == JobState.DONE and self._load_run(rec) is not None:
+        done = rec is not None and rec["state"] == JobState.DONE
+        if done and self._load_run(rec) is not None and self._config(key) is not None:
             return self._status(rec)
         with self._transact():
             rec = self._record(key)

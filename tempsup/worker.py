@@ -245,8 +245,9 @@ class Worker:
 class WorkerPool:
     """`n` worker subprocesses (`python -m tempsup.worker`) on one cache directory.
 
-    Starts them at construction; `stop()` (also on exit, or leaving a `with`
-    block) terminates them: each gives its running job back to the queue.
+    Starts them at construction (`start()` again is harmless, and restarts a
+    stopped pool); `stop()` (also at exit, or leaving a `with` block)
+    terminates them: each gives its running job back to the queue.
     Workers also exit by themselves when the process that started them dies.
     """
 
@@ -267,9 +268,17 @@ class WorkerPool:
         self.python = python or sys.executable
         self.processes: list[subprocess.Popen] = []
         self._stopped = False
+        self._owner = os.getpid()  # a forked child (a gunicorn worker) must not manage them
+        self.start()
+
+    def start(self) -> WorkerPool:
+        """Make sure `n` workers run (idempotent); return the pool."""
+        self._stopped = False
         self.directory.mkdir(parents=True, exist_ok=True)
+        atexit.unregister(self.stop)  # registered once, however often we start
         atexit.register(self.stop)
         self.check()
+        return self
 
     @property
     def pids(self) -> list[int]:
@@ -277,7 +286,7 @@ class WorkerPool:
 
     def check(self) -> int:
         """Reap dead workers and start new ones up to `n`; return how many started."""
-        if self._stopped:
+        if self._stopped or os.getpid() != self._owner:
             return 0
         self.processes = [p for p in self.processes if p.poll() is None]
         started = 0
@@ -303,6 +312,8 @@ class WorkerPool:
     def stop(self, timeout: float = STOP_TIMEOUT) -> None:
         """Terminate every worker (SIGTERM, then SIGKILL after `timeout` s)."""
         self._stopped = True
+        if os.getpid() != self._owner:
+            return
         for p in self.processes:
             if p.poll() is None:
                 p.terminate()

@@ -22,9 +22,11 @@ from tempsup import cli
 from tempsup.config import RunConfig, snapshot_steps
 from tempsup.errors import TempsupError
 from tempsup.jobs import (
+    QUEUE,
     JobQueue,
     JobState,
     JobStatus,
+    config_key,
     frame_key,
     run_key,
     status_key,
@@ -220,6 +222,7 @@ def test_killed_worker_is_failed_by_recover_and_retried(cache_dir, pools):
     assert len(queue.frames(config.key)) == status.n_frames >= 2  # frames so far are kept
 
     assert pool.check() == 1  # a new worker replaces the dead one
+    assert pool.start() is pool and pool.check() == 0 and len(pool.pids) == 1
     retried = queue.retry(config.key)
     assert retried.state in (JobState.QUEUED, JobState.RUNNING)
     done = wait_for("the retried job", state_is(queue, config.key, JobState.DONE, JobState.FAILED))
@@ -308,9 +311,16 @@ def test_damaged_entries_are_missing_not_crashes(cache_dir):
     Worker(cache_dir).run(once=True)
     assert fresh.run(config.key).n_frames == 5
 
+    fresh.cache.set(config_key(config.key), "not a config")  # a damaged config entry
+    assert fresh.config(config.key) is None
+    assert fresh.submit(config).state == JobState.DONE and fresh.config(config.key) == config
+
     fresh.cache.set(status_key(config.key), "{not json")  # a damaged status record
     assert fresh.status(config.key) is None and fresh.frames(config.key) == []
     assert fresh.submit(config).state == JobState.QUEUED
+
+    fresh.cache.set(QUEUE, b"\xff")  # a damaged queue: the job is put back in line
+    assert fresh.status(config.key).position == 1 and fresh.queued() == [config.key]
 
 
 def test_cli_worker_once_and_warm_starts(cache_dir, tmp_path):
