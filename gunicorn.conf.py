@@ -9,3 +9,21 @@ threads = 4
 timeout = 60
 graceful_timeout = 30
 accesslog = "-"
+
+
+def on_starting(server) -> None:  # noqa: ANN001 - gunicorn hook signature
+    """Start the training workers once, in the master, beside the web workers.
+
+    The web workers never run torch; the pool's processes are separate
+    programs (not forks), and the master stops them on shutdown.
+    """
+    from app.services import start_workers, warm_up
+
+    server.tempsup_pool = start_workers()
+    warm_up()
+
+
+def on_exit(server) -> None:  # noqa: ANN001
+    pool = getattr(server, "tempsup_pool", None)
+    if pool is not None:
+        pool.stop()

@@ -38,13 +38,19 @@ def layout() -> html.Div:
                 className="header",
                 children=[
                     html.H1("tempsup"),
-                    html.P([
-                        "How a recurrent network packs what it must remember into a too-small "
-                        "hidden state — ",
-                        html.A("Temporal superposition and feature geometry of RNNs under "
-                               "memory demands", href=panels.PAPER_URL, target="_blank"),
-                        " (Sharma, Proca, Prieto, Mediano, ICLR 2026).",
-                    ]),
+                    html.P(
+                        [
+                            "How a recurrent network packs what it must remember into a too-small "
+                            "hidden state — ",
+                            html.A(
+                                "Temporal superposition and feature geometry of RNNs under "
+                                "memory demands",
+                                href=panels.PAPER_URL,
+                                target="_blank",
+                            ),
+                            " (Sharma, Proca, Prieto, Mediano, ICLR 2026).",
+                        ]
+                    ),
                 ],
             ),
             html.Div(

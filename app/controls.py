@@ -17,8 +17,9 @@ from app.urlstate import config_from_query, query_from_config
 from tempsup.config import DEFAULTS, INPUT_DISTS, MODEL_NAMES, RunConfig
 from tempsup.errors import TempsupError
 
-HIDDEN_CHOICES = (1, 2, 3, 4, 5, 6, 8, 10, 16, 32, 64, 100)
-INPUT_CHOICES = (1, 2, 3, 4, 5, 6, 8, 10, 20, 40, 75)
+# Sliders cover the teaching range; larger sizes (the N_h = 100 preset) come from links.
+HIDDEN_MARKS = (1, 2, 3, 5, 10, 16)
+INPUT_MARKS = (1, 2, 5, 10, 16)
 
 # (component id, config field): each control edits exactly one field
 FIELD_CONTROLS: tuple[tuple[str, str], ...] = (
@@ -70,18 +71,41 @@ def layout() -> html.Div:
                 className="radios",
             ),
             html.Label("Delay k (the target is the input k steps back)", className="label"),
-            dcc.Slider(id=ids.K, min=0, max=10, step=1, value=DEFAULTS.k, marks=None,
-                       tooltip={"placement": "bottom", "always_visible": True}),
+            dcc.Slider(
+                id=ids.K,
+                min=0,
+                max=10,
+                step=1,
+                value=DEFAULTS.k,
+                marks={0: "0", 3: "3", 5: "5", 10: "10"},
+            ),
             html.Label("Sparsity S = 1 − p (how often an input is silent)", className="label"),
-            dcc.Slider(id=ids.SPARSITY, min=0.0, max=0.99, step=0.01, value=DEFAULTS.sparsity,
-                       marks={0: "0", 0.5: "0.5", 0.9: "0.9", 0.99: "0.99"},
-                       tooltip={"placement": "bottom", "always_visible": True}),
+            dcc.Slider(
+                id=ids.SPARSITY,
+                min=0.0,
+                max=0.99,
+                step=0.01,
+                value=DEFAULTS.sparsity,
+                marks={0: "0", 0.5: "0.5", 0.9: "0.9", 0.99: "0.99"},
+            ),
             html.Label("Hidden size N_h", className="label"),
-            dcc.Slider(id=ids.HIDDEN, min=1, max=100, step=None, value=DEFAULTS.hidden,
-                       marks=_marks(HIDDEN_CHOICES)),
+            dcc.Slider(
+                id=ids.HIDDEN,
+                min=1,
+                max=16,
+                step=1,
+                value=DEFAULTS.hidden,
+                marks=_marks(HIDDEN_MARKS),
+            ),
             html.Label("Input dimension N_x (features A, B, C, …)", className="label"),
-            dcc.Slider(id=ids.INPUTS, min=1, max=75, step=None, value=DEFAULTS.inputs,
-                       marks=_marks(INPUT_CHOICES)),
+            dcc.Slider(
+                id=ids.INPUTS,
+                min=1,
+                max=16,
+                step=1,
+                value=DEFAULTS.inputs,
+                marks=_marks(INPUT_MARKS),
+            ),
             html.Details(
                 className="advanced",
                 children=[
@@ -95,18 +119,40 @@ def layout() -> html.Div:
                             _number(ids.SEED, "base seed", 0, 2**31 - 1, 1, "init and data"),
                             _number(ids.SEQ_LEN, "sequence length T", 2, 500, 1, "time steps"),
                             _number(ids.BATCH, "batch", 1, 65536, 1, "sequences per step"),
-                            _number(ids.IMPORTANCE, "importance decay", 0.01, 1, "any",
-                                    "feature i weighs importance^i"),
-                            _number(ids.SNAPSHOT_EVERY, "snapshot every", 1, 200_000, 1,
-                                    "steps between frames"),
-                            _number(ids.CURRICULUM, "curriculum start S", 0, 0.99, "any",
-                                    "start at this sparsity; empty for none"),
+                            _number(
+                                ids.IMPORTANCE,
+                                "importance decay",
+                                0.01,
+                                1,
+                                "any",
+                                "feature i weighs importance^i",
+                            ),
+                            _number(
+                                ids.SNAPSHOT_EVERY,
+                                "snapshot every",
+                                1,
+                                200_000,
+                                1,
+                                "steps between frames",
+                            ),
+                            _number(
+                                ids.CURRICULUM,
+                                "curriculum start S",
+                                0,
+                                0.99,
+                                "any",
+                                "start at this sparsity; empty for none",
+                            ),
                             html.Label(
                                 className="field",
                                 children=[
                                     html.Span("input values U"),
-                                    dcc.Dropdown(id=ids.INPUT_DIST, options=list(INPUT_DISTS),
-                                                 value=DEFAULTS.input_dist, clearable=False),
+                                    dcc.Dropdown(
+                                        id=ids.INPUT_DIST,
+                                        options=list(INPUT_DISTS),
+                                        value=DEFAULTS.input_dist,
+                                        clearable=False,
+                                    ),
                                 ],
                             ),
                         ],
@@ -114,7 +160,10 @@ def layout() -> html.Div:
                     dcc.Checklist(
                         id=ids.OPTIONS,
                         options=[
-                            {"label": "tied readout W_y := W_h^k W_x (the paper's)", "value": "tied"},
+                            {
+                                "label": "tied readout W_y := W_h^k W_x (the paper's)",
+                                "value": "tied",
+                            },
                             {"label": "readout bias b_y", "value": "bias"},
                         ],
                         value=["tied"],
@@ -140,7 +189,11 @@ def config_from_controls(values: list[Any], options: list[str] | None) -> RunCon
     for (_, field), value in zip(FIELD_CONTROLS, values, strict=True):
         if value is None and field != "curriculum":
             raise TempsupError(f"{field}: enter a value")
-        if isinstance(value, float) and value.is_integer() and isinstance(getattr(DEFAULTS, field), int):
+        if (
+            isinstance(value, float)
+            and value.is_integer()
+            and isinstance(getattr(DEFAULTS, field), int)
+        ):
             value = int(value)
         fields[field] = value
     options = options if isinstance(options, list) else []
@@ -173,8 +226,7 @@ def sync_controls(search: str | None, *values: Any) -> tuple[Any, ...]:
         if current and current.get("key") == config.key:
             return (no_update,) * (3 + n_controls)
         message = "Ignored from the link: " + "; ".join(errors) if errors else ""
-        return (no_update, config_store(config, autostart=True), message,
-                *control_values(config))
+        return (no_update, config_store(config, autostart=True), message, *control_values(config))
     try:
         config = config_from_controls(controls, options)
     except TempsupError as exc:
@@ -183,5 +235,9 @@ def sync_controls(search: str | None, *values: Any) -> tuple[Any, ...]:
         return (no_update, no_update, f"invalid control value ({exc})", *([no_update] * n_controls))
     if current and current.get("key") == config.key:
         return (no_update, no_update, "", *([no_update] * n_controls))
-    return (query_from_config(config), config_store(config, autostart=False), "",
-            *([no_update] * n_controls))
+    return (
+        query_from_config(config),
+        config_store(config, autostart=False),
+        "",
+        *([no_update] * n_controls),
+    )

@@ -16,7 +16,7 @@ from dash import Input, Output, Patch, State, callback, ctx, dcc, html, no_updat
 
 from app import ids
 from app.services import job_queue
-from app.view import choose_seed, empty_view, frame_data, full_view, layouts, run_summary
+from app.view import choose_seed, empty_view, frame_data, full_view, seed_options, shared_parts
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.figures import export_html
@@ -88,22 +88,32 @@ def _int_or_none(value: Any) -> int | None:
 
 def _start(status: JobStatus) -> tuple[Any, ...]:
     """Outputs for a job that is queued or running: reset the view, start polling."""
-    return (job_store(status), empty_view("training…"), False, status_text(status),
-            progress_style(status), False, [], None)
+    return (
+        job_store(status),
+        empty_view("training…"),
+        False,
+        status_text(status),
+        progress_style(status),
+        False,
+        [],
+        None,
+    )
 
 
 def _finished(run: Run, status: JobStatus, seed: int | None, feature: int) -> tuple[Any, ...]:
     seed = choose_seed(run, seed)
     view = full_view(run, seed, feature)
-    options = seed_dropdown(run)
-    return (job_store(status, run.n_frames, seed), view, True, status_text(status),
-            progress_style(status), True, options, seed)
-
-
-def seed_dropdown(run: Run) -> list[dict[str, Any]]:
-    from app.view import seed_options
-
-    return seed_options(run)
+    options = seed_options(run)
+    return (
+        job_store(status, run.n_frames, seed),
+        view,
+        True,
+        status_text(status),
+        progress_style(status),
+        True,
+        options,
+        seed,
+    )
 
 
 SHOW_OUTPUTS = (
@@ -146,13 +156,29 @@ def show_config(store: dict[str, Any] | None, _clicks: int, client: Any, feature
         return _start(status)
     if not wants_training:
         message = status_text(status) if status else "Not trained yet: press Train."
-        return ({"key": config.key, "state": "none", "cursor": 0, "seed": None},
-                empty_view(message), True, message, progress_style(None), True, [], None)
+        return (
+            {"key": config.key, "state": "none", "cursor": 0, "seed": None},
+            empty_view(message),
+            True,
+            message,
+            progress_style(None),
+            True,
+            [],
+            None,
+        )
     try:
         status = queue.submit(config, client=str(client or "anonymous")[:64])
     except TempsupError as exc:
-        return (no_update, no_update, True, f"Refused: {exc}", no_update, True,
-                no_update, no_update)
+        return (
+            no_update,
+            no_update,
+            True,
+            f"Refused: {exc}",
+            no_update,
+            True,
+            no_update,
+            no_update,
+        )
     if status.state == JobState.DONE:
         run = queue.run(config.key)
         if run is not None:
@@ -183,8 +209,16 @@ def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feat
     queue = job_queue()
     status = queue.status(config.key)
     if status is None:
-        return (no_update, no_update, True, "The job disappeared; press Train.",
-                progress_style(None), True, no_update, no_update)
+        return (
+            no_update,
+            no_update,
+            True,
+            "The job disappeared; press Train.",
+            progress_style(None),
+            True,
+            no_update,
+            no_update,
+        )
     feature = _int_or_none(feature) or 0
     cursor = int(job.get("cursor") or 0)
     if status.state == JobState.DONE:
@@ -196,8 +230,16 @@ def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feat
     frames = queue.frames(config.key, 0)
     ended = status.state not in ACTIVE
     if len(frames) <= cursor:
-        return (no_update, no_update, ended, status_text(status), progress_style(status),
-                ended, no_update, no_update)
+        return (
+            no_update,
+            no_update,
+            ended,
+            status_text(status),
+            progress_style(status),
+            ended,
+            no_update,
+            no_update,
+        )
     run = Run.from_frames(config, frames)
     seed = job.get("seed")
     if not isinstance(seed, int) or seed >= config.seeds:
@@ -212,11 +254,19 @@ def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feat
         view["frames"][panel].extend(traces)
     view["steps"].extend([int(s) for s in run["step"][cursor:]])
     view["n"] = run.n_frames
-    view["layouts"] = layouts(run, seed, feature)
-    view["summary"] = run_summary(run, seed)
+    for name, value in shared_parts(run, seed, feature).items():
+        view[name] = value
     new_job = {**job, "cursor": run.n_frames, "seed": seed, "state": status.state.value}
-    return (view, new_job, ended, status_text(status), progress_style(status), ended,
-            no_update, no_update)
+    return (
+        view,
+        new_job,
+        ended,
+        status_text(status),
+        progress_style(status),
+        ended,
+        no_update,
+        no_update,
+    )
 
 
 @callback(

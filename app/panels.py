@@ -74,6 +74,7 @@ def card(panel: Panel) -> html.Div:
                 figure=empty_figure("waiting for the first frame…"),
                 config={"displaylogo": False, "responsive": True},
                 className="graph",
+                style={"height": "30rem"},
             ),
             html.P(panel.explanation, className="explain"),
         ],

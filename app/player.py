@@ -28,8 +28,15 @@ def layout() -> html.Div:
                     html.Button("▶", id=ids.NEXT, n_clicks=0, title="next frame (→)"),
                     html.Div(
                         className="scrubber",
-                        children=dcc.Slider(id=ids.FRAME, min=0, max=0, step=1, value=0,
-                                            marks=None, updatemode="drag"),
+                        children=dcc.Slider(
+                            id=ids.FRAME,
+                            min=0,
+                            max=0,
+                            step=1,
+                            value=0,
+                            marks=None,
+                            updatemode="drag",
+                        ),
                     ),
                     html.Span(id=ids.FRAME_LABEL, className="frame-label"),
                 ],
@@ -37,14 +44,37 @@ def layout() -> html.Div:
             html.Div(
                 className="player-row",
                 children=[
-                    html.Label(["seed ", dcc.Dropdown(id=ids.SEED_PICK, options=[], clearable=False,
-                                                      placeholder="best seed",
-                                                      className="seed-pick")]),
-                    html.Label(["feature ", dcc.Dropdown(id=ids.FEATURE_PICK, options=[],
-                                                         value=0, clearable=False,
-                                                         className="feature-pick")]),
-                    html.A("share link", id=ids.SHARE_LINK, href="", className="share",
-                           title="copy this link to share the view"),
+                    html.Label(
+                        [
+                            "seed ",
+                            dcc.Dropdown(
+                                id=ids.SEED_PICK,
+                                options=[],
+                                clearable=False,
+                                placeholder="best seed",
+                                className="seed-pick",
+                            ),
+                        ]
+                    ),
+                    html.Label(
+                        [
+                            "feature ",
+                            dcc.Dropdown(
+                                id=ids.FEATURE_PICK,
+                                options=[],
+                                value=0,
+                                clearable=False,
+                                className="feature-pick",
+                            ),
+                        ]
+                    ),
+                    html.A(
+                        "share link",
+                        id=ids.SHARE_LINK,
+                        href="",
+                        className="share",
+                        title="copy this link to share the view",
+                    ),
                 ],
             ),
             dcc.Interval(id=ids.TICK, interval=TICK_MS, disabled=True),

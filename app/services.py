@@ -8,6 +8,7 @@ without code changes.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from functools import lru_cache
 
@@ -50,7 +51,6 @@ def warm_up() -> None:
     """Queue the default example so the first visitor sees a trained run."""
     queue = job_queue()
     queue.recover()
-    try:
+    # a full queue at start-up is not worth failing the server for
+    with contextlib.suppress(TempsupError):
         queue.submit(DEFAULTS, client="startup")
-    except TempsupError:
-        pass  # a full queue at start-up is not worth failing the server for

@@ -8,6 +8,7 @@ page shows beside the controls.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from typing import Any
@@ -74,10 +75,8 @@ def config_from_query(search: str | None) -> tuple[RunConfig, list[str]]:
     # keep each field that is valid on its own, drop the rest
     config = DEFAULTS
     for name, value in values.items():
-        try:
+        with contextlib.suppress(TempsupError):
             config = config.replace(**{name: value})
-        except TempsupError:
-            pass
     return config, errors
 
 

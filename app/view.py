@@ -39,20 +39,45 @@ def seed_options(run: Run) -> list[dict[str, Any]]:
 
 
 def empty_view(message: str) -> dict[str, Any]:
-    return {"key": None, "seed": None, "feature": 0, "n": 0, "steps": [], "message": message,
-            "layouts": {}, "frames": {p: [] for p in PANEL_NAMES}}
-
-
-def frame_data(run: Run, seed: int, feature: int, start: int) -> dict[str, list[Any]]:
-    """Per-panel traces of frames [start:], for appending to the store."""
     return {
-        p: [figures.frame_traces(p, run, seed, f, feature=feature) for f in range(start, run.n_frames)]
-        for p in PANEL_NAMES
+        "key": None,
+        "seed": None,
+        "feature": 0,
+        "n": 0,
+        "steps": [],
+        "message": message,
+        "layouts": {},
+        "base": {},
+        "moving": {},
+        "frames": {p: [] for p in PANEL_NAMES},
     }
 
 
-def layouts(run: Run, seed: int, feature: int) -> dict[str, Any]:
-    return {p: figures.panel_layout(p, run, seed, feature=feature) for p in PANEL_NAMES}
+def frame_data(run: Run, seed: int, feature: int, start: int) -> dict[str, list[Any]]:
+    """Per panel, per frame from `start`: only the traces that move with the frame.
+
+    The rest (e.g. the loss history) lives once in `base`; the browser splices
+    the moving traces in at the indices of `moving` (assets/tempsup.js).
+    """
+    out = {}
+    for p in PANEL_NAMES:
+        moving = figures.moving_traces(p, run, seed, feature=feature)
+        frames = figures.all_frame_traces(p, run, seed, feature=feature, start=start)
+        out[p] = [[traces[i] for i in moving] for traces in frames]
+    return out
+
+
+def shared_parts(run: Run, seed: int, feature: int) -> dict[str, Any]:
+    """What every frame shares: layouts, the full traces of the last frame, moving indices.
+
+    Re-sent on every poll while training (axis ranges and the loss history grow).
+    """
+    return {
+        "layouts": {p: figures.panel_layout(p, run, seed, feature=feature) for p in PANEL_NAMES},
+        "base": {p: figures.frame_traces(p, run, seed, -1, feature=feature) for p in PANEL_NAMES},
+        "moving": {p: figures.moving_traces(p, run, seed, feature=feature) for p in PANEL_NAMES},
+        "summary": run_summary(run, seed),
+    }
 
 
 def full_view(run: Run, seed: int, feature: int = 0, message: str = "") -> dict[str, Any]:
@@ -64,9 +89,8 @@ def full_view(run: Run, seed: int, feature: int = 0, message: str = "") -> dict[
         "n": run.n_frames,
         "steps": [int(s) for s in np.asarray(run["step"])],
         "message": message,
-        "layouts": layouts(run, seed, feature),
         "frames": frame_data(run, seed, feature, 0),
-        "summary": run_summary(run, seed),
+        **shared_parts(run, seed, feature),
     }
 
 

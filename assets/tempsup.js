@@ -34,10 +34,14 @@
           return PANELS.map(() => emptyFigure(msg)).concat([msg]);
         }
         const i = clampFrame(frame, view.n);
-        const figs = PANELS.map((p) => ({
-          data: (view.frames[p] || [])[i] || [],
-          layout: Object.assign({ uirevision: view.key + ":" + p }, view.layouts[p] || {}),
-        }));
+        const figs = PANELS.map((p) => {
+          // the frame's moving traces spliced into the shared ones (app/view.py)
+          const data = (view.base[p] || []).slice();
+          const moving = view.moving[p] || [];
+          const frameTraces = (view.frames[p] || [])[i] || [];
+          moving.forEach((idx, j) => { if (frameTraces[j]) data[idx] = frameTraces[j]; });
+          return { data: data, layout: view.layouts[p] || {} };
+        });
         const label = "step " + view.steps[i] + " · frame " + (i + 1) + "/" + view.n +
           (view.summary ? " · " + view.summary : "");
         return figs.concat([label]);

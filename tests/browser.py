@@ -1,0 +1,109 @@
+"""Helpers for the browser tests: a real app server and headless Chromium.
+
+The server is the README's own entry point (`python -m app`) in a subprocess,
+with its own cache directory and its own training worker; the browser is the
+system's Chromium driven through the system's chromedriver (nothing is
+downloaded). Browser tests are marked `browser`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def find_binary(*names: str) -> str | None:
+    for name in names:
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@contextmanager
+def app_server(cache: Path, workers: int = 1, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Run `python -m app` on a free port; yield its base URL; stop it after."""
+    port = free_port()
+    full_env = {**os.environ, "TEMPSUP_CACHE": str(cache), "PYTHONUNBUFFERED": "1", **(env or {})}
+    log = open(cache.parent / f"server-{port}.log", "w")  # noqa: SIM115 - closed below
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app", "--port", str(port), "--workers", str(workers)],
+        cwd=ROOT,
+        env=full_env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/healthz", timeout=2) as resp:
+                    if resp.read() == b"ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                log.flush()
+                raise RuntimeError(
+                    "app server did not start:\n"
+                    + (cache.parent / f"server-{port}.log").read_text()
+                )
+            time.sleep(0.2)
+        yield url
+    finally:
+        os.killpg(proc.pid, 15)
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, 9)
+            proc.wait()
+        log.close()
+
+
+def make_driver(download_dir: Path):
+    """Headless Chromium with downloads into `download_dir`."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    chromium = find_binary("chromium", "chromium-browser", "google-chrome")
+    driver_path = find_binary("chromedriver")
+    if not chromium or not driver_path:
+        raise RuntimeError("chromium and chromedriver are needed: run scripts/setup --browser")
+    opts = webdriver.ChromeOptions()
+    opts.binary_location = chromium
+    for arg in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--window-size=1600,1400",
+    ):
+        opts.add_argument(arg)
+    opts.add_experimental_option(
+        "prefs",
+        {"download.default_directory": str(download_dir), "download.prompt_for_download": False},
+    )
+    return webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)

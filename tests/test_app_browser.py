@@ -1,0 +1,141 @@
+"""The app in a real browser: headless Chromium against `python -m app`.
+
+One server (with one training worker) serves every test in this module; each
+test opens its own page. Configs are tiny so the worker answers in seconds.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from tests.browser import app_server, make_driver
+
+pytestmark = pytest.mark.browser
+
+TINY = (
+    "model=linear&k=2&sparsity=0.5&hidden=2&inputs=1&steps=200&batch=64&seeds=2&snapshot_every=10"
+)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> str:
+    cache = tmp_path_factory.mktemp("cache") / "jobs"
+    with app_server(cache) as url:
+        yield url
+
+
+@pytest.fixture
+def browser(tmp_path: Path):
+    driver = make_driver(tmp_path)
+    driver.download_dir = tmp_path
+    yield driver
+    driver.quit()
+
+
+def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = predicate()
+            if last:
+                return last
+        except Exception as exc:  # the DOM may be mid-update
+            last = exc
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+def n_traces(driver, graph_id: str) -> int:
+    return driver.execute_script(
+        "const g = document.querySelector('#' + arguments[0] + ' .js-plotly-plot');"
+        "return g && g.data ? g.data.length : 0;",
+        graph_id,
+    )
+
+
+def frame_label(driver) -> str:
+    return driver.find_element("id", "player-label").text
+
+
+def frame_count(driver) -> tuple[int, int]:
+    """(current frame, number of frames) from the player's label."""
+    text = frame_label(driver)
+    if "frame" not in text:
+        return 0, 0
+    cur, total = text.split("frame ")[1].split(" ")[0].split("/")
+    return int(cur), int(total)
+
+
+def query(driver) -> dict[str, list[str]]:
+    return parse_qs(urlparse(driver.current_url).query)
+
+
+def test_page_loads_with_trained_default_example(server, browser):
+    browser.get(server)
+    # the default example is queued at start-up; its frames appear without any click
+    wait_for(lambda: n_traces(browser, "graph-directions") > 0, 90, "default example frames")
+    wait_for(lambda: frame_count(browser)[1] > 1, 90, "several frames")
+    for graph in ("graph-loss", "graph-projections", "graph-eigen"):
+        assert n_traces(browser, graph) > 0, graph
+    assert query(browser)["model"] == ["ssm"]
+
+
+def test_moving_a_control_changes_the_url(server, browser):
+    browser.get(server)
+    wait_for(lambda: "model" in query(browser), 30, "URL with the config")
+    browser.find_element("css selector", "#ctl-model input[value='linear']").click()
+    wait_for(lambda: query(browser).get("model") == ["linear"], 10, "model=linear in the URL")
+
+
+def test_train_shows_progress_then_frames_and_play_advances(server, browser):
+    browser.get(f"{server}/?{TINY}&seed=11")
+    # the link trains by itself; frames stream in and the job finishes
+    wait_for(lambda: frame_count(browser)[1] >= 2, 60, "first frames")
+    wait_for(lambda: "Done" in browser.find_element("id", "job-status").text, 60, "job done")
+    cur, total = frame_count(browser)
+    assert total == 21 and cur == total
+    # change a control: not trained yet; Train trains it with a progress bar
+    browser.find_element("css selector", "#ctl-model input[value='ssm']").click()
+    wait_for(lambda: "press Train" in browser.find_element("id", "job-status").text, 20, "hint")
+    browser.find_element("id", "btn-train").click()
+    bar = browser.find_element("id", "job-progress-bar")
+    wait_for(lambda: bar.get_attribute("style") != "width: 0%;", 30, "progress bar moves")
+    wait_for(lambda: "Done" in browser.find_element("id", "job-status").text, 60, "ssm done")
+    # play from the start advances the scrubber
+    browser.find_element("id", "btn-prev").click()
+    browser.find_element("id", "btn-play").click()
+    first = frame_count(browser)[0]
+    wait_for(lambda: frame_count(browser)[0] > first, 10, "playing advances frames")
+
+
+def test_cancel_stops_a_long_job(server, browser):
+    browser.get(f"{server}/?model=rnn&k=3&sparsity=0.9&steps=100000&seeds=4&snapshot_every=100")
+    wait_for(lambda: "training" in browser.find_element("id", "job-status").text, 60, "training")
+    browser.find_element("id", "btn-cancel").click()
+    wait_for(
+        lambda: "cancel" in browser.find_element("id", "job-status").text.lower(), 30, "cancelled"
+    )
+
+
+def test_export_downloads_html_with_frames(server, browser):
+    browser.get(f"{server}/?{TINY}&seed=12")
+    wait_for(lambda: "Done" in browser.find_element("id", "job-status").text, 60, "done")
+    browser.find_element("id", "btn-export-html").click()
+    path = wait_for(lambda: next(iter(browser.download_dir.glob("*.html")), None), 30, "download")
+    text = path.read_text()
+    assert "frames" in text and '"k": 2' in text.replace("'", '"') or "k=2" in text
+    assert '<script src="http' not in text  # offline: plotly.js is inlined
+
+
+def test_shared_link_restores_controls(server, browser):
+    browser.get(f"{server}/?model=rnn&k=4&sparsity=0.95&hidden=3&steps=100&seeds=1&batch=32")
+    radio = browser.find_element("css selector", "#ctl-model input[value='rnn']")
+    wait_for(lambda: radio.is_selected(), 20, "rnn selected")
+    assert query(browser)["k"] == ["4"]
+    handle = browser.find_element("css selector", "#ctl-k [role='slider']")
+    assert handle.get_attribute("aria-valuenow") == "4"
