@@ -226,7 +226,9 @@ def sync_controls(search: str | None, *values: Any) -> tuple[Any, ...]:
         if current and current.get("key") == config.key:
             return (no_update,) * (3 + n_controls)
         message = "Ignored from the link: " + "; ".join(errors) if errors else ""
-        return (no_update, config_store(config, autostart=True), message, *control_values(config))
+        # a bare or partly invalid link is rewritten to the config actually shown
+        url = query_from_config(config) if errors or not (search or "").strip("?") else no_update
+        return (url, config_store(config, autostart=True), message, *control_values(config))
     try:
         config = config_from_controls(controls, options)
     except TempsupError as exc:

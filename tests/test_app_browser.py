@@ -137,5 +137,17 @@ def test_shared_link_restores_controls(server, browser):
     radio = browser.find_element("css selector", "#ctl-model input[value='rnn']")
     wait_for(lambda: radio.is_selected(), 20, "rnn selected")
     assert query(browser)["k"] == ["4"]
-    handle = browser.find_element("css selector", "#ctl-k [role='slider']")
-    assert handle.get_attribute("aria-valuenow") == "4"
+    wait_for(
+        lambda: (
+            browser.find_element("css selector", "#ctl-k [role='slider']").get_attribute(
+                "aria-valuenow"
+            )
+            == "4"
+        ),
+        20,
+        "k slider at 4",
+    )
+    assert browser.find_element("css selector", "#ctl-sparsity input").get_attribute("value") in (
+        "0.95",
+        ".95",
+    )
