@@ -1,0 +1,106 @@
+"""Reproduce the paper's headline geometry with the default recipe (science.md §1, §1b).
+
+Slow: each test trains 8-16 models for 2000 steps (a few seconds each here, more on
+a loaded machine). Training is deterministic for a given seed on one machine, so
+the numbers quoted in the comments are what these exact runs gave when written
+(torch 2.13 CPU, one thread).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from tempsup import geometry
+from tempsup.config import RunConfig
+from tempsup.sweep import train_runs
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+def angle_gap(angle_deg: float, target_deg: float) -> float:
+    """Distance between two angles in degrees, modulo 360, in [0, 180]."""
+    return abs((angle_deg - target_deg + 180.0) % 360.0 - 180.0)
+
+
+def test_linear_rnn_learns_a_spiral_sink() -> None:
+    """N_h = 2, k = 3, T = 20, S = 0.9, 8 seeds x 2000 steps, batch 512 (the defaults).
+
+    Base seed 1: the best seed (6) reaches the linear optimum of §1b, 1/8 seeds succeed.
+    Observed: λ = 0.700 ± 0.409i, |λ| = 0.810, arg λ = 30.3° (k·arg λ = 90.9°),
+    a_0..a_5 = [-0.113, 0.160, 0.298, 0.312, 0.241, 0.132], then negative from s = 7
+    (min -0.089 at s = 9), positive again from s = 13: a damped oscillation;
+    final measured loss 0.3637, exact expected loss 0.3678. The other seeds sit in
+    the real-eigenvalue local minimum (λ ≈ -0.874, 0.865; loss 0.3932) or the mirror
+    solution (arg λ = 147.3°; loss 0.3953).
+    Base seed 0 is unlucky: none of its 8 seeds finds the 30° optimum, and its best
+    seed is the real-eigenvalue minimum; base seeds 1-7 each have 1-3 seeds at the
+    optimum (13 of 64 models), so the best of 8 finds it about 4 times in 5.
+    """
+    config = RunConfig(model="linear", seed=1)
+    assert (config.hidden, config.k, config.seq_len, config.seeds) == (2, 3, 20, 8)
+    assert (config.steps, config.batch) == (2000, 512)
+    (run,) = train_runs([config])
+    w = run.weights()  # best seed, final frame
+    k = config.k
+
+    lam = geometry.eigenvalues(w["W_h"])
+    assert abs(lam[0].imag) > 0.1, f"expected a complex-conjugate pair, got {lam}"
+    assert lam[1] == pytest.approx(np.conj(lam[0]), abs=1e-6)
+    assert 0.5 < abs(lam[0]) < 0.95, f"expected a sink strictly inside the unit circle, {lam}"
+
+    theta = abs(np.degrees(np.angle(lam[0])))
+    mirror = 180.0 - theta  # λ -> -conj(λ) gives the mirror solution (arg ≈ 148°)
+    gap = min(angle_gap(k * theta, 90.0), angle_gap(k * mirror, 90.0))
+    assert gap < 20.0, f"k·arg λ = {k * theta:.1f}° (arg λ = {theta:.1f}°), expected ≈ 90°"
+
+    a = geometry.summary(w["W_x"], w["W_h"], w["W_y"], w["b_y"], k, False, n=config.seq_len)["a"]
+    assert int(np.argmax(a)) == k, f"a_s peaks at s = {np.argmax(a)}, not k: {np.round(a, 3)}"
+    assert a[k] > 0.2
+    signs = np.sign(a[np.abs(a) > 1e-3])
+    assert np.count_nonzero(np.diff(signs)) >= 2, f"no oscillation: {np.round(a, 3)}"
+    # damped: the envelope shrinks like |λ|^s
+    assert np.abs(a[10:]).max() < 0.5 * a[k]
+    assert np.abs(a[15:]).max() < 0.25 * a[k]
+    # the four-term expected loss is exact for the linear model: it tracks the measured loss
+    assert run.final_loss[run.best] == pytest.approx(run["terms"][-1, run.best].sum(), rel=0.05)
+
+
+def test_ssm_phase_transition_with_sparsity() -> None:
+    """SSM, tied readout, S = 0.3 and 0.9 in one batch of 2 x 8 seeds, base seed 0.
+
+    Observed (best seed of each point):
+    - S = 0.3: seed 5, kθ = -107.7° (|kθ| ≈ 90°), λ = 0.686 ± 0.376i, ρ(W_h) = 0.782,
+      ‖w_0‖ = 0.762, a_0..a_6 = [-0.133, 0.172, 0.317, 0.330, 0.259, 0.153, 0.052]
+      (the linear solution), loss 1.364, 2/8 seeds succeeded.
+    - S = 0.9: seed 7, kθ = +269.8°, λ = 0.001 ± 0.483i, ρ(W_h) = 0.483, ‖w_0‖ = 2.551,
+      a_0..a_6 = [-0.010, -4.326, -0.002, 1.011, 0.002, -0.236, -0.001] (§1b: [0, -4.5,
+      0, 1.01, 0, -0.23]), loss 0.0546, 1/8 seeds succeeded (the others end near ±90°
+      or ±435° with loss 0.24-0.42); 5 of the 6 ages s ≠ k in 0..6 are interference-free.
+    Base seeds 1 and 2 give the same picture (sparse: ±269.8°, ρ ≈ 0.48); base seed 3
+    misses the sparse solution (best kθ = 438°).
+    """
+    base = RunConfig(model="ssm")
+    assert (base.hidden, base.k, base.seq_len, base.seeds, base.tied) == (2, 3, 20, 8, True)
+    dense, sparse = train_runs([base.replace(sparsity=0.3), base.replace(sparsity=0.9)])
+    d, s = dense.summary(), sparse.summary()
+
+    assert angle_gap(abs(d["swept_angle_deg"]), 90.0) < 30.0, d
+    assert angle_gap(abs(s["swept_angle_deg"]), 270.0) < 30.0, s
+    assert s["spectral_radius"] < d["spectral_radius"], (d, s)
+    assert d["successes"] >= 1 and s["successes"] >= 1
+
+    # the sparse solution packs the other ages into the interference-free half-space
+    w = sparse.weights()
+    a = geometry.summary(w["W_x"], w["W_h"], w["W_y"], w["b_y"], 3, False)["a"]
+    assert a[3] == pytest.approx(1.0, abs=0.1)  # a_k ≈ 1.01 (§1b)
+    assert s["n_interference_free"] >= 4, np.round(a, 3)

@@ -1,0 +1,358 @@
+"""Runs as data and as files (tempsup.run): frames, shapes, the .npz round trip,
+damaged or foreign files, and which seeds count as successes."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from tempsup import geometry, theory
+from tempsup.config import RunConfig
+from tempsup.errors import TempsupError
+from tempsup.run import ARRAYS, SUCCESS_FRACTION, Run, frame, loss_terms, success_mask
+from tempsup.sweep import train_runs
+from tempsup.train import Snapshot
+
+TINY = RunConfig(steps=6, snapshot_every=2, batch=16, seeds=3)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+@pytest.fixture(scope="module")
+def run() -> Run:
+    (r,) = train_runs([TINY])
+    return r
+
+
+def npz_bytes(**arrays: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    return buf.getvalue()
+
+
+def file_arrays(r: Run) -> dict[str, np.ndarray]:
+    return {**r.arrays, "config": np.asarray(r.config.to_json())}
+
+
+def random_snapshot(m: int, n_h: int, n_x: int, seed: int = 0) -> Snapshot:
+    rng = np.random.default_rng(seed)
+    return Snapshot(
+        step=7,
+        W_x=rng.normal(size=(m, n_h, n_x)),
+        W_h=0.4 * rng.normal(size=(m, n_h, n_h)),
+        W_y=rng.normal(size=(m, n_h, n_x)),
+        b_y=rng.normal(size=(m, n_x)) * 0.1,
+        loss=rng.random(m),
+    )
+
+
+# ---- frames ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", ["linear", "ssm", "rnn"])
+@pytest.mark.parametrize(("n_x", "bias"), [(1, False), (3, True)])
+def test_frame_adds_terms_of_the_right_shape(model: str, n_x: int, bias: bool) -> None:
+    config = RunConfig(model=model, inputs=n_x, hidden=2, bias=bias, tied=False, seeds=4)
+    snap = random_snapshot(4, 2, n_x)
+    f = frame(config, snap)
+    assert set(f) == set(ARRAYS)
+    assert f["terms"].shape == (4, 4)
+    assert f["step"].shape == () and f["step"].dtype == np.int64 and int(f["step"]) == 7
+    for name in ("W_x", "W_h", "W_y", "b_y", "loss", "terms"):
+        assert f[name].dtype == np.float32
+    np.testing.assert_allclose(f["W_h"], snap.W_h.astype(np.float32))
+    # the terms are the library's loss terms of these weights
+    want = loss_terms(config, snap.W_x, snap.W_h, snap.W_y, snap.b_y)
+    np.testing.assert_allclose(f["terms"], want, rtol=1e-5, atol=1e-6)
+
+
+def test_linear_terms_sum_to_the_exact_expected_loss() -> None:
+    config = RunConfig(
+        model="linear", sparsity=0.6, seeds=2, tied=False, bias=True, input_dist="exponential"
+    )
+    snap = random_snapshot(2, 2, 1, seed=3)
+    terms = frame(config, snap)["terms"]
+    A = geometry.projections(snap.W_y, geometry.feature_directions(snap.W_x, snap.W_h, 20, False))
+    want = theory.expected_loss(A, 3, 0.4, 1.0, 2.0, 20, b_y=snap.b_y)
+    np.testing.assert_allclose(terms.sum(-1), want, rtol=1e-5)
+
+
+def test_bias_enters_terms_only_when_configured() -> None:
+    snap = random_snapshot(2, 2, 1, seed=4)
+    with_bias = frame(RunConfig(model="linear", seeds=2, tied=False, bias=True), snap)["terms"]
+    without = frame(RunConfig(model="linear", seeds=2, tied=False, bias=False), snap)["terms"]
+    assert not np.allclose(with_bias[:, 1], without[:, 1])  # the mean-correction term
+
+
+# ---- shapes: the seed axis is always there ------------------------------------------------
+
+
+@pytest.mark.parametrize(("seeds", "n_h", "n_x"), [(1, 2, 1), (3, 3, 2)])
+def test_documented_shapes(seeds: int, n_h: int, n_x: int) -> None:
+    config = RunConfig(
+        steps=5, snapshot_every=2, batch=8, seeds=seeds, hidden=n_h, inputs=n_x, seq_len=8
+    )
+    (r,) = train_runs([config])
+    F = config.n_snapshots
+    assert F == 4  # steps 0, 2, 4, 5
+    expect = {
+        "step": (F,),
+        "W_x": (F, seeds, n_h, n_x),
+        "W_h": (F, seeds, n_h, n_h),
+        "W_y": (F, seeds, n_h, n_x),
+        "b_y": (F, seeds, n_x),
+        "loss": (F, seeds),
+        "terms": (F, seeds, 4),
+    }
+    assert {k: r[k].shape for k in ARRAYS} == expect
+    assert r["step"].tolist() == [0, 2, 4, 5]
+    assert r.n_frames == F
+    assert r.success.shape == (seeds,) and r.success.dtype == bool
+    assert 0 <= r.best < seeds
+    w = r.weights()
+    assert w["W_h"].shape == (n_h, n_h) and w["b_y"].shape == (n_x,)
+    # and the same shapes in the file
+    with np.load(io.BytesIO(r.to_bytes()), allow_pickle=False) as npz:
+        for k, shape in expect.items():
+            assert npz[k].shape == shape
+        assert npz["success"].shape == (seeds,)
+        assert npz["best"].shape == ()
+        assert npz["config"].shape == ()
+
+
+def test_summary_of_the_best_seed(run: Run) -> None:
+    s = run.summary()
+    assert s["seed"] == run.best == int(np.argmin(run["loss"][-1]))
+    assert s["loss"] == pytest.approx(float(run["loss"][-1].min()))
+    assert s["expected_loss"] == pytest.approx(float(run["terms"][-1, run.best].sum()))
+    assert s["seeds"] == 3 and 1 <= s["successes"] <= 3
+    assert s["key"] == TINY.key
+    for key in ("swept_angle_deg", "spectral_radius", "w0_norm"):
+        assert np.isfinite(s[key])
+
+
+def test_from_frames_refuses_no_frames() -> None:
+    with pytest.raises(TempsupError, match="no|at least one"):
+        Run.from_frames(TINY, [])
+
+
+# ---- the file round trip -----------------------------------------------------------------
+
+
+def assert_same_run(a: Run, b: Run) -> None:
+    assert a.config == b.config
+    assert set(a.arrays) == set(b.arrays) == set(ARRAYS)
+    for k in ARRAYS:
+        assert a[k].dtype == b[k].dtype, k
+        np.testing.assert_array_equal(a[k], b[k], err_msg=k)
+
+
+def test_bytes_round_trip(run: Run) -> None:
+    assert_same_run(run, Run.from_bytes(run.to_bytes()))
+
+
+def test_save_and_load(run: Run, tmp_path) -> None:
+    path = run.save(tmp_path / "sub" / "run.npz")
+    assert path.exists()
+    assert_same_run(run, Run.load(path))
+    assert_same_run(run, Run.load(str(path)))
+
+
+def test_file_is_readable_without_tempsup(run: Run) -> None:
+    """The README's snippet: plain numpy, no pickle."""
+    with np.load(io.BytesIO(run.to_bytes()), allow_pickle=False) as npz:
+        config = json.loads(str(npz["config"]))
+        W_h = npz["W_h"][-1, int(npz["best"])]
+        np.testing.assert_array_equal(npz["success"], run.success)
+    assert RunConfig.from_dict(config) == run.config
+    np.testing.assert_array_equal(W_h, run.weights()["W_h"])
+
+
+# ---- damaged and foreign files: always TempsupError ------------------------------------------
+
+
+def test_garbage_bytes(run: Run) -> None:
+    good = run.to_bytes()
+    for data in (b"", b"garbage", b"PK\x03\x04broken zip", good[: len(good) // 2], good[:100]):
+        with pytest.raises(TempsupError, match="run file"):
+            Run.from_bytes(data)
+
+
+def test_plain_npy_is_not_a_run_file() -> None:
+    buf = io.BytesIO()
+    np.save(buf, np.zeros(3))
+    with pytest.raises(TempsupError):
+        Run.from_bytes(buf.getvalue())
+
+
+@pytest.mark.parametrize("missing", [*ARRAYS, "config"])
+def test_npz_missing_a_key(run: Run, missing: str) -> None:
+    arrays = file_arrays(run)
+    del arrays[missing]
+    with pytest.raises(TempsupError, match=f"missing {missing}"):
+        Run.from_bytes(npz_bytes(**arrays))
+
+
+def test_npz_from_another_tool() -> None:
+    with pytest.raises(TempsupError, match="not a tempsup run file"):
+        Run.from_bytes(npz_bytes(weights=np.zeros((2, 2)), bias=np.zeros(2)))
+
+
+@pytest.mark.parametrize(
+    ("name", "reshape"),
+    [
+        ("W_h", lambda a: np.zeros(a.shape[:2] + (3, 3), np.float32)),  # hidden 3 vs config 2
+        ("W_x", lambda a: a[:, :, :, 0]),  # dropped an axis
+        ("W_y", lambda a: a[:-1]),  # one frame short
+        ("b_y", lambda a: a[:, :2]),  # one seed short
+        ("terms", lambda a: a[..., :3]),  # three terms
+        ("step", lambda a: a[:, None]),
+        ("loss", lambda a: a[:, 0]),  # no seed axis
+        ("loss", lambda a: a[:0]),  # no frames
+    ],
+    ids=[
+        "W_h-hidden",
+        "W_x-ndim",
+        "W_y-frames",
+        "b_y-seeds",
+        "terms-3",
+        "step-2d",
+        "loss-1d",
+        "no-frames",
+    ],
+)
+def test_npz_with_a_wrong_shape(run: Run, name: str, reshape) -> None:
+    arrays = file_arrays(run)
+    arrays[name] = reshape(arrays[name])
+    with pytest.raises(TempsupError):
+        Run.from_bytes(npz_bytes(**arrays))
+
+
+def test_npz_with_more_seeds_than_its_config(run: Run) -> None:
+    """Every array consistent with each other, but 4 seeds where the config says 3."""
+    arrays = file_arrays(run)
+    for k in ("W_x", "W_h", "W_y", "b_y", "loss", "terms"):
+        arrays[k] = np.concatenate([arrays[k], arrays[k][:, :1]], axis=1)
+    with pytest.raises(TempsupError, match="seeds|shape"):
+        Run.from_bytes(npz_bytes(**arrays))
+
+
+@pytest.mark.parametrize(
+    "array",
+    [
+        lambda a: a.astype(str),  # text where numbers belong
+        lambda a: np.zeros(a.shape, dtype=[("x", "f4"), ("y", "f4")]),  # a record array
+    ],
+    ids=["str", "record"],
+)
+def test_npz_with_non_numeric_loss_is_refused_or_usable(run: Run, array) -> None:
+    """A foreign file must either be refused with TempsupError or load into a Run
+    whose every accessor works; never a numpy exception later."""
+    arrays = file_arrays(run)
+    arrays["loss"] = array(arrays["loss"])
+    try:
+        loaded = Run.from_bytes(npz_bytes(**arrays))
+    except TempsupError:
+        return
+    loaded.summary()  # must not raise
+    assert np.issubdtype(loaded.final_loss.dtype, np.floating)
+
+
+def test_npz_with_pickled_objects_is_refused(run: Run) -> None:
+    arrays = file_arrays(run)
+    arrays["W_x"] = np.array([{"evil": 1}], dtype=object)
+    with pytest.raises(TempsupError):
+        Run.from_bytes(npz_bytes(**arrays))
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        "{",  # not JSON
+        "[1, 2]",  # JSON, not a mapping
+        '{"k": 99}',  # an impossible config
+        '{"bogus": 1}',  # an unknown field
+        '{"sparsity": NaN}',
+    ],
+)
+def test_npz_with_a_bad_config(run: Run, config: str) -> None:
+    arrays = file_arrays(run)
+    arrays["config"] = np.asarray(config)
+    with pytest.raises(TempsupError, match="config"):
+        Run.from_bytes(npz_bytes(**arrays))
+
+
+@pytest.mark.parametrize("config", [np.asarray(5), np.asarray(["{}", "{}"]), np.asarray(b"{}")])
+def test_npz_with_a_config_of_the_wrong_type(run: Run, config: np.ndarray) -> None:
+    arrays = file_arrays(run)
+    arrays["config"] = config
+    try:
+        loaded = Run.from_bytes(npz_bytes(**arrays))
+    except TempsupError:
+        return
+    assert isinstance(loaded.config, RunConfig)
+
+
+def test_load_missing_file_and_directory(tmp_path) -> None:
+    with pytest.raises(TempsupError, match="cannot read"):
+        Run.load(tmp_path / "nope.npz")
+    with pytest.raises(TempsupError, match="cannot read"):
+        Run.load(tmp_path)
+
+
+def test_error_names_the_source(tmp_path) -> None:
+    path = tmp_path / "broken.npz"
+    path.write_bytes(b"nonsense")
+    with pytest.raises(TempsupError, match="broken.npz"):
+        Run.load(path)
+
+
+# ---- success -------------------------------------------------------------------------------
+
+
+def silent_loss(config: RunConfig) -> float:
+    _, nu = theory.input_moments(config.input_dist)
+    return float(theory.zero_output_loss(config.k, config.p, nu, config.seq_len))
+
+
+def test_success_mask_semantics() -> None:
+    config = RunConfig(model="rnn", sparsity=0.9)
+    silent = silent_loss(config)  # 17 * 0.1 / 3
+    assert silent == pytest.approx(17 * 0.1 / 3)
+    best = 0.05
+    threshold = best + (1 - SUCCESS_FRACTION) * (silent - best)
+    final = np.array([silent, best, threshold, threshold + 1e-4, 0.95 * silent, silent * 1.01])
+    np.testing.assert_array_equal(
+        success_mask(config, final), [False, True, True, False, False, False]
+    )
+
+
+def test_all_dead_seeds_fail() -> None:
+    config = RunConfig(model="rnn", sparsity=0.97, seeds=4)
+    silent = silent_loss(config)
+    assert not success_mask(config, np.full(4, silent)).any()
+    # a lone seed that barely moved from the silent loss is no success either
+    assert not success_mask(config, np.array([0.95 * silent])).any()
+
+
+def test_a_lone_good_seed_succeeds() -> None:
+    config = RunConfig(seeds=1)
+    assert success_mask(config, np.array([0.1 * silent_loss(config)])).all()
+
+
+def test_success_uses_importance_weights() -> None:
+    config = RunConfig(model="rnn", inputs=3, importance=0.5, seeds=2)
+    silent = silent_loss(config) * (1 + 0.5 + 0.25)  # Σ_i I_i
+    # without the weights the silent loss would be 1.75x smaller and no seed would pass
+    final = np.array([0.8 * silent, 0.75 * silent])
+    np.testing.assert_array_equal(success_mask(config, final), [False, True])
