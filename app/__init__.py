@@ -1,7 +1,7 @@
 """The tempsup web app: the temporal-superposition explorer.
 
 `app` is the Dash application and `server` its Flask server, the WSGI entry
-point (`gunicorn -c gunicorn.conf.py app:server`). The page arranges the
+point (`gunicorn -c gunicorn.conf.py app:server`). Pages (`app/pages/`) arrange
 panels; each module owns its part (controls, explorer, player, panels), and
 component ids live in `app/ids.py`. Training never happens in this process:
 jobs go to the worker processes through the shared job store.
@@ -12,32 +12,42 @@ from __future__ import annotations
 from pathlib import Path
 
 import dash
-from dash import dcc, html
+from dash import Input, Output, dcc, html
 
 from app import ids
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
-app = dash.Dash(__name__, assets_folder=str(ASSETS), title="tempsup")
+app = dash.Dash(
+    __name__,
+    assets_folder=str(ASSETS),
+    title="tempsup",
+    suppress_callback_exceptions=True,  # page components exist only on their page
+)
 server = app.server
 
-# Callback modules register themselves on import (dash.callback).
-from app import controls, explorer, panels, player  # noqa: E402
+# Page and callback modules register themselves on import.
+from app import panels  # noqa: E402
+from app.pages import PAGES, explorer, ordered  # noqa: E402, F401
+
+
+def nav() -> html.Nav:
+    return html.Nav(
+        className="nav",
+        children=[dcc.Link(p.name, href=p.path, className="nav-link") for p in ordered()],
+    )
 
 
 def layout() -> html.Div:
     return html.Div(
         className="page",
         children=[
-            dcc.Location(id=ids.URL, refresh="callback-nav"),
-            dcc.Store(id=ids.CONFIG),
-            dcc.Store(id=ids.JOB),
-            dcc.Store(id=ids.VIEW, data=player.INITIAL_VIEW),
+            dcc.Location(id=ids.ROOT_URL),
             dcc.Store(id=ids.CLIENT, storage_type="local"),
             html.Header(
                 className="header",
                 children=[
-                    html.H1("tempsup"),
+                    html.Div(className="title-row", children=[html.H1("tempsup"), nav()]),
                     html.P(
                         [
                             "How a recurrent network packs what it must remember into a too-small "
@@ -53,18 +63,25 @@ def layout() -> html.Div:
                     ),
                 ],
             ),
-            html.Div(
-                className="main",
-                children=[
-                    html.Aside(className="side", children=[controls.layout(), explorer.layout()]),
-                    html.Section(className="content", children=[player.layout(), panels.grid()]),
-                ],
-            ),
+            html.Div(id=ids.PAGE),
         ],
     )
 
 
 app.layout = layout
+# Every page's components, so Dash can check each callback against them.
+app.validation_layout = html.Div([layout(), *[p.layout() for p in ordered()]])
+
+
+@app.callback(Output(ids.PAGE, "children"), Input(ids.ROOT_URL, "pathname"))
+def route(pathname: str | None) -> html.Div:
+    page = PAGES.get(pathname or "/")
+    if page is None:
+        return html.Div(
+            className="card",
+            children=[html.H2("Page not found"), dcc.Link("Back to the explorer", href="/")],
+        )
+    return page.layout()
 
 
 @server.route("/healthz")

@@ -1,7 +1,9 @@
 """Every component id of the app, in one place (style.md: never scattered literals)."""
 
 # page and shared state
-URL = "url"
+ROOT_URL = "root-url"  # routing: pathname picks the page
+PAGE = "page-content"
+URL = "url"  # the explorer's config in the query string
 CONFIG = "config-store"  # the validated config being viewed: {"config": {...}, "key": "..."}
 JOB = "job-store"  # {"key", "state", "cursor", "seed"}: what the poller needs
 VIEW = "view-store"  # per-frame figure data streamed from the server (see app/explorer.py)

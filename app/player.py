@@ -168,7 +168,7 @@ clientside_callback(
 clientside_callback(
     ClientsideFunction(namespace="tempsup", function_name="client_id"),
     Output(ids.CLIENT, "data"),
-    Input(ids.URL, "pathname"),
+    Input(ids.ROOT_URL, "pathname"),
     State(ids.CLIENT, "data"),
 )
 

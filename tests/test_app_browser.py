@@ -50,6 +50,11 @@ def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
     raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
+def find(driver, css: str, timeout: float = 30.0):
+    """The element once the page has rendered it (pages render after a callback)."""
+    return wait_for(lambda: driver.find_element("css selector", css), timeout, css)
+
+
 def n_traces(driver, graph_id: str) -> int:
     return driver.execute_script(
         "const g = document.querySelector('#' + arguments[0] + ' .js-plotly-plot');"
@@ -59,7 +64,7 @@ def n_traces(driver, graph_id: str) -> int:
 
 
 def frame_label(driver) -> str:
-    return driver.find_element("id", "player-label").text
+    return find(driver, "#player-label").text
 
 
 def frame_count(driver) -> tuple[int, int]:
@@ -88,7 +93,7 @@ def test_page_loads_with_trained_default_example(server, browser):
 def test_moving_a_control_changes_the_url(server, browser):
     browser.get(server)
     wait_for(lambda: "model" in query(browser), 30, "URL with the config")
-    browser.find_element("css selector", "#ctl-model input[value='linear']").click()
+    find(browser, "#ctl-model input[value='linear']").click()
     wait_for(lambda: query(browser).get("model") == ["linear"], 10, "model=linear in the URL")
 
 
@@ -96,36 +101,36 @@ def test_train_shows_progress_then_frames_and_play_advances(server, browser):
     browser.get(f"{server}/?{TINY}&seed=11")
     # the link trains by itself; frames stream in and the job finishes
     wait_for(lambda: frame_count(browser)[1] >= 2, 60, "first frames")
-    wait_for(lambda: "Done" in browser.find_element("id", "job-status").text, 60, "job done")
+    wait_for(lambda: "Done" in find(browser, "#job-status").text, 60, "job done")
     cur, total = frame_count(browser)
     assert total == 21 and cur == total
     # change a control: not trained yet; Train trains it with a progress bar
-    browser.find_element("css selector", "#ctl-model input[value='ssm']").click()
-    wait_for(lambda: "press Train" in browser.find_element("id", "job-status").text, 20, "hint")
-    browser.find_element("id", "btn-train").click()
-    bar = browser.find_element("id", "job-progress-bar")
+    find(browser, "#ctl-model input[value='ssm']").click()
+    wait_for(lambda: "press Train" in find(browser, "#job-status").text, 20, "hint")
+    find(browser, "#btn-train").click()
+    bar = find(browser, "#job-progress-bar")
     wait_for(lambda: bar.get_attribute("style") != "width: 0%;", 30, "progress bar moves")
-    wait_for(lambda: "Done" in browser.find_element("id", "job-status").text, 60, "ssm done")
+    wait_for(lambda: "Done" in find(browser, "#job-status").text, 60, "ssm done")
     # play from the start advances the scrubber
-    browser.find_element("id", "btn-prev").click()
-    browser.find_element("id", "btn-play").click()
+    find(browser, "#btn-prev").click()
+    find(browser, "#btn-play").click()
     first = frame_count(browser)[0]
     wait_for(lambda: frame_count(browser)[0] > first, 10, "playing advances frames")
 
 
 def test_cancel_stops_a_long_job(server, browser):
     browser.get(f"{server}/?model=rnn&k=3&sparsity=0.9&steps=100000&seeds=4&snapshot_every=100")
-    wait_for(lambda: "training" in browser.find_element("id", "job-status").text, 60, "training")
-    browser.find_element("id", "btn-cancel").click()
+    wait_for(lambda: "training" in find(browser, "#job-status").text, 60, "training")
+    find(browser, "#btn-cancel").click()
     wait_for(
-        lambda: "cancel" in browser.find_element("id", "job-status").text.lower(), 30, "cancelled"
+        lambda: "cancel" in find(browser, "#job-status").text.lower(), 30, "cancelled"
     )
 
 
 def test_export_downloads_html_with_frames(server, browser):
     browser.get(f"{server}/?{TINY}&seed=12")
-    wait_for(lambda: "Done" in browser.find_element("id", "job-status").text, 60, "done")
-    browser.find_element("id", "btn-export-html").click()
+    wait_for(lambda: "Done" in find(browser, "#job-status").text, 60, "done")
+    find(browser, "#btn-export-html").click()
     path = wait_for(lambda: next(iter(browser.download_dir.glob("*.html")), None), 30, "download")
     text = path.read_text()
     assert "frames" in text and '"k": 2' in text.replace("'", '"') or "k=2" in text
@@ -134,7 +139,7 @@ def test_export_downloads_html_with_frames(server, browser):
 
 def test_shared_link_restores_controls(server, browser):
     browser.get(f"{server}/?model=rnn&k=4&sparsity=0.95&hidden=3&steps=100&seeds=1&batch=32")
-    radio = browser.find_element("css selector", "#ctl-model input[value='rnn']")
+    radio = find(browser, "#ctl-model input[value='rnn']")
     wait_for(lambda: radio.is_selected(), 20, "rnn selected")
     assert query(browser)["k"] == ["4"]
     wait_for(

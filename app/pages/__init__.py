@@ -1,0 +1,32 @@
+"""Pages: each module arranges panels and registers itself under a path.
+
+Routing is by path only (`ROOT_URL.pathname`): the explorer keeps its whole
+config in the query string, and a page must not be rebuilt when only the
+query changes (that would throw away the frames in the browser).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from dash import html
+
+
+@dataclass(frozen=True)
+class Page:
+    path: str
+    name: str
+    layout: Callable[[], html.Div]
+    order: int = 0
+
+
+PAGES: dict[str, Page] = {}
+
+
+def register(path: str, name: str, layout: Callable[[], html.Div], order: int = 0) -> None:
+    PAGES[path] = Page(path, name, layout, order)
+
+
+def ordered() -> list[Page]:
+    return sorted(PAGES.values(), key=lambda p: p.order)
