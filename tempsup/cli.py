@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -79,6 +79,8 @@ def config_from_args(args: argparse.Namespace, **override: Any) -> RunConfig:
         if getattr(args, f.name) is not None
     }
     values.update(override)
+    if "snapshot_every" not in values and "steps" in values:  # short runs: fewer frames
+        values["snapshot_every"] = min(DEFAULTS.snapshot_every, values["steps"])
     return RunConfig(**values)
 
 
@@ -168,9 +170,10 @@ def cmd_train(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from tempsup.sweep import sweep_configs, table_row, train_runs, write_table
 
-    base = config_from_args(args, sparsity=DEFAULTS.sparsity, k=DEFAULTS.k)
     sparsities = args.sparsity or [0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95]
-    configs = sweep_configs(base, sparsities, args.k or [base.k])
+    ks = args.k or [DEFAULTS.k]
+    base = config_from_args(args, sparsity=sparsities[0], k=ks[0])
+    configs = sweep_configs(base, sparsities, ks)
     init = load_warm_start(base.warm_start)
     bar = Progress(
         base.steps, f"sweep of {len(configs)} points x {base.seeds} seeds", not args.quiet
@@ -198,15 +201,22 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     from tempsup.worker import serve
 
-    threads = args.threads or int(os.environ.get("TEMPSUP_THREADS", "1"))
+    threads = args.threads or _env_int("TEMPSUP_THREADS", 1)
     return serve(args.cache, n=args.workers, threads=threads, once=args.once)
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with one-line errors: `tempsup: error: ...` and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="tempsup", description="Temporal superposition in RNNs: train, sweep, export."
     )
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
     train_p = sub.add_parser("train", help="train one config (all its seeds) into a run file")
     add_config_flags(train_p)
@@ -228,12 +238,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _env_int(name: str, default: int) -> int:
+    try:
+        return int(os.environ.get(name, default))
+    except ValueError:
+        return default
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     import torch
 
-    threads = args.threads or int(os.environ.get("TEMPSUP_THREADS", "1"))
+    threads = args.threads or _env_int("TEMPSUP_THREADS", 1)
     torch.set_num_threads(max(1, threads))
     try:
         return args.func(args)

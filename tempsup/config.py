@@ -90,6 +90,11 @@ class RunConfig:
             _check_float("curriculum", self.curriculum, 0.0, 1.0, hi_open=True)
         _check_bool("tied", self.tied)
         _check_bool("bias", self.bias)
+        # JSON writes 0.0 as 0: store floats as floats so equal configs hash alike
+        for name in ("sparsity", "lr", "importance", "curriculum"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, float(value))
         if self.warm_start is not None and (
             not isinstance(self.warm_start, str) or not self.warm_start.strip()
         ):
@@ -161,7 +166,7 @@ class RunConfig:
         if not isinstance(data, dict):
             raise TempsupError(f"config: expected a mapping of fields, got {type(data).__name__}")
         names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
+        unknown = sorted(str(name) for name in set(data) - names)
         if unknown:
             raise TempsupError(
                 f"config: unknown field(s) {', '.join(map(str, unknown))}; "
@@ -179,6 +184,9 @@ class RunConfig:
 
     def replace(self, **changes: Any) -> RunConfig:
         """A copy with some fields changed, validated like a new config."""
+        unknown = sorted(set(changes) - set(FIELDS))
+        if unknown:
+            raise TempsupError(f"config: unknown field(s) {', '.join(unknown)}")
         return dataclasses.replace(self, **changes)
 
 

@@ -31,6 +31,8 @@ import math
 import torch
 from torch import nn
 
+from tempsup.errors import TempsupError
+
 # Largest Toeplitz side T*N_x for which the convolution path beats the loop.
 CONV_MAX_SIDE = 256
 
@@ -171,15 +173,32 @@ class BatchedRNN(nn.Module):
         }
 
     @torch.no_grad()
-    def load_weights(self, weights: dict[str, torch.Tensor], noise: float, seed: int) -> None:
-        """Warm start: copy weights into every model; models after the first get
-        Gaussian noise of relative size `noise` so seeds still explore."""
-        g = torch.Generator().manual_seed(seed)
+    def load_weights(
+        self, weights: dict[str, torch.Tensor], noise: float, seeds: list[int], exact: list[bool]
+    ) -> None:
+        """Warm start: copy weights into every model. Models not marked `exact`
+        get Gaussian noise of relative size `noise`, drawn from their own seed,
+        so seeds still explore and a model's start does not depend on its batch."""
         for name in ("W_x", "W_h", "W_y", "b_y"):
             param = getattr(self, name)
             if param is None or name not in weights:
                 continue
-            src = torch.as_tensor(weights[name], dtype=param.dtype).expand_as(param).clone()
-            jitter = torch.randn(param.shape, generator=g) * noise * src.abs().mean()
-            jitter[0] = 0.0
-            param.copy_(src + jitter)
+            src = torch.as_tensor(weights[name], dtype=param.dtype)
+            if src.shape[-2:] != param.shape[-2:] and src.shape[-1:] != param.shape[-1:]:
+                raise TempsupError(
+                    f"warm_start: {name} has shape {tuple(src.shape)}, this config needs "
+                    f"{tuple(param.shape[1:])} (hidden and inputs must match)"
+                )
+            scale = noise * src.abs().mean()  # of the given weights: same in any batch
+            try:
+                src = src.expand_as(param).clone()
+            except RuntimeError:
+                raise TempsupError(
+                    f"warm_start: {name} has shape {tuple(src.shape)}, this config needs "
+                    f"{tuple(param.shape[1:])} (hidden and inputs must match)"
+                ) from None
+            for m, (seed, keep) in enumerate(zip(seeds, exact, strict=True)):
+                if not keep:
+                    g = torch.Generator().manual_seed(int(seed) + 99_991)
+                    src[m] += torch.randn(param.shape[1:], generator=g) * scale
+            param.copy_(src)

@@ -196,7 +196,13 @@ class Run:
         except (TempsupError, ValueError, TypeError) as exc:
             raise TempsupError(f"{source}: its config is invalid ({exc})") from None
         arrays = {k: files[k] for k in ARRAYS}
+        for name, arr in arrays.items():
+            kind = "iu" if name == "step" else "fiu"
+            if arr.dtype.kind not in kind:
+                raise TempsupError(f"{source}: {name} has dtype {arr.dtype}, expected numbers")
         n_frames, n_seeds = arrays["loss"].shape[:2] if arrays["loss"].ndim == 2 else (0, 0)
+        if n_seeds != config.seeds:
+            raise TempsupError(f"{source}: holds {n_seeds} seeds, its config says {config.seeds}")
         expect = {
             "step": (n_frames,),
             "W_x": (n_frames, n_seeds, config.hidden, config.inputs),

@@ -88,10 +88,12 @@ def train(
     k = torch.tensor([c.k for c in configs for _ in range(c.seeds)])  # (M,)
     model = BatchedRNN(cfg.model, n_models, cfg.hidden, cfg.inputs, k, cfg.tied, cfg.bias, seeds)
     if init is not None:
+        exact = [s == 0 for c in configs for s in range(c.seeds)]  # seed 0 of each config
         model.load_weights(
-            {n: torch.as_tensor(v, dtype=torch.float32) for n, v in init.items()},
+            {n: torch.as_tensor(np.asarray(v), dtype=torch.float32) for n, v in init.items()},
             WARM_START_NOISE,
-            cfg.seed,
+            seeds,
+            exact,
         )
     target_p = torch.tensor([c.p for c in configs for _ in range(c.seeds)])  # (M,)
     start_p = torch.tensor(
