@@ -1,0 +1,114 @@
+"""The app's pure pieces: config ↔ URL, control values ↔ config, the view store."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from app.controls import config_from_controls, control_values
+from app.urlstate import config_from_query, query_from_config
+from app.view import choose_seed, empty_view, full_view, seed_options
+from tempsup.config import DEFAULTS, RunConfig
+from tempsup.errors import TempsupError
+from tempsup.sweep import train_runs
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        DEFAULTS,
+        RunConfig(model="rnn", k=4, sparsity=0.97, hidden=3, tied=False, bias=True),
+        RunConfig(model="linear", inputs=5, importance=0.5, curriculum=0.5, input_dist="constant"),
+        RunConfig(warm_start="0123456789abcdef"),
+    ],
+)
+def test_query_round_trip(config: RunConfig) -> None:
+    query = query_from_config(config)
+    back, errors = config_from_query(query)
+    assert errors == []
+    assert back == config and back.key == config.key
+
+
+def test_query_always_states_the_main_fields() -> None:
+    query = query_from_config(DEFAULTS)
+    for name in ("model", "k", "sparsity", "hidden", "inputs"):
+        assert f"{name}=" in query
+
+
+@pytest.mark.parametrize(
+    ("search", "field"),
+    [
+        ("?k=abc", "k"),
+        ("?sparsity=1.5", "sparsity"),
+        ("?sparsity=nan", "sparsity"),
+        ("?k=50", "k"),
+        ("?model=../../etc/passwd", "model"),
+        ("?warm_start=/etc/passwd", "warm_start"),
+        ("?tied=maybe", "tied"),
+        ("?hidden=" + "9" * 100, "hidden"),
+    ],
+)
+def test_bad_query_values_fall_back_with_a_message(search: str, field: str) -> None:
+    config, errors = config_from_query(search)
+    assert isinstance(config, RunConfig)
+    assert getattr(config, field) == getattr(DEFAULTS, field)
+    assert any(field in e for e in errors), errors
+
+
+def test_unknown_and_view_parameters_are_ignored() -> None:
+    config, errors = config_from_query("?model=linear&frame=3&utm=x")
+    assert config.model == "linear" and errors == []
+
+
+def test_valid_fields_survive_an_invalid_combination() -> None:
+    # k = 25 is fine for T = 30 but not with the default T = 20: the rest is kept
+    config, errors = config_from_query("?model=rnn&k=25")
+    assert config.model == "rnn" and config.k == DEFAULTS.k
+    assert errors
+
+
+def test_controls_round_trip() -> None:
+    config = RunConfig(model="linear", k=5, sparsity=0.5, tied=False, curriculum=0.3)
+    *values, options = control_values(config)
+    assert config_from_controls(values, options) == config
+
+
+def test_controls_refuse_empty_and_bad_values() -> None:
+    *values, options = control_values(DEFAULTS)
+    values[1] = None  # k cleared in its box
+    with pytest.raises(TempsupError, match="k"):
+        config_from_controls(values, options)
+    values[1] = 3.0  # number inputs may send floats for integers
+    assert config_from_controls(values, options).k == 3
+
+
+@pytest.fixture(scope="module")
+def small_run():
+    config = RunConfig(model="ssm", steps=60, snapshot_every=20, batch=64, seeds=3)
+    (run,) = train_runs([config])
+    return run
+
+
+def test_full_view_is_json_with_one_entry_per_frame(small_run) -> None:
+    view = full_view(small_run, small_run.best)
+    json.dumps(view)  # the store must be plain JSON
+    assert view["n"] == small_run.n_frames == len(view["steps"])
+    for panel, frames in view["frames"].items():
+        assert len(frames) == view["n"], panel
+        assert len(view["base"][panel]) >= len(view["moving"][panel])
+        assert all(len(f) == len(view["moving"][panel]) for f in frames)
+
+
+def test_seed_choice_and_options(small_run) -> None:
+    assert choose_seed(small_run, None) == small_run.best
+    assert choose_seed(small_run, 99) == small_run.best
+    assert choose_seed(small_run, 1) == 1
+    options = seed_options(small_run)
+    assert [o["value"] for o in options] == [0, 1, 2]
+    assert "(best)" in options[small_run.best]["label"]
+
+
+def test_empty_view_shape() -> None:
+    view = empty_view("nothing yet")
+    assert view["n"] == 0 and view["message"] == "nothing yet"
