@@ -94,14 +94,18 @@ def _feature_name(i: int) -> str:
 @callback(
     Output(ids.FEATURE_PICK, "options"),
     Output(ids.FEATURE_PICK, "disabled"),
+    Output(ids.FEATURE_PICK, "value"),
     Input(ids.CONFIG, "data"),
+    State(ids.FEATURE_PICK, "value"),
 )
-def update_features(store: dict | None):
+def update_features(store: dict | None, current: object):
+    """One entry per input feature; keep the chosen one while it exists."""
     n = 1
     if isinstance(store, dict) and isinstance(store.get("config"), dict):
         value = store["config"].get("inputs")
         n = value if isinstance(value, int) and 1 <= value <= 128 else 1
-    return feature_options(n), n == 1
+    keep = isinstance(current, int) and not isinstance(current, bool) and 0 <= current < n
+    return feature_options(n), n == 1, current if keep else 0
 
 
 # Figures for the frame under the scrubber, from the VIEW store.
