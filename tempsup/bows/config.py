@@ -1,0 +1,214 @@
+"""`BowsConfig`: one run of the correlated-features lab, validated and hashed.
+
+The lab trains tied-weight autoencoders x̂ = σ(WᵀWx + b), W ∈ R^{m×d}, on data
+whose features are correlated (science.md §2; Prieto, Stevinson, Barsbey et
+al., "From Data Statistics to Feature Geometry", arXiv 2603.09972). A config
+names the data (a synthetic structure or a text file), the model and the
+training recipe. Like `tempsup.config.RunConfig` it is the unit every layer
+speaks: validated once here (messages name field, value and allowed range),
+hashed into `.key` (with the kind tag "bows", so it never collides with an
+RNN run), stored as JSON in run files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from tempsup.config import _check_choice, _check_float, _check_int
+from tempsup.errors import TempsupError
+
+STRUCTURES = ("circular", "figure8", "sphere", "iid", "text")
+STRUCTURE_NAMES = {
+    "circular": "circle of features (the authors' synthetic data)",
+    "figure8": "figure-8 of features (two loops sharing a crossing)",
+    "sphere": "sphere of features",
+    "iid": "independent features (control: same mean activation as the circle)",
+    "text": "bag of words of a text",
+}
+MODELS = ("linear", "relu")
+MODEL_NAMES = {"linear": "linear tied autoencoder", "relu": "ReLU tied autoencoder"}
+VALUES = ("binary", "uniform")
+SCHEDULES = ("cosine", "constant")
+
+# Bump when the meaning of a config changes (recipe, data, init), so cached
+# results computed under the old meaning are never served again.
+SCHEMA_VERSION = 1
+# Largest job: steps * batch * seeds * 4md multiply-adds (forward and backward
+# of both matmuls). 2e12 is tens of minutes on two cores.
+MAX_WORK = 2e12
+MAX_FEATURES = 10_000  # the paper's vocabulary size; also the synthetic limit
+
+
+@dataclass(frozen=True)
+class BowsConfig:
+    """One run of `seeds` tied autoencoders on one data set (science.md §2).
+
+    Defaults are the authors' synthetic setting: 12 circular features,
+    sharpness 10, base log-odds 0, a ReLU model, AdamW lr 1e-2 with cosine
+    decay, weight decay 1, clipping 1.0, batch 256, 200 epochs. Active
+    features take uniform[0, 1] values (Toy Models of Superposition): with
+    binary values at base log-odds 0 the half-circle patterns make opposite
+    features almost exact complements (x_{i+d/2} ≈ 1 − x_i), the linear PCA
+    solution is nearly perfect at every m and the switch to antipodal pairs
+    never happens (measured: paired fraction 0 at m = 6…10).
+    """
+
+    kind: ClassVar[str] = "bows"
+
+    structure: str = "circular"  # the authors' synthetic data: the PCA circle is the story
+    n_features: int = 12  # d for synthetic data: 12 directions, like the months
+    sharpness: float = 10.0  # logit = sharpness·cos(θ − φ_i) + base; the authors' default
+    base_log_odds: float = 0.0  # the authors' default: each feature on half of the time
+    noise: float = 0.0  # std (radians) of the latent angle's jitter; the authors' default is none
+    values: str = "uniform"  # an active feature's value: uniform[0,1] or 1 (text: always 1)
+    m: int = 2  # bottleneck; 2 shows the covariance's PCA circle directly in the plane
+    model: str = "relu"  # the paper's interesting case: linear and nonlinear superposition
+    weight_decay: float = 1.0  # AdamW's decoupled decay; the authors use 1 (and 6)
+    lr: float = 0.01  # AdamW; the authors' value
+    schedule: str = "cosine"  # cosine decay to 0, the authors' recipe
+    epochs: int = 200  # the authors' value
+    batch: int = 256  # the authors' value
+    grad_clip: float = 1.0  # max gradient norm per model (0 = off); the authors' value
+    n_samples: int = 2400  # samples per epoch: 200 per latent position of the circle
+    seeds: int = 4  # models trained side by side; the lowest final loss is shown
+    seed: int = 0  # base seed: the data set, its shuffling and every model's init
+    snapshot_every: int = 20  # steps between frames: 101 frames for the default run
+    text_path: str | None = None  # structure "text": the UTF-8 text file to read
+    vocab: int = 1000  # structure "text": the most frequent words kept as features
+    window: int = 20  # structure "text": consecutive non-empty lines per sample (paper: 20)
+
+    def __post_init__(self) -> None:
+        _check_choice("structure", self.structure, STRUCTURES)
+        _check_choice("model", self.model, MODELS)
+        _check_choice("values", self.values, VALUES)
+        _check_choice("schedule", self.schedule, SCHEDULES)
+        lo = 4 if self.structure == "sphere" else 2
+        _check_int("n_features", self.n_features, lo, MAX_FEATURES)
+        _check_float("sharpness", self.sharpness, 0.0, 100.0)
+        _check_float("base_log_odds", self.base_log_odds, -30.0, 30.0)
+        _check_float("noise", self.noise, 0.0, 2 * math.pi)
+        _check_int("vocab", self.vocab, 2, MAX_FEATURES)
+        _check_int("window", self.window, 1, 100_000)
+        _check_int("m", self.m, 1, self.d, hint=f"the bottleneck is at most the {self.d} features")
+        _check_float("weight_decay", self.weight_decay, 0.0, 100.0)
+        _check_float("lr", self.lr, 0.0, 10.0, lo_open=True)
+        _check_int("epochs", self.epochs, 1, 100_000)
+        _check_int("batch", self.batch, 1, 65_536)
+        _check_float("grad_clip", self.grad_clip, 0.0, 1e6)
+        _check_int("n_samples", self.n_samples, 1, 10_000_000)
+        _check_int("seeds", self.seeds, 1, 256)
+        _check_int("seed", self.seed, 0, 2**31 - 1)
+        _check_int("snapshot_every", self.snapshot_every, 1, self.steps, hint="at most `steps`")
+        if self.structure == "text":
+            if not isinstance(self.text_path, str) or not self.text_path.strip():
+                raise TempsupError(
+                    f"text_path: structure 'text' needs the path of a text file, "
+                    f"got {self.text_path!r}"
+                )
+        elif self.text_path is not None:
+            raise TempsupError(
+                f"text_path: only structure 'text' reads a file, got {self.text_path!r} "
+                f"with structure {self.structure!r}"
+            )
+        if self.batch * self.seeds * self.d * max(self.m, 1) > 2.5e8:
+            raise TempsupError(
+                f"run too large: batch*seeds*d*m = {self.batch * self.seeds * self.d * self.m:.3g} "
+                "exceeds 2.5e8 (it would exhaust memory); lower batch, seeds or m"
+            )
+        if self.work > MAX_WORK:
+            raise TempsupError(
+                f"run too long: steps*batch*seeds*4*m*d = {self.work:.3g} exceeds "
+                f"{MAX_WORK:.3g} (hours of training); lower epochs, n_samples, seeds or m"
+            )
+
+    # ---- derived quantities -------------------------------------------------
+
+    @property
+    def d(self) -> int:
+        """Number of features: n_features, or (at most) the vocabulary for text."""
+        return self.vocab if self.structure == "text" else self.n_features
+
+    @property
+    def steps_per_epoch(self) -> int:
+        return -(-self.n_samples // self.batch)  # the last, partial batch counts
+
+    @property
+    def steps(self) -> int:
+        """Optimizer steps of the whole run: epochs × ⌈n_samples / batch⌉."""
+        return self.epochs * self.steps_per_epoch
+
+    @property
+    def n_snapshots(self) -> int:
+        from tempsup.config import snapshot_steps
+
+        return len(snapshot_steps(self.steps, self.snapshot_every))
+
+    @property
+    def relu(self) -> bool:
+        return self.model == "relu"
+
+    @property
+    def work(self) -> float:
+        """Multiply-adds of the whole run, the unit of the size limit."""
+        return float(self.steps) * self.batch * self.seeds * 4 * self.m * self.d
+
+    # ---- identity -----------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @property
+    def key(self) -> str:
+        """Stable content hash, tagged with the kind: the cache key and share-link id.
+
+        A text run hashes the path, not the file's contents: a caller that lets
+        users upload text should store it under a content-addressed name.
+        """
+        payload = {"kind": self.kind, "v": SCHEMA_VERSION, **self.to_dict()}
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> BowsConfig:
+        """Build from JSON-like data (a run file, an API call, a URL), strictly.
+
+        A "kind" entry is accepted if it says "bows" (so tagged JSON round-trips).
+        """
+        if not isinstance(data, dict):
+            raise TempsupError(f"config: expected a mapping of fields, got {type(data).__name__}")
+        data = dict(data)
+        kind = data.pop("kind", cls.kind)
+        if kind != cls.kind:
+            raise TempsupError(f"config: expected kind {cls.kind!r}, got {kind!r}")
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise TempsupError(
+                f"config: unknown field(s) {', '.join(map(str, unknown))}; "
+                f"known fields are {', '.join(sorted(names))}"
+            )
+        return cls(**data)
+
+    @classmethod
+    def from_json(cls, text: str) -> BowsConfig:
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise TempsupError(f"config: expected JSON, could not parse it ({exc})") from None
+        return cls.from_dict(data)
+
+    def replace(self, **changes: Any) -> BowsConfig:
+        """A copy with some fields changed, validated like a new config."""
+        return dataclasses.replace(self, **changes)
+
+
+FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(BowsConfig))
+DEFAULTS = BowsConfig()
