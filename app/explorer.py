@@ -12,7 +12,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from dash import Input, Output, Patch, State, callback, ctx, dcc, html, no_update
+from dash import (
+    ClientsideFunction,
+    Input,
+    Output,
+    Patch,
+    State,
+    callback,
+    clientside_callback,
+    ctx,
+    dcc,
+    html,
+    no_update,
+)
 
 from app import ids
 from app.services import job_queue
@@ -48,6 +60,7 @@ def layout() -> html.Div:
             ),
             html.Div(id=ids.STATUS, className="status", role="status"),
             dcc.Interval(id=ids.POLL, interval=POLL_MS, disabled=True),
+            dcc.Store(id=ids.JOB_STATUS),
             dcc.Download(id=ids.DOWNLOAD),
         ],
     )
@@ -56,19 +69,24 @@ def layout() -> html.Div:
 # ---- helpers: status → what the page shows ------------------------------------------
 
 
-def progress_style(status: JobStatus | None) -> dict[str, str]:
-    if status is None or status.total <= 0:
-        return {"width": "0%"}
-    frac = 1.0 if status.state == JobState.DONE else status.step / status.total
-    return {"width": f"{100 * min(max(frac, 0.0), 1.0):.1f}%"}
+def job_status(key: str, status: JobStatus | None, text: str | None = None) -> dict[str, Any]:
+    """The JOB_STATUS store: what the job bar shows, tagged with the job's key.
 
-
-def status_text(status: JobStatus | None) -> str:
+    The browser draws it only while `key` is the config on screen, so a poll
+    answer that arrives after the user moved on cannot overwrite the new state.
+    """
     if status is None:
-        return "Not trained yet: press Train."
-    if status.state == JobState.DONE:
-        return "Done."
-    return status.message
+        pct, active = 0.0, False
+        text = text or "Not trained yet: press Train."
+    else:
+        done = status.state == JobState.DONE
+        pct = 100.0 if done else 100.0 * status.step / max(status.total, 1)
+        active = status.state in ACTIVE
+        if text is None:
+            text = "Done." if done else status.message
+            if status.eta_s is not None and status.state == JobState.RUNNING:
+                text += f" · about {status.eta_s:.0f} s left"
+    return {"key": key, "text": text, "pct": round(min(max(pct, 0.0), 100.0), 1), "active": active}
 
 
 def job_store(status: JobStatus, cursor: int = 0, seed: int | None = None) -> dict[str, Any]:
@@ -77,7 +95,7 @@ def job_store(status: JobStatus, cursor: int = 0, seed: int | None = None) -> di
 
 def _config(store: dict[str, Any] | None) -> RunConfig | None:
     try:
-        return RunConfig.from_dict(store["config"]) if store else None
+        return RunConfig.from_dict(store["config"]) if isinstance(store, dict) else None
     except (TempsupError, KeyError, TypeError):
         return None
 
@@ -86,46 +104,44 @@ def _int_or_none(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _start(status: JobStatus) -> tuple[Any, ...]:
-    """Outputs for a job that is queued or running: reset the view, start polling."""
-    return (
-        job_store(status),
-        empty_view("training…"),
-        False,
-        status_text(status),
-        progress_style(status),
-        False,
-        [],
-        None,
-    )
-
-
-def _finished(run: Run, status: JobStatus, seed: int | None, feature: int) -> tuple[Any, ...]:
-    seed = choose_seed(run, seed)
-    view = full_view(run, seed, feature)
-    options = seed_options(run)
-    return (
-        job_store(status, run.n_frames, seed),
-        view,
-        True,
-        status_text(status),
-        progress_style(status),
-        True,
-        options,
-        seed,
-    )
+def _feature(value: Any, config: RunConfig) -> int:
+    feature = _int_or_none(value) or 0
+    return feature if 0 <= feature < config.inputs else 0
 
 
 SHOW_OUTPUTS = (
     Output(ids.JOB, "data"),
     Output(ids.VIEW, "data"),
     Output(ids.POLL, "disabled"),
-    Output(ids.STATUS, "children"),
-    Output(ids.PROGRESS_BAR, "style"),
-    Output(ids.CANCEL, "disabled"),
+    Output(ids.JOB_STATUS, "data"),
     Output(ids.SEED_PICK, "options"),
     Output(ids.SEED_PICK, "value"),
 )
+
+
+def _start(status: JobStatus) -> tuple[Any, ...]:
+    """Outputs for a job that is queued or running: reset the view, start polling."""
+    return (
+        job_store(status),
+        empty_view("training…"),
+        False,
+        job_status(status.key, status),
+        [],
+        None,
+    )
+
+
+def _finished(run: Run, status: JobStatus, seed: int | None, feature: int) -> tuple[Any, ...]:
+    """Outputs for a finished run: the whole view at once, polling off."""
+    seed = choose_seed(run, seed)
+    return (
+        job_store(status, run.n_frames, seed),
+        full_view(run, seed, feature),
+        True,
+        job_status(status.key, status),
+        seed_options(run),
+        seed,
+    )
 
 
 @callback(
@@ -142,9 +158,7 @@ def show_config(store: dict[str, Any] | None, _clicks: int, client: Any, feature
     if config is None:
         return (no_update,) * len(SHOW_OUTPUTS)
     queue = job_queue()
-    feature = _int_or_none(feature) or 0
-    if feature >= config.inputs:
-        feature = 0
+    feature = _feature(feature, config)
     status = queue.status(config.key)
     wants_training = ctx.triggered_id == ids.TRAIN or bool(store.get("autostart"))
     if status is not None and status.state == JobState.DONE:
@@ -155,14 +169,12 @@ def show_config(store: dict[str, Any] | None, _clicks: int, client: Any, feature
     if status is not None and status.state in ACTIVE:
         return _start(status)
     if not wants_training:
-        message = status_text(status) if status else "Not trained yet: press Train."
+        text = status.message + " · press Train to retry" if status else None
         return (
             {"key": config.key, "state": "none", "cursor": 0, "seed": None},
-            empty_view(message),
+            empty_view(text or "Not trained yet: press Train."),
             True,
-            message,
-            progress_style(None),
-            True,
+            job_status(config.key, None, text),
             [],
             None,
         )
@@ -173,9 +185,7 @@ def show_config(store: dict[str, Any] | None, _clicks: int, client: Any, feature
             no_update,
             no_update,
             True,
-            f"Refused: {exc}",
-            no_update,
-            True,
+            job_status(config.key, None, f"Refused: {exc}"),
             no_update,
             no_update,
         )
@@ -186,15 +196,18 @@ def show_config(store: dict[str, Any] | None, _clicks: int, client: Any, feature
     return _start(status)
 
 
-@callback(
+POLL_OUTPUTS = (
     Output(ids.VIEW, "data", allow_duplicate=True),
     Output(ids.JOB, "data", allow_duplicate=True),
     Output(ids.POLL, "disabled", allow_duplicate=True),
-    Output(ids.STATUS, "children", allow_duplicate=True),
-    Output(ids.PROGRESS_BAR, "style", allow_duplicate=True),
-    Output(ids.CANCEL, "disabled", allow_duplicate=True),
+    Output(ids.JOB_STATUS, "data", allow_duplicate=True),
     Output(ids.SEED_PICK, "options", allow_duplicate=True),
     Output(ids.SEED_PICK, "value", allow_duplicate=True),
+)
+
+
+@callback(
+    *POLL_OUTPUTS,
     Input(ids.POLL, "n_intervals"),
     State(ids.JOB, "data"),
     State(ids.CONFIG, "data"),
@@ -204,82 +217,68 @@ def show_config(store: dict[str, Any] | None, _clicks: int, client: Any, feature
 def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feature: Any):
     """Append the frames that arrived since the cursor; stop when the job ends."""
     config = _config(store)
-    if not job or config is None or job.get("key") != config.key:
-        return (no_update,) * 5 + (no_update,) * 3
+    if not isinstance(job, dict) or config is None or job.get("key") != config.key:
+        # the user moved on: this poll belongs to an old job; show_config restarts it if needed
+        return (no_update, no_update, True, no_update, no_update, no_update)
     queue = job_queue()
     status = queue.status(config.key)
     if status is None:
+        text = "The job disappeared; press Train."
         return (
             no_update,
             no_update,
             True,
-            "The job disappeared; press Train.",
-            progress_style(None),
-            True,
+            job_status(config.key, None, text),
             no_update,
             no_update,
         )
-    feature = _int_or_none(feature) or 0
-    cursor = int(job.get("cursor") or 0)
+    feature = _feature(feature, config)
+    cursor = _int_or_none(job.get("cursor")) or 0
     if status.state == JobState.DONE:
         run = queue.run(config.key)
         if run is not None:
-            out = _finished(run, status, job.get("seed"), feature)
-            # out: job, view, poll_disabled, text, style, cancel_disabled, options, seed
-            return (out[1], out[0], *out[2:])
-    frames = queue.frames(config.key, 0)
+            job_, view, disabled, bar, options, seed = _finished(
+                run, status, _int_or_none(job.get("seed")), feature
+            )
+            return (view, job_, disabled, bar, options, seed)
     ended = status.state not in ACTIVE
+    bar = job_status(config.key, status)
+    frames = queue.frames(config.key, 0) if status.n_frames > cursor else []
     if len(frames) <= cursor:
-        return (
-            no_update,
-            no_update,
-            ended,
-            status_text(status),
-            progress_style(status),
-            ended,
-            no_update,
-            no_update,
-        )
+        return (no_update, no_update, ended, bar, no_update, no_update)
     run = Run.from_frames(config, frames)
-    seed = job.get("seed")
-    if not isinstance(seed, int) or seed >= config.seeds:
+    seed = _int_or_none(job.get("seed"))
+    if seed is None or seed >= config.seeds:
         seed = run.best  # the best seed when the first frames arrive
     view = Patch()
     if cursor == 0:
         view["key"] = config.key
         view["seed"] = seed
         view["feature"] = feature
-    new = frame_data(run, seed, feature, cursor)
-    for panel, traces in new.items():
+    for panel, traces in frame_data(run, seed, feature, cursor).items():
         view["frames"][panel].extend(traces)
     view["steps"].extend([int(s) for s in run["step"][cursor:]])
     view["n"] = run.n_frames
     for name, value in shared_parts(run, seed, feature).items():
         view[name] = value
     new_job = {**job, "cursor": run.n_frames, "seed": seed, "state": status.state.value}
-    return (
-        view,
-        new_job,
-        ended,
-        status_text(status),
-        progress_style(status),
-        ended,
-        no_update,
-        no_update,
-    )
+    return (view, new_job, ended, bar, no_update, no_update)
 
 
 @callback(
-    Output(ids.STATUS, "children", allow_duplicate=True),
+    Output(ids.JOB_STATUS, "data", allow_duplicate=True),
     Input(ids.CANCEL, "n_clicks"),
     State(ids.JOB, "data"),
     prevent_initial_call=True,
 )
-def cancel(_clicks: int, job: dict[str, Any] | None) -> str:
-    if not job or not job.get("key"):
+def cancel(_clicks: int, job: dict[str, Any] | None):
+    """Ask the worker to stop at its next frame (queued jobs stop at once)."""
+    if not isinstance(job, dict) or not isinstance(job.get("key"), str):
         return no_update
-    status = job_queue().cancel(str(job["key"]))
-    return "Cancelling…" if status is not None else "Nothing to cancel."
+    status = job_queue().cancel(job["key"][:64])
+    if status is None:
+        return job_status(job["key"], None, "Nothing to cancel.")
+    return job_status(job["key"], status, "Cancelling…" if status.active else None)
 
 
 @callback(
@@ -310,7 +309,7 @@ def switch_seed(seed: Any, feature: Any, job: dict[str, Any] | None, store: dict
 
 @callback(
     Output(ids.DOWNLOAD, "data"),
-    Output(ids.STATUS, "children", allow_duplicate=True),
+    Output(ids.JOB_STATUS, "data", allow_duplicate=True),
     Input(ids.EXPORT_HTML, "n_clicks"),
     Input(ids.EXPORT_NPZ, "n_clicks"),
     State(ids.JOB, "data"),
@@ -323,9 +322,21 @@ def export(_h: int, _n: int, job: dict[str, Any] | None, store: dict[str, Any] |
     config = _config(store)
     run = job_queue().run(config.key) if config is not None else None
     if run is None:
-        return no_update, "Nothing to export yet: train this configuration first."
+        text = "Nothing to export yet: train this configuration first."
+        return no_update, job_status(config.key if config else "", None, text)
     seed = choose_seed(run, _int_or_none((job or {}).get("seed")))
     if ctx.triggered_id == ids.EXPORT_NPZ:
         return dcc.send_bytes(run.to_bytes(), f"tempsup-{config.key}.npz"), no_update
     html_text = export_html(run, seed, link=link if isinstance(link, str) else None)
     return dict(content=html_text, filename=f"tempsup-{config.key}.html"), no_update
+
+
+# The job bar is drawn in the browser, and only for the config on screen.
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="job_bar"),
+    Output(ids.STATUS, "children"),
+    Output(ids.PROGRESS_BAR, "style"),
+    Output(ids.CANCEL, "disabled"),
+    Input(ids.JOB_STATUS, "data"),
+    Input(ids.CONFIG, "data"),
+)

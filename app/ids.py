@@ -6,6 +6,7 @@ PAGE = "page-content"
 URL = "url"  # the explorer's config in the query string
 CONFIG = "config-store"  # the validated config being viewed: {"config": {...}, "key": "..."}
 JOB = "job-store"  # {"key", "state", "cursor", "seed"}: what the poller needs
+JOB_STATUS = "job-status-store"  # {"key", "text", "pct", "active"}: drawn by the browser
 VIEW = "view-store"  # per-frame figure data streamed from the server (see app/explorer.py)
 CLIENT = "client-store"  # a random per-browser id for the per-client job limit
 POLL = "poll-interval"

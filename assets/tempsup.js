@@ -82,6 +82,13 @@
         return Math.min(max || 0, v + 1);
       },
 
+      job_bar: function (status, config) {
+        if (!status || !config || status.key !== config.key) {
+          return ["", { width: "0%" }, true];
+        }
+        return [status.text, { width: status.pct + "%" }, !status.active];
+      },
+
       share_link: function (search) {
         return window.location.origin + window.location.pathname + (search || "");
       },
