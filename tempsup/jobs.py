@@ -1,10 +1,20 @@
-"""The job queue: submit a `RunConfig`, stream its frames while it trains, read the `Run`.
+"""The job queue: submit a spec, stream its frames while it trains, read its result.
 
-One job per config: the job id is `config.key`, so identical configs share one
-job and one cached result (a shared link replays instantly). Web processes
-call `submit`, `status`, `frames(key, cursor)`, `cancel`; separate worker
-processes (`tempsup.worker`) claim queued jobs, train them and write frames
-back as they go (architecture.md, "Jobs").
+A spec is a `RunConfig` (result: a `Run`), a `tempsup.sweep.SweepSpec` (result:
+a `SweepResult`) or any kind registered in `tempsup.jobkinds`; every kind
+shares this queue, its limits, cancel and dedupe. One job per spec: the job id
+is `spec.key`, so identical specs share one job and one cached result (a
+shared link replays instantly). Web processes call `submit`, `status`,
+`frames(key, cursor)`, `result`/`run`, `cancel`; separate worker processes
+(`tempsup.worker`) claim queued jobs, train them and write frames back as
+they go (architecture.md, "Jobs").
+
+Sweeps, for a phase diagram:
+
+    status = queue.submit(SweepSpec(base, sparsities=(0.1, 0.5, 0.9)), client)
+    frames = queue.frames(status.key, cursor)   # dicts of SWEEP_FRAME_ARRAYS, one value per point
+    result = queue.result(status.key)           # SweepResult once DONE: .rows, .keys
+    run = queue.run(result.keys[i])             # point i's Run, stored DONE when the sweep finished
 
 `JobQueue` is the embedded backend: one diskcache `Cache` directory shared by
 every web and worker process on the machine. Layout (all values are `str`
@@ -12,12 +22,13 @@ JSON or `bytes`, never pickles):
 
     queue                 JSON list of QUEUED keys, oldest first (the FIFO)
     running               JSON list of RUNNING keys (what `recover` inspects)
-    status:{key}          JSON status record: state, step, n_frames, client,
+    status:{key}          JSON status record: kind, state, step, n_frames, client,
                           pid/host/token of the claiming worker, heartbeat...
-    config:{key}          RunConfig.to_json()
-    frame:{key}:{i}       frame i as `np.savez` bytes, while running and kept
-                          after a failure or cancel; dropped once the run is DONE
-    run:{key}             Run.to_bytes() of a DONE job; its frames are served from it
+    config:{key}          JSON {"kind": name, "spec": spec.to_json()} (an entry
+                          without a kind, written by older versions, is a RunConfig)
+    frame:{key}:{i}       published frame i as `np.savez` bytes, while running and
+                          kept after a failure or cancel; dropped once the job is DONE
+    run:{key}             result.to_bytes() of a DONE job; its frames are served from it
 
 Every read-modify-write happens inside `cache.transact()` (an SQLite write
 lock), so two workers never claim the same job. A worker's writes carry the
@@ -49,9 +60,11 @@ import numpy as np
 
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
+from tempsup.jobkinds import RUN_ARRAYS, JobKind, get_kind, kind_of
 
 if TYPE_CHECKING:  # tempsup.run imports torch; web processes need not load it to poll
     from tempsup.run import Run
+    from tempsup.sweep import SweepSpec
 
 # A RUNNING job whose heartbeat is older than this is dead, whatever its pid
 # says (a worker on another host, or a pid reused after a crash). Workers beat
@@ -105,14 +118,15 @@ ACTIVE = (JobState.QUEUED, JobState.RUNNING)
 class JobStatus:
     """What a client may know about one job; `to_dict` is JSON-able (a dcc.Store)."""
 
-    key: str  # RunConfig.key
+    key: str  # spec.key (RunConfig.key for a run)
     state: JobState
     step: int  # optimizer steps done
-    total: int  # config.steps
+    total: int  # spec.steps
     n_frames: int  # frames stored so far
     position: int | None  # 1-based place in the queue while QUEUED, else None
     eta_s: float | None  # seconds left while RUNNING (measured step rate), else None
     message: str  # human-readable: "queued (2nd in line)", "training: step 340/2000", error
+    kind: str = "run"  # the job kind (tempsup.jobkinds): "run", "sweep", ...
 
     @property
     def active(self) -> bool:
@@ -134,8 +148,14 @@ class Claim:
     """A worker's hold on one RUNNING job; `token` fences stale writers."""
 
     key: str
-    config: RunConfig
+    spec: Any  # a RunConfig, SweepSpec, ... (see `kind`)
     token: str
+    kind: JobKind
+
+    @property
+    def config(self) -> Any:
+        """The spec (a RunConfig for a run job)."""
+        return self.spec
 
 
 # ---- frames as bytes ---------------------------------------------------------------
@@ -147,19 +167,17 @@ def frame_to_bytes(frame: dict[str, np.ndarray]) -> bytes:
     return buf.getvalue()
 
 
-def frame_from_bytes(data: bytes) -> dict[str, np.ndarray]:
-    """Decode a stored frame; raises TempsupError if it is not one."""
-    from tempsup.run import ARRAYS
-
+def frame_from_bytes(data: bytes, names: tuple[str, ...] = RUN_ARRAYS) -> dict[str, np.ndarray]:
+    """Decode a stored frame holding the arrays `names`; TempsupError if it is not one."""
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             arrays = {name: npz[name] for name in npz.files}
     except Exception as exc:  # numpy raises many types for damaged data
         raise TempsupError(f"stored frame: expected np.savez bytes ({exc})") from None
-    missing = [name for name in ARRAYS if name not in arrays]
+    missing = [name for name in names if name not in arrays]
     if missing:
         raise TempsupError(f"stored frame: missing {', '.join(missing)}")
-    return {name: arrays[name] for name in ARRAYS}
+    return {name: arrays[name] for name in names}
 
 
 def pid_alive(pid: int) -> bool:
@@ -245,31 +263,30 @@ class JobQueue:
 
     # ---- the public interface -------------------------------------------------------
 
-    def submit(self, config: RunConfig, client: str = "local") -> JobStatus:
-        """Queue `config` unless its job exists; return the job's status.
+    def submit(self, spec: RunConfig | SweepSpec | Any, client: str = "local") -> JobStatus:
+        """Queue `spec` (a RunConfig, SweepSpec, ...) unless its job exists; return its status.
 
-        DONE, QUEUED and RUNNING jobs are returned as they are (a DONE run is
+        DONE, QUEUED and RUNNING jobs are returned as they are (a DONE job is
         served from the cache); FAILED and CANCELLED ones are queued again.
         Raises TempsupError when the queue is full, the client has too many
         active jobs, or the job is larger than `max_work`.
         """
-        if not isinstance(config, RunConfig):
-            raise TempsupError(f"submit: expected a RunConfig, got {type(config).__name__}")
+        kind = kind_of(spec)
         client = str(client)
-        key = config.key
+        key = spec.key
         rec = self._record(key)
         # Verify a finished result before promising it (outside the lock: decoding is slow).
         done = rec is not None and rec["state"] == JobState.DONE
-        if done and self._load_run(rec) is not None and self._config(key) is not None:
+        if done and self._load_result(rec) is not None and self._spec(key) is not None:
             return self._status(rec)
         with self._transact():
             rec = self._record(key)
             if rec is not None and rec["state"] in (*ACTIVE, JobState.DONE):
-                if self._config(key) is None:  # a damaged config entry: rewrite it
-                    self.cache.set(config_key(key), config.to_json())
+                if self._spec(key) is None:  # a damaged config entry: rewrite it
+                    self.cache.set(config_key(key), _spec_entry(kind, spec))
                 return self._status(rec)
-            self._check_limits(config, client)
-            rec = self._enqueue(config, client, rec)
+            self._check_limits(spec, client)
+            rec = self._enqueue(kind, spec, client, rec)
             return self._status(rec, self._list(QUEUE))
 
     def status(self, key: str) -> JobStatus | None:
@@ -297,17 +314,13 @@ class JobQueue:
         rec = self._record(key)
         if rec is None or start >= rec["n_frames"]:
             return []
+        kind = _kind(rec)
         if rec["state"] == JobState.DONE:
-            run = self._load_run(rec)
-            if run is None:
-                return []
-            return [
-                {name: np.array(run.arrays[name][i]) for name in run.arrays}
-                for i in range(start, run.n_frames)
-            ]
+            result = self._load_result(rec)
+            return [] if result is None else kind.frames_of(result, start)
         out = []
         for i in range(start, rec["n_frames"]):
-            frame = self._load_frame(key, i)
+            frame = self._load_frame(key, i, kind.frame_names)
             if frame is None:
                 now = self._record(key)  # finished in between: its frames moved into the run
                 if now is not None and now["state"] == JobState.DONE:
@@ -316,15 +329,29 @@ class JobQueue:
             out.append(frame)
         return out
 
-    def config(self, key: str) -> RunConfig | None:
-        return self._config(key)
+    def spec(self, key: str) -> Any:
+        """The job's spec (RunConfig, SweepSpec, ...), or None if unknown or unreadable."""
+        found = self._spec(key)
+        return None if found is None else found[1]
 
-    def run(self, key: str) -> Run | None:
-        """The finished Run of a DONE job, else None (a damaged one marks the job FAILED)."""
+    def config(self, key: str) -> Any:
+        """Same as `spec` (the name from when every job was a RunConfig)."""
+        return self.spec(key)
+
+    def result(self, key: str) -> Any:
+        """The result of a DONE job (a Run, a SweepResult, ...), else None;
+        a damaged one marks the job FAILED so that `submit` recomputes it."""
         rec = self._record(key)
         if rec is None or rec["state"] != JobState.DONE:
             return None
-        return self._load_run(rec)
+        return self._load_result(rec)
+
+    def run(self, key: str) -> Run | None:
+        """The finished Run of a DONE run job, else None (other kinds: use `result`)."""
+        rec = self._record(key)
+        if rec is None or rec["state"] != JobState.DONE or _kind(rec).name != "run":
+            return None
+        return self._load_result(rec)
 
     def cancel(self, key: str) -> JobStatus | None:
         """QUEUED: cancelled at once. RUNNING: flagged; the worker stops at its next
@@ -350,31 +377,40 @@ class JobQueue:
         rec = self._record(key)
         if rec is None:
             raise TempsupError(f"retry: expected the key of a known job, got {key!r}")
-        config = self._config(key)
-        if config is None:
+        spec = self.spec(key)
+        if spec is None:
             raise TempsupError(f"retry: the stored config of job {key} is unreadable; submit it")
-        return self.submit(config, client if client is not None else rec["client"])
+        return self.submit(spec, client if client is not None else rec["client"])
 
     def put_run(self, run: Run) -> None:
-        """Store a finished run directly (presets, CLI results): its job is DONE."""
-        key = run.config.key
-        data = run.to_bytes()
+        """Store a finished run directly (presets, CLI results, sweep points): its job is DONE."""
+        self.put_result(run.config, run)
+
+    def put_result(self, spec: Any, result: Any) -> None:
+        """Store a finished result of `spec` directly: its job is DONE."""
+        kind = kind_of(spec)
+        key = spec.key
+        if kind.result_key(result) != key:
+            raise TempsupError(
+                f"put_result: expected a result of job {key}, got one of {kind.result_key(result)}"
+            )
+        data = result.to_bytes()
+        n_frames = kind.n_frames(result)
         with self._transact():
             old = self._record(key)
             self._drop_frames(key, old)
-            self.cache.set(config_key(key), run.config.to_json())
+            self.cache.set(config_key(key), _spec_entry(kind, spec))
             self.cache.set(run_key(key), data)
             self._remove(QUEUE, key)
             self._remove(RUNNING, key)
-            step = int(run.arrays["step"][-1])
-            rec = self._new_record(key, run.config, (old or {}).get("client", "local"), old)
+            rec = self._new_record(key, kind, spec, (old or {}).get("client", "local"), old)
             rec.update(
                 state=JobState.DONE,
-                step=step,
-                n_frames=run.n_frames,
+                step=spec.steps,
+                n_frames=n_frames,
                 finished=time.time(),
                 run_id=uuid.uuid4().hex,
-                message=f"done: {step} steps, {run.n_frames} frames (stored run)",
+                message=f"done: {spec.steps} steps, {n_frames} frames (stored {kind.name})",
             )
             self._put_record(rec)
 
@@ -407,8 +443,8 @@ class JobQueue:
                 rec = self._record(key)
                 if rec is None or rec["state"] != JobState.QUEUED:
                     continue
-                config = self._config(key)
-                if config is None or config.key != key:
+                found = self._spec(key)
+                if found is None or found[1].key != key:
                     rec.update(
                         state=JobState.FAILED,
                         message="the stored config of this job is unreadable; submit it again",
@@ -416,7 +452,7 @@ class JobQueue:
                     self._put_record(rec)
                     continue
                 now = time.time()
-                claim = Claim(key, config, uuid.uuid4().hex)
+                claim = Claim(key, found[1], uuid.uuid4().hex, found[0])
                 rec.update(
                     state=JobState.RUNNING,
                     pid=os.getpid() if pid is None else pid,
@@ -464,9 +500,10 @@ class JobQueue:
             self._put_record(rec)
             return True
 
-    def finish(self, claim: Claim, run: Run) -> bool:
-        """Store the finished Run; its frames are now served from it. False if lost."""
-        data = run.to_bytes()
+    def finish(self, claim: Claim, result: Any) -> bool:
+        """Store the finished result; its frames are now served from it. False if lost."""
+        data = result.to_bytes()
+        n_frames = claim.kind.n_frames(result)
         with self._transact():
             rec = self._owned(claim)
             if rec is None:
@@ -477,11 +514,11 @@ class JobQueue:
             rec.update(
                 state=JobState.DONE,
                 step=rec["total"],
-                n_frames=run.n_frames,
+                n_frames=n_frames,
                 finished=time.time(),
                 run_id=claim.token,
                 cancel=False,
-                message=f"done: {rec['total']} steps, {run.n_frames} frames",
+                message=f"done: {rec['total']} steps, {n_frames} frames",
             )
             self._put_record(rec)
             return True
@@ -548,13 +585,14 @@ class JobQueue:
         self.cache.set(status_key(rec["key"]), json.dumps({**rec, "state": rec["state"].value}))
 
     def _new_record(
-        self, key: str, config: RunConfig, client: str, old: dict[str, Any] | None
+        self, key: str, kind: JobKind, spec: Any, client: str, old: dict[str, Any] | None
     ) -> dict[str, Any]:
         return {
             "key": key,
+            "kind": kind.name,
             "state": JobState.QUEUED,
             "step": 0,
-            "total": config.steps,
+            "total": spec.steps,
             "n_frames": 0,
             "client": client,
             "message": "",
@@ -596,21 +634,21 @@ class JobQueue:
         if key in items:
             self._put_list(name, [k for k in items if k != key])
 
-    def _config(self, key: str) -> RunConfig | None:
+    def _spec(self, key: str) -> tuple[JobKind, Any] | None:
+        """The stored (kind, spec) of a job; None if missing or unreadable."""
         text = self._get(config_key(key), str)
         if text is None:
             return None
-        try:
-            return RunConfig.from_json(text)
-        except (TempsupError, TypeError):
-            return None
+        return _parse_spec_entry(text)
 
-    def _load_frame(self, key: str, index: int) -> dict[str, np.ndarray] | None:
+    def _load_frame(
+        self, key: str, index: int, names: tuple[str, ...]
+    ) -> dict[str, np.ndarray] | None:
         data = self._get(frame_key(key, index), bytes)
         if data is None:
             return None
         try:
-            return frame_from_bytes(data)
+            return frame_from_bytes(data, names)
         except TempsupError:
             return None
 
@@ -618,11 +656,9 @@ class JobQueue:
         for i in range((rec or {}).get("n_frames", 0)):
             self.cache.delete(frame_key(key, i))
 
-    def _load_run(self, rec: dict[str, Any]) -> Run | None:
-        """The DONE job's Run; if its entry is missing or damaged the job becomes
+    def _load_result(self, rec: dict[str, Any]) -> Any:
+        """The DONE job's result; if its entry is missing or damaged the job becomes
         FAILED (so `submit` recomputes it) and None is returned."""
-        from tempsup.run import Run
-
         key = rec["key"]
         slot = (key, str(rec["run_id"]))
         with self._runs_lock:
@@ -634,9 +670,10 @@ class JobQueue:
         run = None
         if data is not None:
             try:
-                run = Run.from_bytes(data, source="stored run")
-                if run.config.key != key:
-                    problem, run = f"it holds run {run.config.key}", None
+                kind = _kind(rec)
+                run = kind.load(data)
+                if kind.result_key(run) != key:
+                    problem, run = f"it holds job {kind.result_key(run)}", None
             except TempsupError as exc:
                 problem = str(exc)
         if run is None:
@@ -659,10 +696,10 @@ class JobQueue:
 
     # ---- submit and recover -----------------------------------------------------------
 
-    def _check_limits(self, config: RunConfig, client: str) -> None:
-        if self.max_work is not None and config.work > self.max_work:
+    def _check_limits(self, spec: Any, client: str) -> None:
+        if self.max_work is not None and spec.work > self.max_work:
             raise TempsupError(
-                f"job too large: this config needs {config.work:.3g} multiply-adds "
+                f"job too large: this config needs {spec.work:.3g} multiply-adds "
                 f"(steps*seq_len*seeds*batch*(hidden^2 + hidden*inputs)); this server accepts "
                 f"at most {self.max_work:.3g}; lower steps, batch or seeds"
             )
@@ -684,17 +721,17 @@ class JobQueue:
             )
 
     def _enqueue(
-        self, config: RunConfig, client: str, old: dict[str, Any] | None
+        self, kind: JobKind, spec: Any, client: str, old: dict[str, Any] | None
     ) -> dict[str, Any]:
-        key = config.key
+        key = spec.key
         self._drop_frames(key, old)
         self.cache.delete(run_key(key))
-        self.cache.set(config_key(key), config.to_json())
+        self.cache.set(config_key(key), _spec_entry(kind, spec))
         self._remove(RUNNING, key)
         queue = self._list(QUEUE)
         if key not in queue:
             self._put_list(QUEUE, [*queue, key])
-        rec = self._new_record(key, config, client, old)
+        rec = self._new_record(key, kind, spec, client, old)
         self._put_record(rec)
         return rec
 
@@ -757,4 +794,29 @@ class JobQueue:
             position=position,
             eta_s=eta,
             message=message,
+            kind=str(rec.get("kind", "run")),
         )
+
+
+# ---- kinds and the stored spec ---------------------------------------------------
+
+
+def _kind(rec: dict[str, Any]) -> JobKind:
+    """The kind of a status record (records of older versions have none: "run")."""
+    return get_kind(str(rec.get("kind", "run")))
+
+
+def _spec_entry(kind: JobKind, spec: Any) -> str:
+    return json.dumps({"kind": kind.name, "spec": spec.to_json()})
+
+
+def _parse_spec_entry(text: str) -> tuple[JobKind, Any] | None:
+    """(kind, spec) of a stored config entry, or None if it cannot be read."""
+    try:
+        data = json.loads(text)
+        if isinstance(data, dict) and set(data) == {"kind", "spec"}:
+            kind = get_kind(str(data["kind"]))
+            return kind, kind.spec_from_json(data["spec"])
+        return get_kind("run"), RunConfig.from_dict(data)  # written before job kinds
+    except (TempsupError, TypeError, ValueError):
+        return None

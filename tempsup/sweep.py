@@ -5,19 +5,35 @@ model of a single batched training program (`tempsup.train`), then the batch is
 cut back into one `Run` per point. The table holds what science.md §1 asks to
 plot against sparsity: the swept angle kθ, the spectral radius ρ(W_h), ‖w_0‖,
 the loss and how many seeds succeeded.
+
+A `SweepSpec` is the same sweep as a job of the queue (`tempsup.jobkinds`,
+kind "sweep"): its frames are small per-snapshot summaries (`SWEEP_FRAME_ARRAYS`,
+one value per point) so a phase diagram can grow while the batch trains, and
+its result is a `SweepResult`, the table rows and the points' run keys. Torch
+is imported only where training happens, so web processes can build specs
+and read results without it.
 """
 
 from __future__ import annotations
 
 import csv
-from collections.abc import Callable, Sequence
+import hashlib
+import io
+import json
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from tempsup.config import RunConfig
-from tempsup.run import Run, frame, split_snapshot
-from tempsup.train import train
+from tempsup.config import MAX_ACTIVATIONS, MAX_WORK, SCHEMA_VERSION, RunConfig
+from tempsup.errors import TempsupError
+
+if TYPE_CHECKING:  # both import torch; loaded where training happens
+    from tempsup.run import Run
 
 TABLE_COLUMNS = (
     "model", "k", "sparsity", "key", "loss", "expected_loss", "successes", "seeds",
@@ -38,6 +54,9 @@ def train_runs(
     on_step: Callable[[int], None] | None = None,
 ) -> list[Run]:
     """Train all configs together; return one Run per config."""
+    from tempsup.run import Run, frame, split_snapshot
+    from tempsup.train import train
+
     frames: list[list[dict[str, np.ndarray]]] = [[] for _ in configs]
     for snap in train(configs, init=init, on_step=on_step):
         for i, (cfg, part) in enumerate(zip(configs, split_snapshot(snap, configs), strict=True)):
@@ -70,3 +89,271 @@ def write_table(rows: Sequence[dict[str, object]], path: str | Path) -> Path:
 
 def _fmt(value: object) -> object:
     return f"{value:.6g}" if isinstance(value, float) else value
+
+
+# ---- a sweep as a queued job (kind "sweep", tempsup.jobkinds) ------------------------
+
+# More points make a slow, hard-to-read job: a phase diagram needs ~10 sparsities
+# × a few k. The queue's `max_work` bounds the size further.
+MAX_POINTS = 40
+# Per-point numbers of a published sweep frame, each (P,) in `configs` order, plus "step" ().
+SWEEP_FRAME_ARRAYS = (
+    "step", "loss", "expected_loss", "successes", "best_seed",
+    "swept_angle_deg", "spectral_radius", "w0_norm", "n_interference_free",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A sweep job: every (k, sparsity) point of `base` × its seeds, trained as one batch.
+
+    `sparsities` and `ks` are sorted and must not repeat (the phase diagram's
+    x axis); empty `ks` means `(base.k,)`. The base's own sparsity and k are
+    ignored: `key` hashes the points' config keys, so two specs with the same
+    points are the same job.
+    """
+
+    base: RunConfig
+    sparsities: tuple[float, ...]
+    ks: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.base, RunConfig):
+            raise TempsupError(f"sweep: base expected a RunConfig, got {type(self.base).__name__}")
+        sparsities = _sorted_unique("sparsities", self.sparsities, float)
+        ks = _sorted_unique("ks", self.ks, int) if self.ks else (self.base.k,)
+        object.__setattr__(self, "sparsities", sparsities)
+        object.__setattr__(self, "ks", ks)
+        n = len(sparsities) * len(ks)
+        if n > MAX_POINTS:
+            raise TempsupError(
+                f"sweep: expected at most {MAX_POINTS} points (sparsities × ks), got "
+                f"{len(sparsities)} × {len(ks)} = {n}; sweep fewer values"
+            )
+        try:  # validates every point; RunConfig names the field
+            configs = self.configs
+        except TempsupError as exc:
+            raise TempsupError(f"sweep: a point is invalid: {exc}") from None
+        b = self.base
+        acts = b.seq_len * n * b.seeds * b.batch * max(b.hidden, b.inputs)
+        if acts > MAX_ACTIVATIONS:
+            raise TempsupError(
+                f"sweep too large: seq_len*points*seeds*batch*max(hidden, inputs) = {acts:.3g} "
+                f"exceeds {MAX_ACTIVATIONS:.3g} (it would exhaust memory); lower batch or seeds"
+            )
+        work = sum(c.work for c in configs)
+        if work > MAX_WORK:
+            raise TempsupError(
+                f"sweep too long: {n} points need {work:.3g} multiply-adds, more than "
+                f"{MAX_WORK:.3g} (hours of training); lower steps, batch, seeds or points"
+            )
+
+    @cached_property
+    def configs(self) -> list[RunConfig]:
+        """One config per point, k-major then sparsity (`sweep_configs`)."""
+        return sweep_configs(self.base, self.sparsities, self.ks)
+
+    @property
+    def key(self) -> str:
+        """Stable content hash of the points, tagged with the kind (never a run's key)."""
+        payload = {"kind": "sweep", "v": SCHEMA_VERSION, "points": [c.key for c in self.configs]}
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def steps(self) -> int:
+        return self.base.steps
+
+    @property
+    def n_snapshots(self) -> int:
+        return self.base.n_snapshots
+
+    @property
+    def work(self) -> float:
+        """Multiply-adds of the whole batch: the sum over points."""
+        return float(sum(c.work for c in self.configs))
+
+    @property
+    def point_keys(self) -> list[str]:
+        return [c.key for c in self.configs]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "base": self.base.to_dict(),
+            "sparsities": list(self.sparsities),
+            "ks": list(self.ks),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> SweepSpec:
+        if not isinstance(data, dict):
+            raise TempsupError(f"sweep: expected a mapping, got {type(data).__name__}")
+        unknown = sorted(set(data) - {"base", "sparsities", "ks"})
+        if unknown or "base" not in data or "sparsities" not in data:
+            raise TempsupError(
+                f"sweep: expected fields base, sparsities and optionally ks, got {sorted(data)}"
+            )
+        return cls(
+            RunConfig.from_dict(data["base"]), data["sparsities"], tuple(data.get("ks") or ())
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> SweepSpec:
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise TempsupError(f"sweep: expected JSON, could not parse it ({exc})") from None
+        return cls.from_dict(data)
+
+
+def _sorted_unique(name: str, values: Any, kind: type) -> tuple:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+        raise TempsupError(f"sweep: {name} expected a non-empty list of numbers, got {values!r}")
+    out = []
+    for v in values:
+        ok = not isinstance(v, bool) and isinstance(v, (int, float))
+        if kind is int:
+            ok = ok and float(v).is_integer()
+        if not ok or not math.isfinite(v):
+            what = "integers" if kind is int else "numbers"
+            raise TempsupError(f"sweep: {name} expected {what}, got {v!r} in {list(values)!r}")
+        out.append(kind(v))
+    if len(set(out)) != len(out):
+        raise TempsupError(f"sweep: {name} expected distinct values, got {list(values)!r}")
+    return tuple(sorted(out))
+
+
+@dataclass
+class SweepResult:
+    """A finished sweep: the table rows (TABLE_COLUMNS, `configs` order), the
+    points' run keys, and the published frames stacked (axis 0 frames, 1 points).
+
+    `runs` holds the points' Runs only on the worker that trained them (they are
+    stored as run jobs of their own, `JobQueue.put_run`); it is not serialised.
+    """
+
+    spec: SweepSpec
+    rows: list[dict[str, object]]
+    keys: list[str]
+    arrays: dict[str, np.ndarray]
+    runs: list[Run] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def n_frames(self) -> int:
+        return int(self.arrays["step"].shape[0])
+
+    def frames(self, start: int = 0) -> list[dict[str, np.ndarray]]:
+        return [
+            {name: np.array(a[i]) for name, a in self.arrays.items()}
+            for i in range(start, self.n_frames)
+        ]
+
+    def to_bytes(self) -> bytes:
+        buf = io.BytesIO()
+        meta = {"spec": self.spec.to_dict(), "rows": self.rows, "keys": self.keys}
+        np.savez_compressed(buf, **self.arrays, meta=np.asarray(json.dumps(meta)))
+        return buf.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: str = "sweep result") -> SweepResult:
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+                files = dict(npz.items())
+            meta = json.loads(str(files.pop("meta")))
+            spec = SweepSpec.from_dict(meta["spec"])
+            rows, keys = list(meta["rows"]), [str(k) for k in meta["keys"]]
+        except TempsupError as exc:
+            raise TempsupError(f"{source}: its spec is invalid ({exc})") from None
+        except Exception as exc:  # numpy and json raise many types for damaged data
+            raise TempsupError(f"{source}: expected a tempsup sweep result ({exc})") from None
+        missing = [n for n in SWEEP_FRAME_ARRAYS if n not in files]
+        if missing:
+            raise TempsupError(f"{source}: missing {', '.join(missing)}")
+        arrays = {n: files[n] for n in SWEEP_FRAME_ARRAYS}
+        n_frames, n_points = arrays["step"].shape[0], len(spec.configs)
+        for name in SWEEP_FRAME_ARRAYS[1:]:
+            if arrays[name].shape != (n_frames, n_points):
+                raise TempsupError(
+                    f"{source}: {name} has shape {arrays[name].shape}, "
+                    f"expected {(n_frames, n_points)}"
+                )
+        if keys != spec.point_keys or len(rows) != n_points or n_frames == 0:
+            raise TempsupError(f"{source}: its rows and keys do not match its points")
+        return cls(spec, rows, keys, arrays)
+
+
+def stream_sweep(
+    spec: SweepSpec,
+    init: dict[str, np.ndarray] | None = None,
+    on_step: Callable[[int], None] | None = None,
+) -> Iterator[dict[str, np.ndarray]]:
+    """Train the sweep as one batch; yield each snapshot's frames of all points,
+    concatenated along the model axis (point-major, `spec.base.seeds` per point)."""
+    from tempsup.run import frame, split_snapshot
+    from tempsup.train import train
+
+    configs = spec.configs
+    snapshots = train(configs, init=init, on_step=on_step)
+    try:
+        for snap in snapshots:
+            cut = split_snapshot(snap, configs)
+            parts = [frame(c, p) for c, p in zip(configs, cut, strict=True)]
+            yield {
+                name: parts[0][name] if name == "step" else np.concatenate([p[name] for p in parts])
+                for name in parts[0]
+            }
+    finally:
+        snapshots.close()
+
+
+def _point_frames(spec: SweepSpec, full: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
+    """Cut a `stream_sweep` frame into one `tempsup.run.frame` per point."""
+    m = spec.base.seeds
+    return [
+        {n: a if n == "step" else a[i * m : (i + 1) * m] for n, a in full.items()}
+        for i in range(len(spec.configs))
+    ]
+
+
+def sweep_frame(spec: SweepSpec, full: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The published summary of one snapshot: per point, its best seed's numbers
+    (`Run.summary` of the snapshot so far) and how many seeds succeeded."""
+    from tempsup.run import Run
+
+    rows = []
+    for cfg, part in zip(spec.configs, _point_frames(spec, full), strict=True):
+        one = Run(cfg, {n: np.asarray(a)[None] for n, a in part.items()})
+        rows.append(one.summary())
+    out = {"step": np.asarray(int(full["step"]), dtype=np.int64)}
+    counts = ("successes", "best_seed", "n_interference_free")
+    for name in SWEEP_FRAME_ARRAYS[1:]:
+        column = "seed" if name == "best_seed" else name
+        dtype = np.int64 if name in counts else np.float32
+        out[name] = np.asarray([r[column] for r in rows], dtype=dtype)
+    return out
+
+
+def sweep_result(
+    spec: SweepSpec,
+    kept: Sequence[dict[str, np.ndarray]],
+    published: Sequence[dict[str, np.ndarray]] | None = None,
+) -> SweepResult:
+    """The finished sweep from every `stream_sweep` frame: a Run per point, its
+    table row; `published` are the `sweep_frame`s already made (else recomputed)."""
+    from tempsup.run import Run
+
+    if not kept:
+        raise TempsupError("sweep: expected at least one frame, got none")
+    per_point = [_point_frames(spec, f) for f in kept]
+    runs = [
+        Run.from_frames(cfg, [frames[i] for frames in per_point])
+        for i, cfg in enumerate(spec.configs)
+    ]
+    if published is None or len(published) != len(kept):
+        published = [sweep_frame(spec, f) for f in kept]
+    arrays = {n: np.stack([f[n] for f in published]) for n in SWEEP_FRAME_ARRAYS}
+    rows = [table_row(run) for run in runs]
+    return SweepResult(spec, rows, [r.config.key for r in runs], arrays, runs=runs)

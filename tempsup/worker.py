@@ -5,7 +5,8 @@
 A worker is a plain process that never serves web requests (torch and fork do
 not mix) and never imports dash. Its loop: `recover()` jobs of dead workers,
 claim the oldest QUEUED job atomically, resolve its warm start, then iterate
-`tempsup.train.train` and store each snapshot's `tempsup.run.frame` as it comes.
+its kind's stream (`tempsup.jobkinds`: a run's `tempsup.run.frame`s, a sweep's
+batched frames) and store each published frame as it comes.
 Between snapshots it checks the cancel flag (stop iterating: CANCELLED, frames
 kept); any exception fails the job with its message; SIGTERM/SIGINT give the
 job back to the queue (first in line) and exit. A thread beats the job's
@@ -34,7 +35,10 @@ from typing import Any
 import numpy as np
 
 from tempsup.errors import TempsupError
+from tempsup.jobkinds import load_init
 from tempsup.jobs import Claim, JobQueue, JobState, default_cache_dir
+
+__all__ = ["Worker", "WorkerPool", "WorkerStopped", "load_init", "serve", "main"]
 
 log = logging.getLogger("tempsup.worker")
 
@@ -47,41 +51,6 @@ STOP_TIMEOUT = 10.0  # WorkerPool.stop waits this long before SIGKILL
 
 class WorkerStopped(Exception):
     """Raised inside training when the worker is asked to shut down."""
-
-
-def load_init(queue: JobQueue, config_ref: str | None, hidden: int, inputs: int):
-    """Warm-start weights: final weights of the best seed of a finished job
-    (by key) or of a run file (by path); None without a warm start."""
-    if config_ref is None:
-        return None
-    from tempsup.run import Run
-
-    status = queue.status(config_ref)
-    if status is not None:
-        if status.state != JobState.DONE:
-            raise TempsupError(
-                f"warm_start: expected a finished run, but run {config_ref} is "
-                f"{status.state.value}; train it first"
-            )
-        run = queue.run(config_ref)
-        if run is None:
-            raise TempsupError(
-                f"warm_start: the stored result of run {config_ref} is unreadable; train it again"
-            )
-    elif Path(config_ref).is_file():
-        run = Run.load(config_ref)
-    else:
-        raise TempsupError(
-            f"warm_start: expected a finished run key or a run file path, got {config_ref!r} "
-            "(no such job or file)"
-        )
-    got = (run.config.hidden, run.config.inputs)
-    if got != (hidden, inputs):
-        raise TempsupError(
-            f"warm_start: expected a run with hidden={hidden}, inputs={inputs}, "
-            f"got hidden={got[0]}, inputs={got[1]} from {config_ref}"
-        )
-    return run.weights(-1)
 
 
 class _Progress:
@@ -194,34 +163,38 @@ class Worker:
 
     def process(self, claim: Claim) -> None:
         """Train one claimed job to DONE, CANCELLED, FAILED, or back into the queue."""
-        from tempsup.run import Run, frame
-        from tempsup.train import train
-
-        config, queue = claim.config, self.queue
-        log.info("job %s: training %d steps", claim.key, config.steps)
-        frames: list[dict[str, np.ndarray]] = []
+        spec, kind, queue = claim.spec, claim.kind, self.queue
+        log.info("job %s (%s): training %d steps", claim.key, kind.name, spec.steps)
+        kept: list[dict[str, np.ndarray]] = []
+        published: list[dict[str, np.ndarray]] = []
         with _Progress(self, claim) as progress:
             try:
-                init = load_init(queue, config.warm_start, config.hidden, config.inputs)
+                init = kind.warm_start(queue, spec) if kind.warm_start is not None else None
                 verdict = "ok"
-                snapshots = train(config, init=init, on_step=progress)
+                stream = kind.stream(spec, init, progress)
                 try:
-                    for snap in snapshots:
-                        frames.append(frame(config, snap))
-                        verdict = queue.put_frame(claim, len(frames) - 1, frames[-1])
+                    for full in stream:
+                        kept.append(full)
+                        published.append(kind.publish(spec, full))
+                        verdict = queue.put_frame(claim, len(published) - 1, published[-1])
                         if verdict != "ok":
                             break
                 finally:
-                    snapshots.close()
-                step = int(frames[-1]["step"]) if frames else 0
+                    close = getattr(stream, "close", None)
+                    if close is not None:
+                        close()
+                step = int(published[-1]["step"]) if published else 0
                 if verdict == "ok":
-                    queue.finish(claim, Run.from_frames(config, frames))
+                    result = kind.result(spec, kept, published)
+                    if kind.on_finish is not None:
+                        kind.on_finish(queue, spec, result)
+                    queue.finish(claim, result)
                     log.info("job %s: done", claim.key)
                 elif verdict == "cancel":
                     queue.end(
                         claim,
                         JobState.CANCELLED,
-                        f"cancelled at step {step}/{config.steps}; press Train to restart",
+                        f"cancelled at step {step}/{spec.steps}; press Train to restart",
                     )
                     log.info("job %s: cancelled at step %d", claim.key, step)
                 else:
@@ -234,7 +207,7 @@ class Worker:
                 queue.end(
                     claim,
                     JobState.FAILED,
-                    f"training failed at step {progress.step}/{config.steps}: {text}",
+                    f"training failed at step {progress.step}/{spec.steps}: {text}",
                 )
                 log.exception("job %s: failed", claim.key)
 

@@ -32,7 +32,7 @@ from tempsup.jobs import (
     status_key,
 )
 from tempsup.run import ARRAYS, Run, frame
-from tempsup.sweep import train_runs
+from tempsup.sweep import SWEEP_FRAME_ARRAYS, TABLE_COLUMNS, SweepResult, SweepSpec, train_runs
 from tempsup.train import train
 from tempsup.worker import Worker, WorkerPool
 
@@ -232,6 +232,59 @@ def test_killed_worker_is_failed_by_recover_and_retried(cache_dir, pools):
     assert queue.details(config.key)["client"] == "alice"
 
 
+def test_sweep_job_streams_point_summaries_and_stores_every_point(cache_dir, pools):
+    pools(1)
+    queue = JobQueue(cache_dir)
+    spec = SweepSpec(tiny(steps=300, snapshot_every=10), sparsities=(0.9, 0.5))
+    status = queue.submit(spec, client="teacher")
+    assert (status.kind, status.key, status.total) == ("sweep", spec.key, 300)
+    assert queue.spec(spec.key) == spec and queue.config(spec.key) == spec
+
+    frames: list[dict[str, np.ndarray]] = []
+    partial_reads = 0
+    while True:  # a phase-diagram page polling with a cursor
+        status = queue.status(spec.key)
+        assert status is not None and status.state != JobState.FAILED, status
+        new = queue.frames(spec.key, len(frames))
+        frames += new
+        partial_reads += status.state == JobState.RUNNING and bool(new)
+        if status.state == JobState.DONE:
+            break
+        time.sleep(0.05)
+    frames += queue.frames(spec.key, len(frames))
+    assert partial_reads > 0, "no frame was read while the sweep was running"
+    assert [int(f["step"]) for f in frames] == snapshot_steps(300, 10)
+    for f in frames:
+        assert sorted(f) == sorted(SWEEP_FRAME_ARRAYS)
+        assert all(f[name].shape == (2,) for name in SWEEP_FRAME_ARRAYS[1:])
+        assert np.all((f["successes"] >= 0) & (f["successes"] <= 2))
+
+    result = queue.result(spec.key)
+    assert isinstance(result, SweepResult) and queue.run(spec.key) is None
+    assert result.keys == spec.point_keys == [c.key for c in spec.configs]
+    assert [r["sparsity"] for r in result.rows] == [0.5, 0.9]
+    assert all(set(TABLE_COLUMNS) <= set(row) for row in result.rows)
+    last = frames[-1]
+    for i, row in enumerate(result.rows):  # the last frame is the table
+        assert row["key"] == result.keys[i]
+        assert row["successes"] == last["successes"][i]
+        np.testing.assert_allclose(row["swept_angle_deg"], last["swept_angle_deg"][i], rtol=1e-5)
+        np.testing.assert_allclose(row["spectral_radius"], last["spectral_radius"][i], rtol=1e-5)
+    # finished frames come from the stored result, the same as streamed
+    for a, b in zip(queue.frames(spec.key), frames, strict=True):
+        for name in SWEEP_FRAME_ARRAYS:
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
+
+    for key, config in zip(result.keys, spec.configs, strict=True):  # each point is a run job
+        point = queue.status(key)
+        assert point.state == JobState.DONE and point.kind == "run"
+        run = queue.run(key)
+        assert run.config == config and run.n_frames == config.n_snapshots
+        assert queue.submit(config).state == JobState.DONE  # the explorer opens it at once
+    assert queue.details(spec.key)["attempts"] == 1
+    assert queue.submit(spec).state == JobState.DONE and queue.queued() == []
+
+
 # ---- in this process ---------------------------------------------------------------
 
 
@@ -257,7 +310,7 @@ def test_refusals_name_the_limit(cache_dir):
     assert queue.status(a2.key).message == "queued (1st in line)"
     assert queue.submit(tiny(seed=3), client="a").message == "queued (3rd in line)"
 
-    with pytest.raises(TempsupError, match="expected a RunConfig, got dict"):
+    with pytest.raises(TempsupError, match="expected a RunConfig or SweepSpec, got dict"):
         queue.submit(tiny().to_dict())
     with pytest.raises(TempsupError, match="max_queue expected an integer >= 1, got 0"):
         JobQueue(cache_dir, max_queue=0)
