@@ -1,0 +1,103 @@
+"""What every correlated-features panel shares: the selection, colours, labels, shown features.
+
+A panel module provides, like the RNN panels (`tempsup.figures`):
+
+    prepare(sel) -> data                  everything computed once per run and seed
+    traces(sel, data, frame) -> list      the frame's traces, plain JSON (4 digits)
+    parts(sel, data) -> Parts             everything fixed across frames
+
+A panel may use several axis pairs ("x"/"y" and "x2"/"y2": the matrices panel
+draws the covariance beside WᵀW); its `Parts.axes` then give each axis a
+`domain` inside the panel, and the animation maps those into the panel's cell.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tempsup.bows.run import BowsRun
+from tempsup.errors import TempsupError
+from tempsup.figures._common import Parts, corner_text, fmt, layout_from_parts, rnd, thin
+
+# Colours of the lab; the shared ones (loss, cursor, diverging heatmaps) come
+# from tempsup.palette, so both labs look alike.
+CYCLIC = "Phase"  # feature angle: a cyclic scale, so 0° and 360° get the same colour
+LINEAR_R2 = "#0072B2"  # blue: R² of the best linear decoder from h = Wx
+MODEL_R2 = "#D55E00"  # vermillion: R² of the model's own (ReLU) reconstruction
+THRESHOLD = "#009E73"  # bluish green: the linear-superposition threshold
+SPOKE = "rgba(120, 120, 120, 0.45)"  # lines from the origin to each column of W
+
+MAX_MATRIX = 64  # heatmaps show at most this many features (the most frequent words)
+MAX_BARS = 120  # R² bars for at most this many features
+MAX_TEXT_LABELS = 40  # columns panel: text labels beside the points up to this many features
+
+__all__ = [
+    "CYCLIC",
+    "LINEAR_R2",
+    "MODEL_R2",
+    "Parts",
+    "SPOKE",
+    "Selection",
+    "THRESHOLD",
+    "corner_text",
+    "fmt",
+    "frame_index",
+    "layout_from_parts",
+    "rnd",
+    "select",
+    "short_labels",
+    "shown_features",
+    "thin",
+]
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One seed of a run: what a panel draws."""
+
+    run: BowsRun
+    seed: int
+
+    @property
+    def config(self):
+        return self.run.config
+
+
+def select(run: BowsRun, seed: int | None) -> Selection:
+    """Validate the seed (None = the run's best)."""
+    n = run.n_seeds
+    s = run.best if seed is None else seed
+    if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < n:
+        raise TempsupError(f"seed: expected an integer in [0, {n - 1}] or None, got {seed!r}")
+    return Selection(run, int(s))
+
+
+def frame_index(run: BowsRun, frame: int) -> int:
+    """A frame index in [0, F), accepting Python's negative indexing."""
+    n = run.n_frames
+    if isinstance(frame, bool) or not isinstance(frame, (int, np.integer)) or not -n <= frame < n:
+        raise TempsupError(f"frame: expected an integer in [{-n}, {n - 1}], got {frame!r}")
+    return int(frame) % n
+
+
+def shown_features(run: BowsRun, limit: int) -> np.ndarray:
+    """Indices of the features a panel draws: all, or for large d the first `limit`.
+
+    Text vocabularies are ordered by frequency, so these are the most frequent
+    words; they are then ordered by angle, so co-occurring words sit together.
+    """
+    d = run.d
+    if d <= limit and run.config.structure != "text":
+        return np.arange(d)
+    keep = np.arange(min(d, limit))
+    return keep[np.argsort(run["angle"][keep], kind="stable")]
+
+
+def short_labels(run: BowsRun, idx: np.ndarray) -> list[str]:
+    """Axis labels: the word for text, the feature index otherwise."""
+    labels = run.labels
+    if run.config.structure == "text":
+        return [labels[i] for i in idx]
+    return [str(int(i)) for i in idx]

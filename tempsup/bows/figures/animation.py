@@ -1,0 +1,340 @@
+"""All four panels in one animated figure, and the standalone HTML page built on it.
+
+The grid is laid out by hand (no make_subplots) because the matrices panel
+holds two axis pairs: every panel gets a cell in paper coordinates, and each
+of its local axes ("x", "x2", …) is renamed to a global one with its domain
+mapped into the cell. Frames carry only the traces that move, and of those
+only the keys that change (as in `tempsup.figures.animation`).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+import plotly.graph_objects as go
+
+from tempsup.bows.config import MODEL_NAMES, STRUCTURE_NAMES
+from tempsup.bows.figures._common import Selection, select
+from tempsup.bows.figures._registry import MODULES, PANELS
+from tempsup.bows.run import BowsRun
+from tempsup.palette import TEMPLATE
+
+# Cells (x0, x1, y0, y1) in paper coordinates.
+CELLS = {
+    "matrices": (0.0, 0.9, 0.69, 1.0),
+    "columns": (0.0, 0.4, 0.3, 0.6),
+    "r2": (0.52, 1.0, 0.3, 0.6),
+    "loss": (0.0, 1.0, 0.0, 0.2),
+}
+FRAME_MS = 120
+HEIGHT = 1500
+
+
+class _Namer:
+    """Hands out global axis numbers per letter: x 1 -> "x", x 2 -> "x2", …"""
+
+    def __init__(self) -> None:
+        self.n = {"x": 0, "y": 0}
+
+    def next(self, letter: str) -> int:
+        self.n[letter] += 1
+        return self.n[letter]
+
+
+def _global(letter: str, n: int) -> tuple[str, str]:
+    suffix = "" if n == 1 else str(n)
+    return f"{letter}axis{suffix}", f"{letter}{suffix}"
+
+
+def place_panel(
+    panel: str, parts_axes: dict[str, dict[str, Any]], namer: _Namer
+) -> tuple[dict[str, str], dict[str, Any]]:
+    """Rename a panel's local axes to global ones inside its cell.
+
+    Returns the map local ref -> global ref ("x2" -> "x5") and the layout axes.
+    """
+    x0, x1, y0, y1 = CELLS[panel]
+    refs: dict[str, str] = {}
+    for key in sorted(parts_axes):
+        letter, suffix = key[0], key[5:]
+        refs[letter + suffix] = _global(letter, namer.next(letter))[1]
+    layout: dict[str, Any] = {}
+    for key, axis in parts_axes.items():
+        letter, suffix = key[0], key[5:]
+        ref = refs[letter + suffix]
+        name = ref[0] + "axis" + ref[1:]
+        axis = dict(axis)
+        a, b = axis.get("domain", [0.0, 1.0])
+        lo, hi = (x0, x1) if letter == "x" else (y0, y1)
+        axis["domain"] = [lo + a * (hi - lo), lo + b * (hi - lo)]
+        for k in ("anchor", "scaleanchor"):
+            if axis.get(k) in refs:
+                axis[k] = refs[axis[k]]
+        if "anchor" not in axis:  # the panel's only pair anchors each other
+            other = ("y" if letter == "x" else "x") + suffix
+            axis["anchor"] = refs.get(other, other)
+        layout[name] = axis
+    return refs, layout
+
+
+def _place_trace(trace: dict[str, Any], refs: dict[str, str], panel: str) -> dict[str, Any]:
+    trace = dict(trace)
+    trace["xaxis"] = refs[trace.get("xaxis", "x")]
+    trace["yaxis"] = refs[trace.get("yaxis", "y")]
+    marker = trace.get("marker")
+    if isinstance(marker, dict) and "colorbar" in marker:
+        x0, x1, y0, y1 = CELLS[panel]
+        bar = {**marker["colorbar"], "x": x1 + 0.01, "xanchor": "left"}
+        bar.update({"y": (y0 + y1) / 2, "len": y1 - y0})
+        trace["marker"] = {**marker, "colorbar": bar}
+    return trace
+
+
+def _place_shape(shape: dict[str, Any], refs: dict[str, str]) -> dict[str, Any]:
+    shape = dict(shape)
+    for key in ("xref", "yref"):
+        ref = shape.get(key, "")
+        axis, _, rest = ref.partition(" ")
+        if axis in refs:
+            shape[key] = refs[axis] + (" " + rest if rest else "")
+    return shape
+
+
+def _varying_keys(per_frame: list[dict[str, Any]]) -> list[str]:
+    first = per_frame[0]
+    keys = {k for t in per_frame for k in t}
+    return sorted(k for k in keys if any(t.get(k) != first.get(k) for t in per_frame))
+
+
+def animation_figure(run: BowsRun, seed: int | None = None) -> go.Figure:
+    """The four panels in one figure, one Plotly frame per snapshot, play/pause and a slider."""
+    sel = select(run, seed)
+    n = run.n_frames
+    namer = _Namer()
+    layout: dict[str, Any] = {}
+    base: list[dict[str, Any]] = []
+    moving: list[tuple[int, list[dict[str, Any]]]] = []
+    shapes: list[dict[str, Any]] = []
+    annotations: list[dict[str, Any]] = []
+    for p in PANELS:
+        mod = MODULES[p]
+        data = mod.prepare(sel)
+        parts = mod.parts(sel, data)
+        refs, axes = place_panel(p, parts.axes, namer)
+        layout.update(axes)
+        per_frame = [mod.traces(sel, data, f) for f in range(n)]
+        for i, trace in enumerate(per_frame[-1]):
+            if i in parts.moving:
+                moving.append((len(base), [_place_trace(fr[i], refs, p) for fr in per_frame]))
+            base.append(_place_trace(trace, refs, p))
+        shapes += [_place_shape(s, refs) for s in parts.shapes]
+        layout.update(parts.extra)
+        x0, _, _, y1 = CELLS[p]
+        annotations.append(
+            {
+                "text": parts.title,
+                "xref": "paper",
+                "yref": "paper",
+                "x": x0,
+                "y": y1 + 0.012,
+                "xanchor": "left",
+                "yanchor": "bottom",
+                "showarrow": False,
+                "align": "left",
+                "font": {"size": 13},
+            }
+        )
+    if "coloraxis" in layout:  # the matrices' shared colour bar, right of its cell
+        x0, x1, y0, y1 = CELLS["matrices"]
+        bar = layout["coloraxis"].get("colorbar", {})
+        layout["coloraxis"] = {
+            **layout["coloraxis"],
+            "colorbar": {**bar, "x": x1 + 0.01, "xanchor": "left", "y": (y0 + y1) / 2,
+                         "len": y1 - y0},
+        }  # fmt: skip
+    fig = go.Figure(data=base)
+    fig.update_layout(
+        template=TEMPLATE,
+        title={"text": title(sel)},
+        height=HEIGHT,
+        margin={"l": 60, "r": 60, "t": 120, "b": 170},
+        legend={"orientation": "h", "x": 0, "y": -0.07, "yanchor": "top", "font": {"size": 11}},
+        hovermode="closest",
+        shapes=shapes,
+        annotations=annotations,
+        updatemenus=[_buttons()],
+        sliders=[_slider(run)],
+        **layout,
+    )
+    fig.frames = _frames(run, moving)
+    return fig
+
+
+def title(sel: Selection) -> str:
+    cfg = sel.config
+    data = STRUCTURE_NAMES[cfg.structure]
+    if cfg.structure == "text":
+        data += f" ({cfg.text_path}, {sel.run.d} words, windows of {cfg.window} lines)"
+    text = (
+        f"{MODEL_NAMES[cfg.model]}: m = {cfg.m}, d = {sel.run.d}, weight decay {cfg.weight_decay:g}"
+        f"<br><sup>{html.escape(data)} · seed {sel.seed}"
+        f"{' (best)' if sel.seed == sel.run.best else ''} of {sel.run.n_seeds} · run {cfg.key}"
+        "</sup>"
+    )
+    return text
+
+
+def _frames(run: BowsRun, moving: list[tuple[int, list[dict[str, Any]]]]) -> list[go.Frame]:
+    keys = {index: _varying_keys(per_frame) for index, per_frame in moving}
+    moving = [(i, per) for i, per in moving if keys[i]]
+    frames = []
+    for f in range(run.n_frames):
+        data = [{"type": per[f]["type"], **{k: per[f][k] for k in keys[i]}} for i, per in moving]
+        frames.append(go.Frame(name=str(f), data=data, traces=[i for i, _ in moving]))
+    return frames
+
+
+def _buttons() -> dict[str, Any]:
+    play = {"frame": {"duration": FRAME_MS, "redraw": True}, "transition": {"duration": 0}}
+    pause = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate"}
+    return {
+        "type": "buttons",
+        "direction": "left",
+        "x": 0,
+        "xanchor": "left",
+        "y": -0.03,
+        "yanchor": "top",
+        "pad": {"r": 10, "t": 10},
+        "showactive": False,
+        "buttons": [
+            {"label": "▶ play", "method": "animate", "args": [None, {**play, "fromcurrent": True}]},
+            {"label": "❚❚ pause", "method": "animate", "args": [[None], pause]},
+        ],
+    }
+
+
+def _slider(run: BowsRun) -> dict[str, Any]:
+    go_to = {"frame": {"duration": 0, "redraw": True}, "mode": "immediate"}
+    go_to["transition"] = {"duration": 0}
+    return {
+        "active": run.n_frames - 1,
+        "x": 0.16,
+        "len": 0.84,
+        "y": -0.03,
+        "yanchor": "top",
+        "pad": {"t": 10},
+        "currentvalue": {"prefix": "step ", "font": {"size": 13, "color": "#222222"}},
+        "font": {"color": "rgba(0, 0, 0, 0)"},
+        "steps": [
+            {"label": str(int(s)), "method": "animate", "args": [[str(f)], go_to]}
+            for f, s in enumerate(run["step"])
+        ],
+    }
+
+
+# ---- standalone HTML -------------------------------------------------------------------
+
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title}</title>
+<style>
+body {{ font-family: {font}; color: #222; margin: 1.5rem auto; max-width: 1300px;
+       padding: 0 1rem; }}
+h1 {{ font-size: 1.35rem; margin-bottom: 0.2rem; }}
+table {{ border-collapse: collapse; font-size: 0.9rem; margin: 0.5rem 0 1rem; }}
+td, th {{ border-bottom: 1px solid #e4e4e4; padding: 0.2rem 0.8rem 0.2rem 0; text-align: left; }}
+th {{ font-weight: 600; }}
+pre {{ background: #f6f6f6; padding: 0.8rem; overflow-x: auto; font-size: 0.85rem; }}
+.muted {{ color: #666; font-size: 0.9rem; }}
+</style>
+</head>
+<body>
+<h1>{title}</h1>
+<p class="muted">{intro} Works offline: plotly.js is included in this file.</p>
+{link}
+{summary}
+{figure}
+{config}
+</body>
+</html>
+"""
+INTRO = (
+    "Exported from tempsup's correlated-features lab (tied autoencoders on correlated "
+    "features, after Prieto, Stevinson, Barsbey et al., arXiv 2603.09972)."
+)
+
+
+def page(
+    title_text: str, fig: go.Figure, summary: str = "", config: str = "", link: str | None = None,
+    intro: str = INTRO, div_id: str = "tempsup-bows",
+) -> str:  # fmt: skip
+    """A standalone page around one figure (plotly.js inlined)."""
+    figure = fig.to_html(
+        include_plotlyjs=True,
+        full_html=False,
+        auto_play=False,
+        div_id=div_id,
+        config={"responsive": True, "displaylogo": False},
+    )
+    link_html = (
+        f'<p>Share link: <a id="tempsup-link" href="{html.escape(link, quote=True)}">'
+        f"{html.escape(link)}</a></p>"
+        if link
+        else ""
+    )
+    return PAGE.format(
+        title=html.escape(title_text),
+        font=TEMPLATE["layout"]["font"]["family"],
+        intro=html.escape(intro) + " Press play or drag the slider to replay training."
+        if fig.frames
+        else html.escape(intro),
+        link=link_html,
+        summary=summary,
+        figure=figure,
+        config=config,
+    )
+
+
+def table(rows: dict[str, Any]) -> str:
+    body = "".join(
+        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_fmt(v))}</td></tr>"
+        for k, v in rows.items()
+    )
+    return f"<table>{body}</table>"
+
+
+def _fmt(v: Any) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def export_html(run: BowsRun, seed: int | None = None, link: str | None = None) -> str:
+    """A standalone page: the animation, the final frame's numbers and the config."""
+    sel = select(run, seed)
+    cfg = run.config
+    summary = {k: v for k, v in run.summary(sel.seed).items() if k != "key"}
+    config_json = json.dumps({"kind": cfg.kind, **cfg.to_dict()})
+    config = (
+        "<h2>Configuration</h2>"
+        + table({k: json.dumps(v) for k, v in cfg.to_dict().items()})
+        + '<details><summary>as JSON</summary><pre id="tempsup-config-text">'
+        + html.escape(json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
+        + "</pre></details>"
+        + '<script type="application/json" id="tempsup-config">'
+        + config_json.replace("</", "<\\/")
+        + "</script>"
+    )
+    return page(
+        f"tempsup bows run {cfg.key}: {MODEL_NAMES[cfg.model]}, m = {cfg.m}",
+        animation_figure(run, sel.seed),
+        summary="<h2>Summary (final frame)</h2>" + table(summary),
+        config=config,
+        link=link,
+    )
+
+
+__all__ = ["animation_figure", "export_html", "page", "table"]
