@@ -212,6 +212,135 @@ class Parser(argparse.ArgumentParser):
         self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
+# ---- the correlated-features lab: tempsup bows train / sweep ------------------------
+
+BOWS_FLAG_HELP = {
+    "structure": "circular | figure8 | sphere | iid (control) | text (bag of words of --text-path)",
+    "n_features": "number of synthetic features d",
+    "sharpness": "feature i is on with probability sigmoid(sharpness*cos(θ-φ_i) + base)",
+    "base_log_odds": "the base of that logit (negative: sparser features)",
+    "noise": "std (radians) of the jitter of each sample's latent angle",
+    "values": "uniform | binary: an active synthetic feature's value",
+    "m": "bottleneck size (rows of W)",
+    "model": "linear | relu: x̂ = σ(WᵀWx + b)",
+    "weight_decay": "AdamW's decoupled weight decay",
+    "lr": "AdamW learning rate",
+    "schedule": "cosine | constant learning-rate schedule",
+    "epochs": "passes of n_samples samples",
+    "batch": "samples per optimizer step",
+    "grad_clip": "max gradient norm per model (0 = off)",
+    "n_samples": "data set size (text: windows drawn per epoch)",
+    "seeds": "models trained side by side; the lowest final loss is reported",
+    "seed": "base seed for data, shuffling and init",
+    "snapshot_every": "steps between frames",
+    "text_path": "structure text: the UTF-8 text file",
+    "vocab": "structure text: keep the most frequent words, at most this many",
+    "window": "structure text: consecutive non-empty lines per sample",
+}
+
+
+def add_bows_flags(parser: argparse.ArgumentParser, lists: Sequence[str] = ()) -> None:
+    """One flag per BowsConfig field; fields in `lists` take comma-separated values."""
+    from tempsup.bows.config import DEFAULTS as BOWS_DEFAULTS
+    from tempsup.bows.config import BowsConfig
+
+    for f in dataclasses.fields(BowsConfig):
+        default = getattr(BOWS_DEFAULTS, f.name)
+        help_ = f"{BOWS_FLAG_HELP[f.name]} (default: {default})"
+        kind: Callable[[str], Any] = {int: int, float: float}.get(type(default), str)
+        if f.name in lists:
+            parser.add_argument(flag(f.name), type=_list_of(kind, flag(f.name)), help=help_)
+        else:
+            parser.add_argument(flag(f.name), type=_typed(kind, flag(f.name)), help=help_)
+
+
+def bows_config_from_args(args: argparse.Namespace, **override: Any) -> Any:
+    from tempsup.bows.config import BowsConfig
+
+    values = {
+        f.name: getattr(args, f.name)
+        for f in dataclasses.fields(BowsConfig)
+        if getattr(args, f.name) is not None
+    }
+    values.update(override)
+    return BowsConfig(**values)
+
+
+def _bows_line(s: dict[str, Any]) -> str:
+    return (
+        f"m={s['m']} wd={s['weight_decay']:g}: loss {s['loss']:.4g} (seed {s['seed']}), "
+        f"PCA overlap {s['pca_overlap']:.3f}, isolated antipodal pairs "
+        f"{100 * s['paired_fraction']:.0f} %, circle score {s['circle_score']:.3f}, "
+        f"R² linear/model {s['mean_r2_linear']:.2f}/{s['mean_r2_model']:.2f}"
+    )
+
+
+def cmd_bows_train(args: argparse.Namespace) -> int:
+    from tempsup.bows.run import train_runs
+
+    config = bows_config_from_args(args)
+    bar = Progress(config.steps, f"bows {config.structure} m={config.m}", not args.quiet)
+    (run,) = train_runs([config], on_step=bar)
+    out = run.save(args.out or f"{config.key}.npz")
+    summary = {**run.summary(), "file": str(out)}
+    if args.html:
+        from tempsup.bows.figures import export_html
+
+        Path(args.html).write_text(export_html(run), encoding="utf-8")
+        summary["html"] = str(args.html)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"{config.model} autoencoder, {config.structure}: {_bows_line(summary)} -> {out}")
+    return 0
+
+
+def cmd_bows_sweep(args: argparse.Namespace) -> int:
+    from tempsup.bows.config import DEFAULTS as BOWS_DEFAULTS
+    from tempsup.bows.run import sweep_configs, table_row, train_runs, write_table
+
+    base = bows_config_from_args(args, m=BOWS_DEFAULTS.m, weight_decay=BOWS_DEFAULTS.weight_decay)
+    ms = args.m or [m for m in (2, 3, 4, 6, 8, 12) if m <= base.d]
+    wds = args.weight_decay or [base.weight_decay]
+    configs = sweep_configs(base, ms, wds)
+    label = f"bows sweep of {len(configs)} points x {base.seeds} seeds"
+    bar = Progress(base.steps, label, not args.quiet)
+    runs = train_runs(configs, on_step=bar)
+    out_dir = Path(args.out_dir)
+    rows = [table_row(r, file=r.save(out_dir / f"{r.config.key}.npz").name) for r in runs]
+    table = write_table(rows, out_dir / "sweep.csv")
+    if args.html:
+        from tempsup.bows.figures import export_sweep_html
+
+        (out_dir / "sweep.html").write_text(export_sweep_html(runs), encoding="utf-8")
+    if args.json:
+        print(json.dumps({"table": str(table), "rows": rows}))
+    else:
+        for run in runs:
+            print(_bows_line(run.summary()))
+        print(f"table -> {table}")
+    return 0
+
+
+def add_bows_parser(sub: Any) -> None:
+    """`tempsup bows train|sweep`: the correlated-features lab (science.md §2)."""
+    bows_p = sub.add_parser("bows", help="correlated-features lab: tied autoencoders")
+    bows_sub = bows_p.add_subparsers(dest="bows_command", required=True)
+    train_p = bows_sub.add_parser("train", help="train one config (all its seeds) into a run file")
+    add_bows_flags(train_p)
+    train_p.add_argument("--out", help="run file to write (default: <config key>.npz)")
+    train_p.add_argument("--html", help="also write the animated standalone page here")
+    sweep_p = bows_sub.add_parser("sweep", help="train a sweep over m (and weight decay)")
+    add_bows_flags(sweep_p, lists=("m", "weight_decay"))
+    sweep_p.add_argument("--out-dir", default="sweep", help="folder for sweep.csv and run files")
+    sweep_p.add_argument("--html", action="store_true", help="also write sweep.html there")
+    for p in (train_p, sweep_p):
+        p.add_argument("--json", action="store_true", help="print the summary as JSON")
+        p.add_argument("--quiet", action="store_true", help="no progress bar")
+        p.add_argument("--threads", type=int, default=None, help="torch threads (default: 1)")
+        p.set_defaults(func=cmd_bows_train if p is train_p else cmd_bows_sweep)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="tempsup", description="Temporal superposition in RNNs: train, sweep, export."
@@ -235,6 +364,7 @@ def build_parser() -> argparse.ArgumentParser:
     worker_p.add_argument("--threads", type=int, default=None, help="torch threads per worker")
     worker_p.add_argument("--once", action="store_true", help="train at most one job, then exit")
     worker_p.set_defaults(func=cmd_worker)
+    add_bows_parser(sub)
     return parser
 
 
