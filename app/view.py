@@ -8,6 +8,7 @@ Pure functions, no Dash: tested without a server.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -80,15 +81,36 @@ def shared_parts(run: Run, seed: int, feature: int) -> dict[str, Any]:
     }
 
 
-def full_view(run: Run, seed: int, feature: int = 0, message: str = "") -> dict[str, Any]:
-    """The whole store for a run (a finished run, or after a seed switch)."""
+def full_view(run: Run, seed: int, feature: int = 0) -> dict[str, Any]:
+    """The whole store for a finished run, cached: a shared link opened by a whole
+    class is computed once per web process (a finished run never changes: its key
+    is its content)."""
+    return _full_view(_RunRef(run), seed, feature)
+
+
+class _RunRef:
+    """Hashable by the run's key, so lru_cache can hold views per run."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+
+    def __hash__(self) -> int:
+        return hash(self.run.config.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _RunRef) and other.run.config.key == self.run.config.key
+
+
+@lru_cache(maxsize=32)
+def _full_view(ref: _RunRef, seed: int, feature: int) -> dict[str, Any]:
+    run = ref.run
     return {
         "key": run.config.key,
         "seed": seed,
         "feature": feature,
         "n": run.n_frames,
         "steps": [int(s) for s in np.asarray(run["step"])],
-        "message": message,
+        "message": "",
         "frames": frame_data(run, seed, feature, 0),
         **shared_parts(run, seed, feature),
     }
