@@ -676,3 +676,40 @@ def test_every_config_field_has_a_flag():
     from tempsup.cli import BOWS_FLAG_HELP
 
     assert set(BOWS_FLAG_HELP) == {f.name for f in dataclasses.fields(BowsConfig)}
+
+
+# ---- the job queue ---------------------------------------------------------------------------
+
+
+def test_bows_job_kind_trains_through_the_queue(tmp_path):
+    import tempsup.bows.jobs as bows_jobs
+    from tempsup.bows.run import FRAME_ARRAYS
+    from tempsup.jobkinds import get_kind, kind_of
+    from tempsup.jobs import JobQueue, JobState
+    from tempsup.worker import Worker
+
+    assert bows_jobs.BOWS_FRAME_ARRAYS == FRAME_ARRAYS
+    assert get_kind("bows") is bows_jobs.BOWS and kind_of(BowsConfig()) is bows_jobs.BOWS
+    cfg = BowsConfig(**TINY)
+    queue = JobQueue(tmp_path / "jobs")
+    assert queue.submit(cfg).key == cfg.key
+    Worker(tmp_path / "jobs").run(once=True)
+    assert queue.status(cfg.key).state == JobState.DONE
+    frames = queue.frames(cfg.key, 0)
+    assert len(frames) == cfg.n_snapshots and set(STATIC_ARRAYS) <= set(frames[0])
+    run = queue.result(cfg.key)
+    assert isinstance(run, BowsRun) and run.config == cfg
+    expect = train_runs([cfg])[0]
+    np.testing.assert_allclose(run["W"], expect["W"], atol=1e-6)
+    assert len(queue.frames(cfg.key, 3)) == cfg.n_snapshots - 3
+
+
+def test_reading_bows_runs_and_jobs_needs_no_torch():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, tempsup.bows.jobs, tempsup.bows.run, tempsup.bows.analysis; "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

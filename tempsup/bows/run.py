@@ -31,14 +31,17 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from tempsup.bows import analysis
 from tempsup.bows.config import BowsConfig
 from tempsup.bows.data import Dataset, make_dataset, statistics
-from tempsup.bows.train import Snapshot, train
 from tempsup.errors import TempsupError
+
+if TYPE_CHECKING:  # training imports torch; reading run files and frames does not need it
+    from tempsup.bows.train import Snapshot
 
 FRAME_ARRAYS = ("step", "W", "b", "loss", "r2_linear", "r2_model")
 STATIC_ARRAYS = ("mean", "cov", "angle", "labels")
@@ -82,12 +85,19 @@ def frame(
 
 def split_snapshot(snap: Snapshot, configs: Sequence[BowsConfig]) -> list[Snapshot]:
     """Cut a batched snapshot (config-major model axis) into one per config, rows cut to m."""
+    from tempsup.bows.train import Snapshot
+
     out, start = [], 0
     for cfg in configs:
         sl = slice(start, start + cfg.seeds)
         out.append(Snapshot(snap.step, snap.W[sl, : cfg.m], snap.b[sl], snap.loss[sl]))
         start += cfg.seeds
     return out
+
+
+def data_statistics(config: BowsConfig) -> dict[str, np.ndarray]:
+    """The STATIC_ARRAYS of a config without training (e.g. for a page showing a live job)."""
+    return static_arrays(make_dataset(config))
 
 
 def stream_frames(
@@ -100,6 +110,8 @@ def stream_frames(
     Frame 0 also holds the STATIC_ARRAYS (mean, cov, angle, labels).
     `BowsRun.from_frames(config, frames)` stacks the frames into a run.
     """
+    from tempsup.bows.train import train
+
     data = make_dataset(config)
     static = static_arrays(data)
     X_eval = data.X[:EVAL_SAMPLES]
@@ -116,6 +128,8 @@ def train_runs(
     configs: Sequence[BowsConfig], on_step: Callable[[int], None] | None = None
 ) -> list[BowsRun]:
     """Train batchable configs (differing in m and weight decay) together: one run each."""
+    from tempsup.bows.train import train
+
     configs = list(configs)
     if not configs:
         raise TempsupError("train: expected at least one config, got none")
@@ -153,13 +167,24 @@ class BowsRun:
             if all(k in frames[0] for k in STATIC_ARRAYS):
                 static = {k: frames[0][k] for k in STATIC_ARRAYS}
             else:
-                static = static_arrays(make_dataset(config))
+                static = data_statistics(config)
         arrays = {k: np.stack([f[k] for f in frames]) for k in FRAME_ARRAYS}
         arrays.update({k: np.asarray(static[k]) for k in STATIC_ARRAYS})
         return cls(config, arrays)
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.arrays[name]
+
+    def frames(self, start: int = 0) -> list[dict[str, np.ndarray]]:
+        """The run cut back into frames start … F-1 (frame 0 with the STATIC_ARRAYS),
+        as `stream_frames` yields them."""
+        out = []
+        for i in range(start, self.n_frames):
+            f = {k: np.array(self.arrays[k][i]) for k in FRAME_ARRAYS}
+            if i == 0:
+                f.update({k: np.array(self.arrays[k]) for k in STATIC_ARRAYS})
+            out.append(f)
+        return out
 
     @property
     def n_frames(self) -> int:
