@@ -80,6 +80,7 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
                 "range": rnd(d["log_range"]),
                 "title": {"text": "loss"},
                 "exponentformat": "power",
+                "dtick": 1 if d["log_range"][1] - d["log_range"][0] > 2.5 else "D2",
             },
         },
         moving=(2, 3),
