@@ -1,6 +1,7 @@
 """Worker processes: claim queued jobs, train them, stream their frames into the queue.
 
-    python -m tempsup.worker --cache DIR [--threads 1] [--once]
+    python -m tempsup.worker --cache DIR [--threads 1] [--once]     (diskcache)
+    celery -A tempsup.celery_app worker --pool solo                  (Redis, see celery_app)
 
 A worker is a plain process that never serves web requests (torch and fork do
 not mix) and never imports dash. Its loop: `recover()` jobs of dead workers,
@@ -11,16 +12,21 @@ Between snapshots it checks the cancel flag (stop iterating: CANCELLED, frames
 kept); any exception fails the job with its message; SIGTERM/SIGINT give the
 job back to the queue (first in line) and exit. A thread beats the job's
 heartbeat and writes step and rate at most 4 times a second, so the status
-moves smoothly while the training loop stays untouched.
+moves smoothly while the training loop stays untouched. If the store cannot
+be reached (Redis restarting), writes are retried for `STORE_OUTAGE` seconds
+and training goes on.
 
-`WorkerPool` starts and stops N such processes: the app at start-up,
-`tempsup worker -n N` and the tests use it.
+The diskcache backend's workers poll (`Worker.run`); Celery workers are woken
+by a task and `Worker.drain` the queue. `WorkerPool` starts and stops N
+worker processes for any queue (the backend says which command): the app at
+start-up, `tempsup worker -n N` and the tests use it.
 """
 
 from __future__ import annotations
 
 import argparse
 import atexit
+import contextlib
 import logging
 import os
 import signal
@@ -30,13 +36,21 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from tempsup.errors import TempsupError
 from tempsup.jobkinds import load_init
-from tempsup.jobs import Claim, JobQueue, JobState, default_cache_dir
+from tempsup.jobs import (
+    BaseQueue,
+    Claim,
+    JobQueue,
+    JobState,
+    StoreUnavailable,
+    default_cache_dir,
+    open_queue,
+)
 
 __all__ = ["Worker", "WorkerPool", "WorkerStopped", "load_init", "serve", "main"]
 
@@ -47,10 +61,26 @@ PROGRESS_EVERY = 0.25  # at most 4 status writes a second while training
 HEARTBEAT_EVERY = 5.0  # a write even without progress (one very long step)
 RECOVER_EVERY = 10.0  # idle workers look for jobs of dead workers this often
 STOP_TIMEOUT = 10.0  # WorkerPool.stop waits this long before SIGKILL
+# How long a worker keeps retrying writes while the store is unreachable (a
+# Redis restart takes seconds); past it the job is abandoned and `recover`
+# fails it once its heartbeat is stale.
+STORE_OUTAGE = 120.0
+
+T = TypeVar("T")
 
 
 class WorkerStopped(Exception):
     """Raised inside training when the worker is asked to shut down."""
+
+
+def as_queue(queue: BaseQueue | str | Path | None) -> BaseQueue:
+    """A queue handle: a queue as is, a directory as a diskcache JobQueue,
+    None as the configured queue (`tempsup.jobs.open_queue`)."""
+    if isinstance(queue, BaseQueue):
+        return queue
+    if queue is None:
+        return open_queue()
+    return JobQueue(queue)
 
 
 class _Progress:
@@ -84,45 +114,55 @@ class _Progress:
         self._thread.join()
 
     def _beat(self) -> None:
-        # Its own JobQueue: diskcache transactions may not be shared between threads.
-        queue = JobQueue(self.worker.directory)
+        # Its own handle: diskcache transactions may not be shared between threads.
+        queue = self.worker.queue.copy()
         written, last = -1, time.monotonic()
         try:
             while not self._done.wait(PROGRESS_EVERY):
                 self.worker.check_parent()
                 now = time.monotonic()
-                if self.step != written or now - last >= HEARTBEAT_EVERY:
-                    step = self.step
+                if self.step == written and now - last < HEARTBEAT_EVERY:
+                    continue
+                step = self.step
+                try:
                     if not queue.progress(self.claim, step, self.rate):
                         return  # the job is no longer ours; the main loop finds out at a frame
-                    written, last = step, now
-        except Exception:  # a failed heartbeat must not kill training; recover() judges
-            log.exception("heartbeat failed")
+                except StoreUnavailable:
+                    continue  # beat again at the next tick; the main loop retries its writes
+                except Exception:  # a failed heartbeat must not kill training; recover() judges
+                    log.exception("heartbeat failed")
+                written, last = step, now
         finally:
             queue.close()
 
 
 class Worker:
-    """One worker's loop over the queue in `directory`."""
+    """One worker's loop over a queue (a BaseQueue, a diskcache directory, or the
+    configured queue when None)."""
 
     def __init__(
         self,
-        directory: str | Path | None = None,
+        queue: BaseQueue | str | Path | None = None,
         *,
         threads: int = 1,
         poll: float = POLL,
         parent: int | None = None,
+        outage: float = STORE_OUTAGE,
     ) -> None:
         if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
             raise TempsupError(f"worker: threads expected an integer >= 1, got {threads!r}")
-        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        self.queue = as_queue(queue)
         self.threads = threads
         self.poll = poll
         self.parent = parent
-        self.queue = JobQueue(self.directory)
+        self.outage = outage
         # A plain flag, not an Event: signal handlers set it, and an Event's lock
         # taken inside a handler can deadlock with the interrupted main thread.
         self.stopping = False
+
+    @property
+    def directory(self) -> Path | None:
+        return getattr(self.queue, "directory", None)
 
     def stop(self, *_: object) -> None:
         """Finish at the next step: the running job goes back to the queue."""
@@ -133,21 +173,45 @@ class Worker:
         if self.parent is not None and os.getppid() != self.parent:
             self.stopping = True
 
-    def run(self, once: bool = False) -> int:
-        """Train queued jobs until stopped (or, with `once`, at most one); return jobs run."""
+    def _torch_threads(self) -> None:
         import torch
 
         torch.set_num_threads(self.threads)
-        self.directory.mkdir(parents=True, exist_ok=True)
+
+    def _store(self, fn: Callable[..., T], *args: Any) -> T:
+        """Call a queue method, retrying while the store is unreachable (up to `outage` s)."""
+        deadline = time.monotonic() + self.outage
+        while True:
+            try:
+                return fn(*args)
+            except StoreUnavailable:
+                if time.monotonic() > deadline:
+                    raise
+                log.warning("job store unreachable; retrying")
+                time.sleep(0.5)
+
+    def _recover(self) -> None:
+        for key in self.queue.recover():
+            log.warning("job %s: its worker died; marked failed", key)
+
+    def run(self, once: bool = False) -> int:
+        """Poll and train queued jobs until stopped (or, with `once`, at most one);
+        return jobs run."""
+        self._torch_threads()
+        if self.directory is not None:
+            self.directory.mkdir(parents=True, exist_ok=True)
         done = 0
         last_recover = -float("inf")
-        log.info("watching %s (%d torch thread(s))", self.directory, self.threads)
+        log.info("watching %r (%d torch thread(s))", self.queue, self.threads)
         while not self.stopping:
-            if time.monotonic() - last_recover >= RECOVER_EVERY:
-                for key in self.queue.recover():
-                    log.warning("job %s: its worker died; marked failed", key)
-                last_recover = time.monotonic()
-            claim = self.queue.claim()
+            try:
+                if time.monotonic() - last_recover >= RECOVER_EVERY:
+                    self._recover()
+                    last_recover = time.monotonic()
+                claim = self.queue.claim()
+            except StoreUnavailable as exc:
+                log.warning("%s", exc)
+                claim = None
             if claim is None:
                 if once:
                     break
@@ -159,6 +223,19 @@ class Worker:
             if once:
                 break
         self.queue.close()
+        return done
+
+    def drain(self) -> int:
+        """Train queued jobs until the queue is empty (a Celery task's body); return jobs run."""
+        self._torch_threads()
+        self._recover()
+        done = 0
+        while not self.stopping:
+            claim = self.queue.claim()
+            if claim is None:
+                break
+            self.process(claim)
+            done += 1
         return done
 
     def process(self, claim: Claim) -> None:
@@ -176,7 +253,8 @@ class Worker:
                     for full in stream:
                         kept.append(full)
                         published.append(kind.publish(spec, full))
-                        verdict = queue.put_frame(claim, len(published) - 1, published[-1])
+                        index = len(published) - 1
+                        verdict = self._store(queue.put_frame, claim, index, published[-1])
                         if verdict != "ok":
                             break
                 finally:
@@ -187,11 +265,12 @@ class Worker:
                 if verdict == "ok":
                     result = kind.result(spec, kept, published)
                     if kind.on_finish is not None:
-                        kind.on_finish(queue, spec, result)
-                    queue.finish(claim, result)
+                        self._store(kind.on_finish, queue, spec, result)
+                    self._store(queue.finish, claim, result)
                     log.info("job %s: done", claim.key)
                 elif verdict == "cancel":
-                    queue.end(
+                    self._store(
+                        queue.end,
                         claim,
                         JobState.CANCELLED,
                         f"cancelled at step {step}/{spec.steps}; press Train to restart",
@@ -200,15 +279,22 @@ class Worker:
                 else:
                     log.warning("job %s: taken from this worker; dropped", claim.key)
             except WorkerStopped:
-                queue.requeue(claim, f"worker stopped at step {progress.step}; re-queued")
+                self._store(
+                    queue.requeue, claim, f"worker stopped at step {progress.step}; re-queued"
+                )
                 log.info("job %s: worker stopping; job re-queued", claim.key)
+            except StoreUnavailable:
+                log.exception("job %s: the job store stayed unreachable; job abandoned", claim.key)
             except Exception as exc:
                 text = str(exc) if isinstance(exc, TempsupError) else f"{type(exc).__name__}: {exc}"
-                queue.end(
-                    claim,
-                    JobState.FAILED,
-                    f"training failed at step {progress.step}/{spec.steps}: {text}",
-                )
+                # if the store stays unreachable, recover() fails it once its heartbeat is stale
+                with contextlib.suppress(StoreUnavailable):
+                    self._store(
+                        queue.end,
+                        claim,
+                        JobState.FAILED,
+                        f"training failed at step {progress.step}/{spec.steps}: {text}",
+                    )
                 log.exception("job %s: failed", claim.key)
 
 
@@ -216,8 +302,11 @@ class Worker:
 
 
 class WorkerPool:
-    """`n` worker subprocesses (`python -m tempsup.worker`) on one cache directory.
+    """`n` worker subprocesses for one queue (a BaseQueue, a diskcache directory,
+    or the configured queue when None); `n` may be 0 (no local workers).
 
+    The queue says which command a worker runs (`BaseQueue.worker_command`:
+    `python -m tempsup.worker` for diskcache, a Celery worker for Redis).
     Starts them at construction (`start()` again is harmless, and restarts a
     stopped pool); `stop()` (also at exit, or leaving a `with` block)
     terminates them: each gives its running job back to the queue.
@@ -226,17 +315,21 @@ class WorkerPool:
 
     def __init__(
         self,
-        directory: str | Path | None = None,
+        queue: BaseQueue | str | Path | None = None,
         n: int = 1,
         threads: int = 1,
         *,
         poll: float = POLL,
         python: str | None = None,
     ) -> None:
-        for name, value in (("n", n), ("threads", threads)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise TempsupError(f"WorkerPool: {name} expected an integer >= 1, got {value!r}")
-        self.directory = Path(directory) if directory is not None else default_cache_dir()
+        for name, value, low in (("n", n, 0), ("threads", threads, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise TempsupError(
+                    f"WorkerPool: {name} expected an integer >= {low}, got {value!r}"
+                )
+        if queue is None:
+            queue = default_cache_dir() if not os.environ.get("TEMPSUP_REDIS_URL") else None
+        self.queue = as_queue(queue)
         self.n, self.threads, self.poll = n, threads, poll
         self.python = python or sys.executable
         self.processes: list[subprocess.Popen] = []
@@ -244,10 +337,15 @@ class WorkerPool:
         self._owner = os.getpid()  # a forked child (a gunicorn worker) must not manage them
         self.start()
 
+    @property
+    def directory(self) -> Path | None:
+        return getattr(self.queue, "directory", None)
+
     def start(self) -> WorkerPool:
         """Make sure `n` workers run (idempotent); return the pool."""
         self._stopped = False
-        self.directory.mkdir(parents=True, exist_ok=True)
+        if self.directory is not None:
+            self.directory.mkdir(parents=True, exist_ok=True)
         atexit.unregister(self.stop)  # registered once, however often we start
         atexit.register(self.stop)
         self.check()
@@ -270,15 +368,13 @@ class WorkerPool:
 
     def _spawn(self) -> subprocess.Popen:
         root = str(Path(__file__).resolve().parent.parent)
-        env = dict(os.environ)
+        cmd, extra = self.queue.worker_command(self.threads, parent=os.getpid(), poll=self.poll)
+        if cmd[0] == sys.executable:
+            cmd = [self.python, *cmd[1:]]
+        env = {**os.environ, **extra}
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = str(self.threads)
-        cmd = [
-            self.python, "-m", "tempsup.worker", "--cache", str(self.directory),
-            "--threads", str(self.threads), "--poll", str(self.poll),
-            "--parent", str(os.getpid()),
-        ]  # fmt: skip
         # Own session: a Ctrl-C in the terminal reaches the parent, which stops us in order.
         return subprocess.Popen(cmd, env=env, stdin=subprocess.DEVNULL, start_new_session=True)
 
@@ -307,7 +403,7 @@ class WorkerPool:
         self.stop()
 
     def __repr__(self) -> str:
-        return f"WorkerPool({str(self.directory)!r}, n={self.n}, pids={self.pids})"
+        return f"WorkerPool({self.queue!r}, n={self.n}, pids={self.pids})"
 
 
 # ---- entry points ------------------------------------------------------------------
@@ -326,9 +422,11 @@ def _restore_signals(previous: dict[int, Any]) -> None:
 def serve(
     directory: str | Path | None = None, n: int = 1, threads: int = 1, once: bool = False
 ) -> int:
-    """`tempsup worker`: one worker in this process, or a supervised pool of `n`."""
+    """`tempsup worker`: one worker in this process, or a supervised pool of `n`,
+    on the diskcache `directory` (None: the configured queue, `open_queue`)."""
+    queue = as_queue(directory)
     if n == 1 or once:
-        worker = Worker(directory, threads=threads)
+        worker = Worker(queue, threads=threads)
         previous = _handle_signals(worker.stop)
         try:
             worker.run(once=once)
@@ -337,7 +435,7 @@ def serve(
         return 0
     stopping: list[object] = []
     previous = _handle_signals(lambda *_: stopping.append(True))
-    pool = WorkerPool(directory, n=n, threads=threads)
+    pool = WorkerPool(queue, n=n, threads=threads)
     try:
         while not stopping:
             time.sleep(1.0)
@@ -354,12 +452,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tempsup.worker", description="Train queued tempsup jobs."
     )
-    parser.add_argument("--cache", default=None, help="job cache directory (default: %(default)s)")
+    parser.add_argument(
+        "--cache",
+        default=None,
+        help="diskcache job directory (default: $TEMPSUP_REDIS_URL's queue if set, "
+        "else $TEMPSUP_CACHE or cache/jobs)",
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
     parser.add_argument("--once", action="store_true", help="train at most one job, then exit")
     parser.add_argument("--poll", type=float, default=POLL, help="idle poll interval in seconds")
     parser.add_argument("--parent", type=int, default=None, help="exit when this pid is gone")
-    parser.set_defaults(cache=str(default_cache_dir()))
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s tempsup worker %(process)d: %(message)s"

@@ -1,4 +1,10 @@
-"""The job queue with real diskcache and real worker processes (tempsup.jobs, tempsup.worker).
+"""The job queue on both backends, with real worker processes (tempsup.jobs, tempsup.worker).
+
+Every test that takes a `backend` runs twice: on the embedded diskcache queue
+(`JobQueue`, polling `python -m tempsup.worker` processes) and on Redis +
+Celery (`RedisQueue`, `celery -A tempsup.celery_app worker` processes, a real
+`redis-server` on loopback that these tests start). Each test gets its own
+cache directory or Redis key prefix, so tests never see each other's jobs.
 
 Configs are tiny (batch 64, 2 seeds, one torch thread). `LONG` jobs take a
 few seconds, so a test can act on them while they run; they are only waited
@@ -11,7 +17,9 @@ from __future__ import annotations
 import os
 import re
 import signal
+import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -23,23 +31,28 @@ from tempsup.config import RunConfig, snapshot_steps
 from tempsup.errors import TempsupError
 from tempsup.jobs import (
     QUEUE,
+    BaseQueue,
     JobQueue,
     JobState,
     JobStatus,
+    StoreUnavailable,
     config_key,
-    frame_key,
+    open_queue,
     run_key,
     status_key,
 )
+from tempsup.jobs_redis import RedisQueue
 from tempsup.run import ARRAYS, Run, frame
 from tempsup.sweep import SWEEP_FRAME_ARRAYS, TABLE_COLUMNS, SweepResult, SweepSpec, train_runs
 from tempsup.train import train
 from tempsup.worker import Worker, WorkerPool
+from tests.services import RedisServer
 
 TINY = {"steps": 40, "batch": 64, "seeds": 2, "snapshot_every": 10}
-# ~1 ms a step on one thread: seconds of training, 101 frames streamed.
-LONG = {**TINY, "steps": 3000, "snapshot_every": 30}
+# ~1 ms a step on one thread: seconds of training, 51 frames streamed.
+LONG = {**TINY, "steps": 1500, "snapshot_every": 30}
 DEADLINE = 120.0  # seconds before a wait gives up (a hang, not a slow machine)
+BACKENDS = ("diskcache", "redis")
 
 T = TypeVar("T")
 
@@ -52,17 +65,17 @@ def long(**changes: object) -> RunConfig:
     return RunConfig(**{**LONG, **changes})
 
 
-def wait_for(what: str, probe: Callable[[], T | None]) -> T:
-    deadline = time.monotonic() + DEADLINE
+def wait_for(what: str, probe: Callable[[], T | None], deadline: float = DEADLINE) -> T:
+    end = time.monotonic() + deadline
     while True:
         value = probe()
         if value:
             return value
-        assert time.monotonic() < deadline, f"gave up after {DEADLINE:.0f}s waiting for {what}"
+        assert time.monotonic() < end, f"gave up after {deadline:.0f}s waiting for {what}"
         time.sleep(0.05)
 
 
-def state_is(queue: JobQueue, key: str, *states: JobState) -> Callable[[], JobStatus | None]:
+def state_is(queue: BaseQueue, key: str, *states: JobState) -> Callable[[], JobStatus | None]:
     def probe() -> JobStatus | None:
         status = queue.status(key)
         return status if status is not None and status.state in states else None
@@ -70,7 +83,7 @@ def state_is(queue: JobQueue, key: str, *states: JobState) -> Callable[[], JobSt
     return probe
 
 
-def running_with_frames(queue: JobQueue, key: str, n: int) -> Callable[[], JobStatus | None]:
+def running_with_frames(queue: BaseQueue, key: str, n: int) -> Callable[[], JobStatus | None]:
     def probe() -> JobStatus | None:
         status = queue.status(key)
         assert status is not None and status.state in (JobState.QUEUED, JobState.RUNNING), status
@@ -79,35 +92,65 @@ def running_with_frames(queue: JobQueue, key: str, n: int) -> Callable[[], JobSt
     return probe
 
 
-@pytest.fixture
-def cache_dir(tmp_path):
-    return tmp_path / "jobs"
+def stack(frames: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    return {name: np.stack([f[name] for f in frames]) for name in ARRAYS}
+
+
+# ---- fixtures: one queue per test on each backend ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory):
+    with RedisServer(tmp_path_factory.mktemp("redis")) as server:
+        yield server
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request) -> str:
+    return request.param
 
 
 @pytest.fixture
-def pools(cache_dir):
-    """`pools(n)` starts a WorkerPool on `cache_dir`; all are stopped after the test."""
+def make_queue(backend, tmp_path, request) -> Callable[..., BaseQueue]:
+    """`make_queue(**limits)`: a handle on this test's queue (same jobs every call)."""
+    if backend == "diskcache":
+        return lambda **limits: JobQueue(tmp_path / "jobs", **limits)
+    server = request.getfixturevalue("redis_server")
+    prefix = f"t{uuid.uuid4().hex[:8]}:"
+    return lambda **limits: RedisQueue(server.url, prefix, **limits)
+
+
+@pytest.fixture
+def queue(make_queue) -> BaseQueue:
+    return make_queue()
+
+
+@pytest.fixture
+def pools(queue):
+    """`pools(n)` starts n workers for this test's queue; all are stopped after the test."""
     started: list[WorkerPool] = []
 
     def start(n: int = 1) -> WorkerPool:
-        started.append(WorkerPool(cache_dir, n=n, threads=1))
+        started.append(WorkerPool(queue, n=n, threads=1))
         return started[-1]
 
+    os.environ.setdefault("TEMPSUP_WORKER_LOGLEVEL", "WARNING")
     yield start
     for pool in started:
         pool.stop()
 
 
-def stack(frames: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    return {name: np.stack([f[name] for f in frames]) for name in ARRAYS}
+@pytest.fixture(scope="module")
+def tiny_run() -> Run:
+    (run,) = train_runs([tiny(seed=7)])
+    return run
 
 
 # ---- with worker processes ---------------------------------------------------------
 
 
-def test_frames_stream_while_running_and_identical_configs_train_once(cache_dir, pools):
+def test_frames_stream_while_running_and_identical_configs_train_once(queue, make_queue, pools):
     pools(2)  # two idle workers compete for the one job
-    queue = JobQueue(cache_dir)
     config = long()
     first = queue.submit(config, client="alice")
     second = queue.submit(RunConfig.from_json(config.to_json()), client="bob")
@@ -119,7 +162,9 @@ def test_frames_stream_while_running_and_identical_configs_train_once(cache_dir,
     frames: list[dict[str, np.ndarray]] = []
     partial_reads = 0
     etas = []
+    end = time.monotonic() + DEADLINE
     while True:  # the app's dcc.Interval: status, then frames from the cursor
+        assert time.monotonic() < end, "the job did not finish"
         status = queue.status(config.key)
         assert status is not None and status.state != JobState.FAILED, status
         new = queue.frames(config.key, len(frames))
@@ -147,19 +192,18 @@ def test_frames_stream_while_running_and_identical_configs_train_once(cache_dir,
     assert queue.details(config.key)["attempts"] == 1
     again = queue.submit(config, client="carol")
     assert again.state == JobState.DONE and again.n_frames == run.n_frames
-    assert queue.queued() == []
+    assert queue.queued() == [] and queue.running() == []
 
-    # a fresh JobQueue (another web process, or after a restart) sees the result
-    fresh = JobQueue(cache_dir)
+    # a fresh handle (another web process, or after a restart) sees the result
+    fresh = make_queue()
     assert fresh.status(config.key) == status
     assert fresh.config(config.key) == config
     np.testing.assert_array_equal(fresh.run(config.key)["W_h"], run["W_h"])
     assert JobStatus.from_dict(status.to_dict()) == status
 
 
-def test_cancel_queued_and_running_jobs(cache_dir, pools):
+def test_cancel_queued_and_running_jobs(queue, pools):
     pool = pools(1)
-    queue = JobQueue(cache_dir)
     running, waiting = long(seed=1), long(seed=2)
     queue.submit(running)
     assert queue.submit(waiting).position == 2
@@ -173,7 +217,7 @@ def test_cancel_queued_and_running_jobs(cache_dir, pools):
     assert flagged.state in (JobState.RUNNING, JobState.CANCELLED), flagged
     status = wait_for("the cancel", state_is(queue, running.key, JobState.CANCELLED))
     assert 2 <= status.n_frames < running.n_snapshots
-    assert re.fullmatch(r"cancelled at step \d+/3000; press Train to restart", status.message)
+    assert re.fullmatch(r"cancelled at step \d+/1500; press Train to restart", status.message)
     kept = queue.frames(running.key)
     assert len(kept) == status.n_frames
     assert [int(f["step"]) for f in kept] == [30 * i for i in range(len(kept))]
@@ -199,27 +243,28 @@ def test_cancel_queued_and_running_jobs(cache_dir, pools):
     details = queue.details(running.key)
     assert details["n_frames"] == 0 and details["attempts"] == 2
     assert re.fullmatch(r"worker stopped at step \d+; re-queued", details["message"])
+    assert queue.frames(running.key) == []
 
 
-def test_killed_worker_is_failed_by_recover_and_retried(cache_dir, pools):
+def test_killed_worker_is_failed_by_recover_and_retried(queue, pools):
     pool = pools(1)
-    queue = JobQueue(cache_dir)
-    config = long(seed=3)
+    config = long(seed=3, steps=900)
     queue.submit(config, client="alice")
     wait_for("the job to stream frames", running_with_frames(queue, config.key, 2))
     pid = queue.details(config.key)["pid"]
     (process,) = [p for p in pool.processes if p.pid == pid]
-    os.kill(pid, signal.SIGKILL)
+    os.kill(pid, signal.SIGKILL)  # kill -9 mid-job
     process.wait(timeout=DEADLINE)
     before = queue.details(config.key)
     assert before["state"] == "running", f"the job ended before the kill: {before}"
 
-    assert queue.recover() == [config.key]
+    assert queue.recover() == [config.key]  # never stuck "running"
     assert queue.recover() == []
     status = queue.status(config.key)
     assert status.state == JobState.FAILED
     assert status.message == f"worker died at step {status.step}; press Train to retry"
     assert len(queue.frames(config.key)) == status.n_frames >= 2  # frames so far are kept
+    assert queue.details(config.key)["attempts"] == 1  # not silently re-run
 
     assert pool.check() == 1  # a new worker replaces the dead one
     assert pool.start() is pool and pool.check() == 0 and len(pool.pids) == 1
@@ -232,9 +277,8 @@ def test_killed_worker_is_failed_by_recover_and_retried(cache_dir, pools):
     assert queue.details(config.key)["client"] == "alice"
 
 
-def test_sweep_job_streams_point_summaries_and_stores_every_point(cache_dir, pools):
+def test_sweep_job_streams_point_summaries_and_stores_every_point(queue, make_queue, pools):
     pools(1)
-    queue = JobQueue(cache_dir)
     spec = SweepSpec(tiny(steps=300, snapshot_every=10), sparsities=(0.9, 0.5))
     status = queue.submit(spec, client="teacher")
     assert (status.kind, status.key, status.total) == ("sweep", spec.key, 300)
@@ -242,7 +286,9 @@ def test_sweep_job_streams_point_summaries_and_stores_every_point(cache_dir, poo
 
     frames: list[dict[str, np.ndarray]] = []
     partial_reads = 0
+    end = time.monotonic() + DEADLINE
     while True:  # a phase-diagram page polling with a cursor
+        assert time.monotonic() < end, "the sweep did not finish"
         status = queue.status(spec.key)
         assert status is not None and status.state != JobState.FAILED, status
         new = queue.frames(spec.key, len(frames))
@@ -259,7 +305,7 @@ def test_sweep_job_streams_point_summaries_and_stores_every_point(cache_dir, poo
         assert all(f[name].shape == (2,) for name in SWEEP_FRAME_ARRAYS[1:])
         assert np.all((f["successes"] >= 0) & (f["successes"] <= 2))
 
-    result = queue.result(spec.key)
+    result = make_queue().result(spec.key)  # another process reads it
     assert isinstance(result, SweepResult) and queue.run(spec.key) is None
     assert result.keys == spec.point_keys == [c.key for c in spec.configs]
     assert [r["sparsity"] for r in result.rows] == [0.5, 0.9]
@@ -285,11 +331,11 @@ def test_sweep_job_streams_point_summaries_and_stores_every_point(cache_dir, poo
     assert queue.submit(spec).state == JobState.DONE and queue.queued() == []
 
 
-# ---- in this process ---------------------------------------------------------------
+# ---- in this process (the worker side driven by hand where needed) ------------------
 
 
-def test_refusals_name_the_limit(cache_dir):
-    queue = JobQueue(cache_dir, max_queue=3, max_per_client=2, max_work=tiny().work * 10)
+def test_refusals_name_the_limit(make_queue):
+    queue = make_queue(max_queue=3, max_per_client=2, max_work=tiny().work * 10)
     with pytest.raises(TempsupError, match=r"job too large: .*1\.54e\+07.* at most 6\.14e\+06"):
         queue.submit(tiny(steps=1000), client="a")
 
@@ -313,17 +359,83 @@ def test_refusals_name_the_limit(cache_dir):
     with pytest.raises(TempsupError, match="expected a RunConfig or SweepSpec, got dict"):
         queue.submit(tiny().to_dict())
     with pytest.raises(TempsupError, match="max_queue expected an integer >= 1, got 0"):
-        JobQueue(cache_dir, max_queue=0)
+        make_queue(max_queue=0)
+    with pytest.raises(TempsupError, match="max_rate expected an integer >= 1, got 0"):
+        make_queue(max_rate=0)
     with pytest.raises(TempsupError, match="retry: expected the key of a known job"):
         queue.retry("0123456789abcdef")
 
 
-def test_put_run_is_served_from_cache_after_restart(cache_dir):
-    config = tiny(seed=7)
-    (run,) = train_runs([config])
-    JobQueue(cache_dir).put_run(run)
+def test_rate_limit_per_client(make_queue):
+    queue = make_queue(max_rate=3, max_per_client=10, rate_window=2.0)
+    for seed in range(3):
+        queue.submit(tiny(seed=20 + seed), client="eager")
+    queue.submit(tiny(seed=20), client="eager")  # a dedupe hit starts no job: not counted
+    with pytest.raises(TempsupError, match=r"too many new jobs: expected at most 3 per 2 s per "
+                       r"user, you started 3; try again in [12] s"):  # fmt: skip
+        queue.submit(tiny(seed=30), client="eager")
+    assert queue.submit(tiny(seed=30), client="other").state == JobState.QUEUED
+    time.sleep(2.1)  # the window slides: accepted again
+    assert queue.submit(tiny(seed=30), client="eager").state == JobState.QUEUED
 
-    queue = JobQueue(cache_dir, max_work=1.0)  # a fresh process: nothing in memory
+
+def test_concurrent_submits_are_atomic(make_queue):
+    """Many web threads at once: one job per config, limits exact (diskcache's lock,
+    Redis's WATCH/MULTI)."""
+    queue = make_queue(max_per_client=3, max_queue=50)
+    results: list[object] = []
+    lock = threading.Lock()
+
+    def submit(config: RunConfig, client: str) -> None:
+        handle = queue.copy()  # one handle per thread, like one per web process
+        try:
+            outcome: object = handle.submit(config, client=client).key
+        except TempsupError as exc:
+            outcome = exc
+        with lock:
+            results.append(outcome)
+
+    same = [threading.Thread(target=submit, args=(tiny(seed=40), f"c{i}")) for i in range(12)]
+    mine = [threading.Thread(target=submit, args=(tiny(seed=50 + i), "greedy")) for i in range(8)]
+    for t in (*same, *mine):
+        t.start()
+    for t in (*same, *mine):
+        t.join()
+    keys = [r for r in results if isinstance(r, str)]
+    refusals = [r for r in results if isinstance(r, TempsupError)]
+    assert keys.count(tiny(seed=40).key) == 12  # identical configs share one job
+    assert len(refusals) == 5 and all("too many active jobs" in str(r) for r in refusals)
+    assert sorted(queue.queued()) == sorted({*keys})
+    assert len(queue.queued()) == 4
+
+
+def test_dead_worker_on_another_host_is_found_by_its_heartbeat(make_queue):
+    queue = make_queue(heartbeat_timeout=0.5)
+    config = tiny(seed=60)
+    queue.submit(config)
+    claim = queue.claim(pid=999_999_999)  # a worker that beats, then vanishes
+    assert queue.progress(claim, 5, 100.0)
+    rec = queue.details(config.key)
+    assert rec["state"] == "running" and queue.running() == [config.key]
+
+    def elsewhere(db):  # claimed by a process on another machine: its pid means nothing here
+        text = db.text(status_key(config.key))
+        db.set(status_key(config.key), text.replace(f'"host": "{rec["host"]}"', '"host": "w9"'))
+
+    queue.store.atomic(elsewhere)
+    assert queue.status(config.key).state == JobState.RUNNING  # heartbeat still fresh
+    time.sleep(0.6)
+    status = queue.status(config.key)  # polling finds it dead: failed, not re-run
+    assert status.state == JobState.FAILED and status.message.startswith("worker died at step 5")
+    assert queue.put_frame(claim, 0, {}) == "lost"  # a late write of the vanished worker
+    assert queue.running() == [] and queue.queued() == []
+
+
+def test_put_run_is_served_from_cache_after_restart(make_queue, tiny_run):
+    run, config = tiny_run, tiny_run.config
+    make_queue().put_run(run)
+
+    queue = make_queue(max_work=1.0)  # a fresh process: nothing in memory
     status = queue.submit(config)  # served from cache: no limit applies, nothing queued
     assert status.state == JobState.DONE and status.n_frames == run.n_frames
     assert queue.queued() == []
@@ -335,8 +447,9 @@ def test_put_run_is_served_from_cache_after_restart(cache_dir):
     assert queue.status("no-such-key") is None and queue.frames("no-such-key") == []
 
 
-def test_damaged_entries_are_missing_not_crashes(cache_dir):
-    queue = JobQueue(cache_dir)
+def test_damaged_entries_are_missing_not_crashes(make_queue):
+    queue = make_queue()
+    raw = queue.store.view()  # writes below damage entries on purpose
     config = tiny(seed=8)
     queue.submit(config)
     claim = queue.claim()  # the worker side of the interface, driven by hand
@@ -346,7 +459,7 @@ def test_damaged_entries_are_missing_not_crashes(cache_dir):
         assert queue.put_frame(claim, i, f) == "ok"
     assert len(queue.frames(config.key)) == 5
 
-    queue.cache.set(frame_key(config.key, 2), b"garbage")  # a damaged frame ends the read
+    raw.set_frame(config.key, 2, b"garbage", 5)  # a damaged frame ends the read
     assert [int(f["step"]) for f in queue.frames(config.key)] == [0, 10]
     assert [int(f["step"]) for f in queue.frames(config.key, 3)] == [30, 40]
 
@@ -354,29 +467,33 @@ def test_damaged_entries_are_missing_not_crashes(cache_dir):
     assert queue.put_frame(claim, 5, frames[-1]) == "lost"  # a finished job takes no writes
     assert len(queue.frames(config.key)) == 5  # now served from the run
 
-    queue.cache.set(run_key(config.key), b"\x00garbage")  # a damaged result
-    fresh = JobQueue(cache_dir)
+    raw.set(run_key(config.key), b"\x00garbage")  # a damaged result
+    fresh = make_queue()
     assert fresh.run(config.key) is None
     status = fresh.status(config.key)
     assert status.state == JobState.FAILED
     assert "stored result is unreadable" in status.message
     assert fresh.submit(config).state == JobState.QUEUED  # recomputed
-    Worker(cache_dir).run(once=True)
+    Worker(fresh).run(once=True)
     assert fresh.run(config.key).n_frames == 5
 
-    fresh.cache.set(config_key(config.key), "not a config")  # a damaged config entry
+    raw.set(config_key(config.key), "not a config")  # a damaged config entry
     assert fresh.config(config.key) is None
     assert fresh.submit(config).state == JobState.DONE and fresh.config(config.key) == config
 
-    fresh.cache.set(status_key(config.key), "{not json")  # a damaged status record
+    raw.set(status_key(config.key), "{not json")  # a damaged status record
     assert fresh.status(config.key) is None and fresh.frames(config.key) == []
     assert fresh.submit(config).state == JobState.QUEUED
 
-    fresh.cache.set(QUEUE, b"\xff")  # a damaged queue: the job is put back in line
+    raw.set(QUEUE, b"\xff")  # a damaged queue: the job is put back in line
     assert fresh.status(config.key).position == 1 and fresh.queued() == [config.key]
 
 
-def test_cli_worker_once_and_warm_starts(cache_dir, tmp_path):
+# ---- one backend -----------------------------------------------------------------------
+
+
+def test_cli_worker_once_and_warm_starts(tmp_path):
+    cache_dir = tmp_path / "jobs"
     queue = JobQueue(cache_dir)
     base = tiny(seed=9)
     queue.submit(base)
@@ -396,3 +513,53 @@ def test_cli_worker_once_and_warm_starts(cache_dir, tmp_path):
     assert failed.state == JobState.FAILED
     assert "warm_start: expected a finished run key or a run file path" in failed.message
     assert Worker(cache_dir).run(once=True) == 0  # nothing left: --once returns
+
+
+def test_open_queue_picks_the_backend_from_the_environment(monkeypatch, tmp_path):
+    for name in ("TEMPSUP_MAX_WORK", "TEMPSUP_MAX_QUEUE", "TEMPSUP_MAX_PER_CLIENT"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("TEMPSUP_REDIS_URL", raising=False)
+    monkeypatch.setenv("TEMPSUP_CACHE", str(tmp_path / "jobs"))
+    monkeypatch.setenv("TEMPSUP_MAX_PER_MINUTE", "7")
+    queue = open_queue()
+    assert isinstance(queue, JobQueue) and queue.directory == tmp_path / "jobs"
+    assert (queue.max_work, queue.max_queue, queue.max_per_client, queue.max_rate) == (
+        2e12, 50, 3, 7,
+    )  # fmt: skip
+    monkeypatch.setenv("TEMPSUP_MAX_PER_MINUTE", "off")
+    monkeypatch.setenv("TEMPSUP_REDIS_URL", "redis://127.0.0.1:1/0")  # nothing listens there
+    monkeypatch.setenv("TEMPSUP_REDIS_PREFIX", "demo:")
+    queue = open_queue(max_queue=5)
+    assert isinstance(queue, RedisQueue) and queue.prefix == "demo:" and queue.max_queue == 5
+    assert queue.max_rate is None
+    with pytest.raises(StoreUnavailable, match="job store unavailable: cannot use Redis at "
+                       "redis://127.0.0.1:1/0"):  # fmt: skip
+        queue.status("0123456789abcdef")
+
+
+def test_redis_restart_mid_job_is_reported_and_the_job_completes(tmp_path):
+    """Redis restarts while a job trains: the web side reports the outage, the
+    worker retries its writes, and the job finishes once Redis is back (AOF on)."""
+    os.environ.setdefault("TEMPSUP_WORKER_LOGLEVEL", "WARNING")
+    with RedisServer(tmp_path / "redis", persist=True) as server:
+        queue = RedisQueue(server.url, "restart:")
+        config = long(seed=70, steps=900)
+        with WorkerPool(queue, n=1) as pool:
+            queue.submit(config, client="alice")
+            wait_for("the job to stream frames", running_with_frames(queue, config.key, 3))
+            server.stop()
+            with pytest.raises(StoreUnavailable, match="job store unavailable.*try again"):
+                queue.status(config.key)
+            time.sleep(1.0)  # the worker trains on, retrying its writes
+            server.start()
+            done = wait_for(
+                "the job after the restart",
+                state_is(queue, config.key, JobState.DONE, JobState.FAILED),
+            )
+            assert done.state == JobState.DONE, done.message
+            assert queue.details(config.key)["attempts"] == 1  # the same claim carried on
+            assert len(queue.frames(config.key)) == config.n_snapshots
+            assert len(pool.pids) == 1  # the worker survived the outage
+            nxt = tiny(seed=71)  # and still takes new jobs
+            queue.submit(nxt)
+            assert wait_for("a job after the restart", state_is(queue, nxt.key, JobState.DONE))

@@ -1,0 +1,140 @@
+"""The Celery application of the Redis backend (`tempsup.jobs_redis`): workers run
+
+    TEMPSUP_REDIS_URL=redis://HOST:6379/0 \\
+        celery -A tempsup.celery_app worker --pool solo --queues tempsup.tasks
+
+on any machine that reaches that Redis (one training process per worker; run
+more workers, or containers, for more). `RedisQueue.worker_command` builds
+exactly this line for `WorkerPool`.
+
+One task, `tempsup.drain`: open the queue of the task's prefix, recover jobs
+of dead workers, then claim and train queued jobs until none is left
+(`tempsup.worker.Worker.drain`). The task carries no job, so Celery's
+delivery guarantees do not matter to correctness: the queue's atomic claim in
+Redis decides who trains what, and a redelivered or surplus task is a no-op.
+Settings: late acks with a prefetch of one (an idle worker never waits behind
+a busy one's reserved message), JSON only, no result backend (results live in
+the queue's own keys).
+
+Shutdown: a warm shutdown (SIGTERM) stops the running job at its next step
+and gives it back to the queue, first in line, like the diskcache workers;
+the drain task it sends on the way wakes another worker. A worker started by
+a `WorkerPool` (env `TEMPSUP_PARENT_PID`) shuts down when that process dies.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import threading
+import time
+from functools import lru_cache
+from typing import Any
+
+from celery import Celery, signals
+
+from tempsup.jobs_redis import DEFAULT_PREFIX, DRAIN_TASK, default_prefix, task_queue
+
+log = logging.getLogger("tempsup.worker")
+
+# The worker object of the running task, so that a warm shutdown can stop it.
+_current: dict[str, Any] = {"worker": None, "stopping": False}
+
+
+def broker_url() -> str:
+    return os.environ.get("TEMPSUP_REDIS_URL", "").strip() or "redis://127.0.0.1:6379/0"
+
+
+def make_app(url: str) -> Celery:
+    celery = Celery("tempsup", broker=url, set_as_current=False)
+    celery.conf.update(
+        task_default_queue=task_queue(default_prefix()),
+        task_ignore_result=True,
+        task_acks_late=True,
+        worker_prefetch_multiplier=1,
+        task_serializer="json",
+        accept_content=["json"],
+        broker_connection_retry_on_startup=True,
+        broker_connection_max_retries=None,  # ride out a Redis restart
+        worker_hijack_root_logger=False,
+        worker_redirect_stdouts=False,
+        broker_transport_options={"visibility_timeout": 6 * 3600},
+    )
+    celery.task(name=DRAIN_TASK, ignore_result=True)(drain)
+    return celery
+
+
+@lru_cache(maxsize=8)
+def app_for(url: str) -> Celery:
+    """A Celery app that sends to the broker at `url` (web processes, tests)."""
+    return make_app(url)
+
+
+def send_drain(url: str, prefix: str = DEFAULT_PREFIX) -> None:
+    app_for(url).send_task(
+        DRAIN_TASK, kwargs={"prefix": prefix}, queue=task_queue(prefix), retry=False
+    )
+
+
+def drain(prefix: str | None = None) -> int:
+    """The task: train queued jobs of the queue at `prefix` until none is left."""
+    from tempsup.jobs_redis import RedisQueue
+    from tempsup.worker import Worker
+
+    if _current["stopping"]:
+        return 0
+    threads = max(1, int(os.environ.get("TEMPSUP_THREADS", "1") or 1))
+    worker = Worker(RedisQueue(broker_url(), prefix or default_prefix()), threads=threads)
+    _current["worker"] = worker
+    try:
+        return worker.drain()
+    finally:
+        _current["worker"] = None
+        worker.queue.close()
+
+
+app = make_app(broker_url())
+
+
+# ---- worker life cycle ---------------------------------------------------------------
+
+
+@signals.worker_init.connect
+def _init(**_: Any) -> None:
+    threads = os.environ.get("TEMPSUP_THREADS", "1") or "1"
+    for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, threads)
+    logging.getLogger("tempsup").setLevel(logging.INFO)
+
+
+@signals.worker_ready.connect
+def _ready(**_: Any) -> None:
+    """Pick up jobs queued while no worker ran; watch the parent, if any."""
+    from tempsup.jobs_redis import RedisQueue
+
+    try:
+        RedisQueue(broker_url(), default_prefix())._notify()
+    except Exception:  # the next submit or poll sends one anyway
+        log.exception("could not send the start-up drain task")
+    parent = os.environ.get("TEMPSUP_PARENT_PID", "").strip()
+    if parent.isdigit():
+        threading.Thread(
+            target=_watch_parent, args=(int(parent),), name="tempsup-parent", daemon=True
+        ).start()
+
+
+def _watch_parent(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    log.warning("parent process %d is gone; shutting down", parent)
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
+@signals.worker_shutting_down.connect
+def _shutting_down(**_: Any) -> None:
+    """Warm shutdown: the running job stops at its next step and is re-queued."""
+    _current["stopping"] = True
+    worker = _current["worker"]
+    if worker is not None:
+        worker.stop()
