@@ -1,9 +1,11 @@
 """The app's handle on the job store, and the worker processes it starts.
 
-The only state the web process keeps is this handle: a `JobQueue` over one
-directory that every gunicorn worker and every training worker shares. Limits
-for a public demo come from the environment so a deployment can tune them
-without code changes.
+The only state the web process keeps is this handle: the queue that every
+gunicorn worker and every training worker shares, chosen by
+`tempsup.jobs.open_queue` — diskcache in one directory by default, Redis +
+Celery when `TEMPSUP_REDIS_URL` is set. Limits for a public demo come from
+the environment (`tempsup.jobs.queue_limits_from_env`) so a deployment can
+tune them without code changes.
 """
 
 from __future__ import annotations
@@ -14,34 +16,36 @@ from functools import lru_cache
 
 from tempsup.config import DEFAULTS
 from tempsup.errors import TempsupError
-from tempsup.jobs import JobQueue, default_cache_dir
+from tempsup.jobs import BaseQueue, open_queue
 from tempsup.worker import WorkerPool
 
 
-def _env_number(name: str, default: float) -> float:
+def _env_int(name: str, default: int) -> int:
     try:
-        return float(os.environ.get(name, default))
+        return int(float(os.environ.get(name, default)))
     except ValueError:
         return default
 
 
 @lru_cache(maxsize=1)
-def job_queue() -> JobQueue:
-    """The shared job store (`$TEMPSUP_CACHE`, default `cache/jobs`)."""
-    return JobQueue(
-        default_cache_dir(),
-        max_queue=int(_env_number("TEMPSUP_MAX_QUEUE", 50)),
-        max_per_client=int(_env_number("TEMPSUP_MAX_PER_CLIENT", 3)),
-        max_work=_env_number("TEMPSUP_MAX_WORK", 2e12),
-    )
+def job_queue() -> BaseQueue:
+    """The shared job store (`tempsup.jobs.open_queue`)."""
+    return open_queue()
 
 
 def start_workers() -> WorkerPool:
-    """Training workers beside the web server: separate processes, bounded in number."""
+    """Training workers beside the web server: separate processes, bounded in number.
+
+    diskcache: `$TEMPSUP_WORKERS` (default 1). Redis: none unless
+    `$TEMPSUP_WORKERS` asks for some; workers normally run elsewhere
+    (`celery -A tempsup.celery_app worker`).
+    """
+    queue = job_queue()
+    default = 0 if queue.backend == "redis" else 1
     pool = WorkerPool(
-        default_cache_dir(),
-        n=int(_env_number("TEMPSUP_WORKERS", 1)),
-        threads=int(_env_number("TEMPSUP_THREADS", 1)),
+        queue.copy(),
+        n=max(0, _env_int("TEMPSUP_WORKERS", default)),
+        threads=max(1, _env_int("TEMPSUP_THREADS", 1)),
     )
     pool.start()
     return pool
@@ -49,8 +53,8 @@ def start_workers() -> WorkerPool:
 
 def warm_up() -> None:
     """Queue the default example so the first visitor sees a trained run."""
-    queue = job_queue()
-    queue.recover()
-    # a full queue at start-up is not worth failing the server for
+    # a full queue, or a store still starting, is not worth failing the server for
     with contextlib.suppress(TempsupError):
+        queue = job_queue()
+        queue.recover()
         queue.submit(DEFAULTS, client="startup")
