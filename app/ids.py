@@ -59,3 +59,20 @@ EXPORT_HTML = "btn-export-html"
 EXPORT_NPZ = "btn-export-npz"
 DOWNLOAD = "download"
 SHARE_LINK = "share-link"
+
+# phase diagram page
+PHASE_MODEL = "phase-model"
+PHASE_K = "phase-k"
+PHASE_SPARSITIES = "phase-sparsities"
+PHASE_SEEDS = "phase-seeds"
+PHASE_STEPS = "phase-steps"
+PHASE_HIDDEN = "phase-hidden"
+PHASE_RUN = "phase-run"
+PHASE_CANCEL = "phase-cancel"
+PHASE_JOB = "phase-job"  # {"key": sweep key}
+PHASE_STATUS = "phase-status-store"  # same shape as JOB_STATUS
+PHASE_STATUS_TEXT = "phase-status"
+PHASE_BAR = "phase-bar"
+PHASE_POLL = "phase-poll"
+PHASE_GRAPH = "phase-graph"
+PHASE_ERROR = "phase-error"

@@ -122,9 +122,7 @@ def test_cancel_stops_a_long_job(server, browser):
     browser.get(f"{server}/?model=rnn&k=3&sparsity=0.9&steps=100000&seeds=4&snapshot_every=100")
     wait_for(lambda: "training" in find(browser, "#job-status").text, 60, "training")
     find(browser, "#btn-cancel").click()
-    wait_for(
-        lambda: "cancel" in find(browser, "#job-status").text.lower(), 30, "cancelled"
-    )
+    wait_for(lambda: "cancel" in find(browser, "#job-status").text.lower(), 30, "cancelled")
 
 
 def test_export_downloads_html_with_frames(server, browser):
@@ -156,3 +154,23 @@ def test_shared_link_restores_controls(server, browser):
         "0.95",
         ".95",
     )
+
+
+def test_phase_sweep_draws_and_a_click_opens_the_point(server, browser):
+    browser.get(f"{server}/phase")
+    for box, value in (("#phase-sparsities", "0.3, 0.9"), ("#phase-seeds", "2"),
+                       ("#phase-steps", "100")):  # fmt: skip
+        el = find(browser, box)
+        el.clear()
+        el.send_keys(value + "\n")
+    find(browser, "#phase-run").click()
+    wait_for(lambda: "Done" in find(browser, "#phase-status").text, 90, "sweep done")
+    wait_for(lambda: n_traces(browser, "phase-graph") >= 3, 10, "diagram traces")
+    # click the first |kθ| marker: the explorer opens with that point's config
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    marker = find(browser, "#phase-graph .scatterlayer .trace .points path")
+    # plotly listens on the layer above its markers: hover, then click at the marker's spot
+    ActionChains(browser).move_to_element(marker).pause(0.3).click().perform()
+    wait_for(lambda: "sparsity=0.3" in browser.current_url, 20, "explorer link")
+    wait_for(lambda: "Done" in find(browser, "#job-status").text, 30, "point run served")

@@ -1,0 +1,280 @@
+"""The phase diagram page: a sparsity (and k) sweep as one queued batch.
+
+science.md §1: the SSM's swept angle kθ jumps from ≈ 90° (dense) to ≈ 270°
+(sparse) and its spectral radius drops. The sweep is a job like any other
+(progress, cancel, dedupe); the diagram grows while it trains, and clicking a
+point opens that point's run — stored on its own when the sweep finishes — in
+the explorer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from dash import (
+    ClientsideFunction,
+    Input,
+    Output,
+    State,
+    callback,
+    clientside_callback,
+    dcc,
+    html,
+    no_update,
+)
+
+from app import ids
+from app.explorer import job_status
+from app.pages import register
+from app.services import job_queue
+from app.urlstate import query_from_config
+from tempsup.config import DEFAULTS, MODEL_NAMES
+from tempsup.errors import TempsupError
+from tempsup.figures.phase import phase_figure
+from tempsup.jobs import JobState
+from tempsup.palette import empty_figure
+from tempsup.sweep import SweepSpec
+
+DEFAULT_SPARSITIES = "0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95"
+POLL_MS = 500
+
+
+def layout() -> html.Div:
+    return html.Div(
+        className="main",
+        children=[
+            html.Aside(
+                className="side",
+                children=html.Div(
+                    className="card controls",
+                    children=[
+                        html.H2("Sweep"),
+                        html.Label("Model", className="label"),
+                        dcc.RadioItems(
+                            id=ids.PHASE_MODEL,
+                            options=[{"label": MODEL_NAMES[m], "value": m} for m in MODEL_NAMES],
+                            value="ssm",
+                            className="radios",
+                        ),
+                        html.Label("Sparsities (comma-separated)", className="label"),
+                        dcc.Input(
+                            id=ids.PHASE_SPARSITIES,
+                            value=DEFAULT_SPARSITIES,
+                            debounce=True,
+                            className="wide",
+                        ),
+                        html.Label("Delays k (comma-separated)", className="label"),
+                        dcc.Input(
+                            id=ids.PHASE_K, value=str(DEFAULTS.k), debounce=True, className="wide"
+                        ),
+                        html.Div(
+                            className="grid",
+                            children=[
+                                _number(ids.PHASE_SEEDS, "seeds per point", DEFAULTS.seeds, 1, 64),
+                                _number(ids.PHASE_STEPS, "steps", DEFAULTS.steps, 1, 200_000),
+                                _number(
+                                    ids.PHASE_HIDDEN, "hidden size N_h", DEFAULTS.hidden, 1, 16
+                                ),
+                            ],
+                        ),
+                        html.Div(
+                            className="buttons",
+                            children=[
+                                html.Button(
+                                    "Run sweep", id=ids.PHASE_RUN, className="primary", n_clicks=0
+                                ),
+                                html.Button(
+                                    "Cancel", id=ids.PHASE_CANCEL, n_clicks=0, disabled=True
+                                ),
+                            ],
+                        ),
+                        html.Div(
+                            className="progress",
+                            children=html.Div(
+                                id=ids.PHASE_BAR, className="bar", style={"width": "0%"}
+                            ),
+                        ),
+                        html.Div(id=ids.PHASE_STATUS_TEXT, className="status", role="status"),
+                        html.Div(id=ids.PHASE_ERROR, className="error", role="alert"),
+                        html.P(
+                            "Every point × seed trains in one batch. Click a point to open its "
+                            "run in the explorer. With the defaults (SSM, k = 3) the paper's "
+                            "transition appears between S = 0.5 and 0.8.",
+                            className="explain",
+                        ),
+                    ],
+                ),
+            ),
+            html.Section(
+                className="content",
+                children=html.Div(
+                    className="card panel",
+                    children=[
+                        html.H2("Phase diagram: dense → sparse"),
+                        dcc.Graph(
+                            id=ids.PHASE_GRAPH,
+                            style={"height": "40rem"},
+                            figure=empty_figure("run a sweep to draw the diagram"),
+                            config={"displaylogo": False},
+                        ),
+                    ],
+                ),
+            ),
+            dcc.Store(id=ids.PHASE_JOB),
+            dcc.Store(id=ids.PHASE_STATUS),
+            dcc.Interval(id=ids.PHASE_POLL, interval=POLL_MS, disabled=True),
+        ],
+    )
+
+
+def _number(id_: str, label: str, value: int, lo: int, hi: int) -> html.Label:
+    return html.Label(
+        className="field",
+        children=[
+            html.Span(label),
+            dcc.Input(id=id_, type="number", min=lo, max=hi, step=1, value=value),
+        ],
+    )
+
+
+def parse_list(text: Any, kind: type, name: str) -> tuple:
+    """ "0.1, 0.3" → (0.1, 0.3); TempsupError naming the box otherwise."""
+    if not isinstance(text, str) or len(text) > 400:
+        raise TempsupError(f"{name}: expected comma-separated numbers")
+    try:
+        values = tuple(kind(part) for part in text.replace(";", ",").split(",") if part.strip())
+    except ValueError:
+        raise TempsupError(f"{name}: expected comma-separated numbers, got {text!r}") from None
+    if not values:
+        raise TempsupError(f"{name}: enter at least one value")
+    return values
+
+
+def build_spec(model: Any, sparsities: Any, ks: Any, seeds: Any, steps: Any, hidden: Any):
+    """The SweepSpec the page's controls describe (validated by the library)."""
+    try:
+        base = DEFAULTS.replace(
+            model=model,
+            seeds=seeds,
+            steps=steps,
+            hidden=hidden,
+            snapshot_every=max(1, min(DEFAULTS.snapshot_every, int(steps))),
+        )
+    except (TypeError, ValueError) as exc:
+        raise TempsupError(f"invalid value ({exc})") from None
+    return SweepSpec(
+        base, parse_list(sparsities, float, "sparsities"), parse_list(ks, int, "delays k")
+    )
+
+
+def summary_figure(spec: SweepSpec, arrays: dict[str, Any], title: str):
+    configs = spec.configs
+    return phase_figure(
+        [c.sparsity for c in configs], [c.k for c in configs], arrays, spec.base.seeds, title
+    )
+
+
+@callback(
+    Output(ids.PHASE_JOB, "data"),
+    Output(ids.PHASE_POLL, "disabled"),
+    Output(ids.PHASE_STATUS, "data"),
+    Output(ids.PHASE_ERROR, "children"),
+    Input(ids.PHASE_RUN, "n_clicks"),
+    State(ids.PHASE_MODEL, "value"),
+    State(ids.PHASE_SPARSITIES, "value"),
+    State(ids.PHASE_K, "value"),
+    State(ids.PHASE_SEEDS, "value"),
+    State(ids.PHASE_STEPS, "value"),
+    State(ids.PHASE_HIDDEN, "value"),
+    State(ids.CLIENT, "data"),
+    prevent_initial_call=True,
+)
+def run_sweep(_n: int, model, sparsities, ks, seeds, steps, hidden, client):
+    """Submit the sweep (a finished identical one is served at once)."""
+    try:
+        spec = build_spec(model, sparsities, ks, seeds, steps, hidden)
+        status = job_queue().submit(spec, client=str(client or "anonymous")[:64])
+    except TempsupError as exc:
+        return no_update, True, no_update, str(exc)
+    return {"key": spec.key}, False, job_status(spec.key, status), ""
+
+
+@callback(
+    Output(ids.PHASE_GRAPH, "figure"),
+    Output(ids.PHASE_STATUS, "data", allow_duplicate=True),
+    Output(ids.PHASE_POLL, "disabled", allow_duplicate=True),
+    Input(ids.PHASE_POLL, "n_intervals"),
+    State(ids.PHASE_JOB, "data"),
+    prevent_initial_call=True,
+)
+def poll_sweep(_n: int, job: Any):
+    """Redraw the diagram from the newest frame; the finished table when done."""
+    key = job.get("key") if isinstance(job, dict) else None
+    if not isinstance(key, str):
+        return no_update, no_update, True
+    queue = job_queue()
+    status = queue.status(key)
+    spec = queue.spec(key)
+    if status is None or not isinstance(spec, SweepSpec):
+        return no_update, job_status(key or "", None, "The sweep disappeared; run it again."), True
+    bar = job_status(key, status)
+    if status.state == JobState.DONE:
+        result = queue.result(key)
+        if result is not None:
+            arrays = {
+                name: [row[name] for row in result.rows]
+                for name in ("swept_angle_deg", "spectral_radius", "w0_norm", "successes")
+            }
+            title = f"{MODEL_NAMES[spec.base.model]}, final (step {spec.steps})"
+            return summary_figure(spec, arrays, title), bar, True
+    frames = queue.frames(key, max(status.n_frames - 1, 0))
+    if not frames:
+        return no_update, bar, not status.active
+    last = frames[-1]
+    title = f"{MODEL_NAMES[spec.base.model]}, step {int(last['step'])} of {spec.steps}"
+    return summary_figure(spec, last, title), bar, not status.active
+
+
+@callback(
+    Output(ids.PHASE_STATUS, "data", allow_duplicate=True),
+    Input(ids.PHASE_CANCEL, "n_clicks"),
+    State(ids.PHASE_JOB, "data"),
+    prevent_initial_call=True,
+)
+def cancel_sweep(_n: int, job: Any):
+    key = job.get("key") if isinstance(job, dict) else None
+    if not isinstance(key, str):
+        return no_update
+    status = job_queue().cancel(key[:64])
+    return job_status(key, status, "Cancelling…" if status and status.active else None)
+
+
+@callback(
+    Output(ids.ROOT_URL, "href"),
+    Input(ids.PHASE_GRAPH, "clickData"),
+    State(ids.PHASE_JOB, "data"),
+    prevent_initial_call=True,
+)
+def open_point(click: Any, job: Any):
+    """A clicked point opens its run in the explorer."""
+    key = job.get("key") if isinstance(job, dict) else None
+    try:
+        index = int(click["points"][0]["customdata"])
+    except (TypeError, KeyError, IndexError, ValueError):
+        return no_update
+    spec = job_queue().spec(key) if isinstance(key, str) else None
+    if not isinstance(spec, SweepSpec) or not 0 <= index < len(spec.configs):
+        return no_update
+    return "/" + query_from_config(spec.configs[index])
+
+
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="job_bar"),
+    Output(ids.PHASE_STATUS_TEXT, "children"),
+    Output(ids.PHASE_BAR, "style"),
+    Output(ids.PHASE_CANCEL, "disabled"),
+    Input(ids.PHASE_STATUS, "data"),
+    Input(ids.PHASE_JOB, "data"),
+)
+
+register("/phase", "Phase diagram", layout, order=2)
