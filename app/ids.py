@@ -76,3 +76,20 @@ PHASE_BAR = "phase-bar"
 PHASE_POLL = "phase-poll"
 PHASE_GRAPH = "phase-graph"
 PHASE_ERROR = "phase-error"
+
+# compare page
+COMPARE_URL = "compare-url"
+COMPARE_LEFT = "compare-left"  # link inputs
+COMPARE_RIGHT = "compare-right"
+COMPARE_GO = "compare-go"
+COMPARE_VIEWS = "compare-views"  # {"left": view, "right": view}
+COMPARE_POLL = "compare-poll"
+COMPARE_STATUS = "compare-status"
+COMPARE_FRAC = "compare-fraction"  # the linked scrubber: fraction of training
+COMPARE_PLAY = "compare-play"
+COMPARE_TICK = "compare-tick"
+COMPARE_LABEL = "compare-label"
+
+
+def compare_graph(side: str, panel: str) -> str:
+    return f"compare-{side}-{panel}"

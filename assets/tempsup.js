@@ -47,6 +47,40 @@
         return figs.concat([label]);
       },
 
+      // Compare page: one scrubber over the fraction of training drives both runs.
+      render_pair: function (fraction, views) {
+        const out = [];
+        const labels = [];
+        ["left", "right"].forEach((side) => {
+          const view = views && views[side];
+          let frame = null;
+          if (view && view.n) {
+            const last = view.steps[view.n - 1] || 1;
+            const target = (fraction || 0) * last;
+            let best = 0;
+            view.steps.forEach((st, i) => {
+              if (Math.abs(st - target) < Math.abs(view.steps[best] - target)) best = i;
+            });
+            frame = best;
+          }
+          const figs = window.dash_clientside.tempsup.render(frame, view);
+          out.push(...figs.slice(0, PANELS.length));
+          labels.push(side + ": " + figs[PANELS.length]);
+        });
+        return out.concat([labels.join("  |  ")]);
+      },
+
+      tick_fraction: function (n, value) {
+        const next = Math.round(((value || 0) + 0.01) * 100) / 100;
+        if (next >= 1) return [1, true, "Play"];
+        return [next, noUpdate(), noUpdate()];
+      },
+
+      toggle_fraction: function (clicks, disabled, value) {
+        if (disabled) return [false, "Pause", (value || 0) >= 1 ? 0 : noUpdate()];
+        return [true, "Play", noUpdate()];
+      },
+
       follow: function (view, value, max, job) {
         const n = view && view.n ? view.n : 0;
         const newMax = Math.max(0, n - 1);

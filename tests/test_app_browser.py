@@ -174,3 +174,21 @@ def test_phase_sweep_draws_and_a_click_opens_the_point(server, browser):
     ActionChains(browser).move_to_element(marker).pause(0.3).click().perform()
     wait_for(lambda: "sparsity=0.3" in browser.current_url, 20, "explorer link")
     wait_for(lambda: "Done" in find(browser, "#job-status").text, 30, "point run served")
+
+
+def test_compare_two_runs_with_one_scrubber(server, browser):
+    from urllib.parse import urlencode
+
+    left = TINY + "&seed=21"
+    right = TINY.replace("model=linear", "model=ssm") + "&seed=21"
+    browser.get(f"{server}/compare?" + urlencode({"left": left, "right": right}))
+    wait_for(lambda: frame_label_compare(browser).count("frame 21/21") == 2, 90, "both runs")
+    for side in ("left", "right"):
+        assert n_traces(browser, f"compare-{side}-directions") > 0
+    # the linked scrubber: start of training on both sides
+    find(browser, "#compare-play").click()
+    wait_for(lambda: frame_label_compare(browser).count("frame 21/21") == 0, 10, "scrub")
+
+
+def frame_label_compare(driver) -> str:
+    return find(driver, "#compare-label").text

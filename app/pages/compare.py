@@ -1,0 +1,241 @@
+"""Two runs side by side, one scrubber: e.g. the SSM dense vs sparse, linear vs ReLU.
+
+The page's URL holds both runs as explorer queries (`/compare?left=…&right=…`),
+so a comparison is a shareable link too. Each side is served from the job
+store (or trained if missing) exactly like the explorer; the scrubber moves
+through the *fraction* of training, so runs of different lengths stay aligned.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs, urlencode, urlparse
+
+from dash import (
+    ClientsideFunction,
+    Input,
+    Output,
+    State,
+    callback,
+    clientside_callback,
+    dcc,
+    html,
+    no_update,
+)
+
+from app import ids
+from app.pages import register
+from app.panels import PANELS
+from app.services import job_queue
+from app.urlstate import config_from_query, query_from_config
+from app.view import empty_view, full_view
+from tempsup.config import MODEL_NAMES, RunConfig
+from tempsup.errors import TempsupError
+from tempsup.jobs import JobState
+from tempsup.palette import empty_figure
+
+SIDES = ("left", "right")
+# Ready-made comparisons (left, right), all the paper's own contrasts.
+EXAMPLES = {
+    "SSM: dense vs sparse": (RunConfig(model="ssm", sparsity=0.3), RunConfig(model="ssm")),
+    "Linear RNN vs SSM (S = 0.9)": (RunConfig(model="linear"), RunConfig(model="ssm")),
+    "Smooth vs sharp forgetting": (
+        RunConfig(model="linear", sparsity=0.97),
+        RunConfig(model="rnn", sparsity=0.97),
+    ),
+}
+
+
+def compare_href(left: RunConfig, right: RunConfig) -> str:
+    return "/compare?" + urlencode(
+        {"left": query_from_config(left).lstrip("?"), "right": query_from_config(right).lstrip("?")}
+    )
+
+
+def layout() -> html.Div:
+    examples = [dcc.Link(name, href=compare_href(a, b), className="chip")
+                for name, (a, b) in EXAMPLES.items()]  # fmt: skip
+    columns = [
+        html.Div(
+            className="compare-col",
+            children=[
+                html.Div(
+                    className="card panel",
+                    children=[
+                        dcc.Graph(
+                            id=ids.compare_graph(side, p.name),
+                            style={"height": "24rem"},
+                            figure=empty_figure("…"),
+                            config={"displaylogo": False},
+                        ),
+                    ],
+                )
+                for p in PANELS
+            ],
+        )
+        for side in SIDES
+    ]
+    return html.Div(
+        children=[
+            dcc.Location(id=ids.COMPARE_URL, refresh="callback-nav"),
+            dcc.Store(id=ids.COMPARE_VIEWS),
+            dcc.Interval(id=ids.COMPARE_POLL, interval=700, disabled=True),
+            dcc.Interval(id=ids.COMPARE_TICK, interval=150, disabled=True),
+            html.Div(
+                className="card",
+                children=[
+                    html.H2("Compare two runs"),
+                    html.Div(className="chips", children=["Examples: ", *examples]),
+                    html.Div(
+                        className="compare-links",
+                        children=[
+                            dcc.Input(
+                                id=ids.COMPARE_LEFT,
+                                placeholder="left: an explorer link",
+                                className="wide",
+                                debounce=True,
+                            ),
+                            dcc.Input(
+                                id=ids.COMPARE_RIGHT,
+                                placeholder="right: an explorer link",
+                                className="wide",
+                                debounce=True,
+                            ),
+                            html.Button("Compare", id=ids.COMPARE_GO, n_clicks=0),
+                        ],
+                    ),
+                    html.Div(id=ids.COMPARE_STATUS, className="status", role="status"),
+                    html.Div(
+                        className="player-row",
+                        children=[
+                            html.Button("Play", id=ids.COMPARE_PLAY, n_clicks=0),
+                            html.Div(
+                                className="scrubber",
+                                children=dcc.Slider(
+                                    id=ids.COMPARE_FRAC,
+                                    min=0,
+                                    max=1,
+                                    step=0.01,
+                                    value=1,
+                                    marks={0: "start", 1: "end"},
+                                    updatemode="drag",
+                                ),
+                            ),
+                        ],
+                    ),
+                    html.Div(id=ids.COMPARE_LABEL, className="frame-label"),
+                ],
+            ),
+            html.Div(className="compare-grid", children=columns),
+        ]
+    )
+
+
+def side_configs(search: str | None) -> tuple[RunConfig, RunConfig, list[str]]:
+    """The two configs a /compare query names (defaults: the SSM's two regimes)."""
+    params = parse_qs((search or "").lstrip("?"))
+    defaults = EXAMPLES["SSM: dense vs sparse"]
+    configs, errors = [], []
+    for side, default in zip(SIDES, defaults, strict=True):
+        text = (params.get(side) or [""])[0]
+        if not text:
+            configs.append(default)
+            continue
+        config, errs = config_from_query(text[:2000])
+        configs.append(config)
+        errors += [f"{side}: {e}" for e in errs]
+    return configs[0], configs[1], errors
+
+
+def _link_query(text: Any) -> str:
+    """The query part of a pasted explorer link (or of a bare query)."""
+    if not isinstance(text, str):
+        return ""
+    text = text.strip()[:2000]
+    return urlparse(text).query if "?" in text else text
+
+
+def _describe(config: RunConfig) -> str:
+    return f"{MODEL_NAMES[config.model]}, k = {config.k}, S = {config.sparsity:g}"
+
+
+@callback(
+    Output(ids.COMPARE_URL, "search"),
+    Input(ids.COMPARE_GO, "n_clicks"),
+    State(ids.COMPARE_LEFT, "value"),
+    State(ids.COMPARE_RIGHT, "value"),
+    prevent_initial_call=True,
+)
+def compare_links(_n: int, left: Any, right: Any):
+    """Two pasted explorer links become this page's query."""
+    a, b = _link_query(left), _link_query(right)
+    if not a or not b:
+        return no_update
+    return "?" + urlencode({"left": a, "right": b})
+
+
+@callback(
+    Output(ids.COMPARE_VIEWS, "data"),
+    Output(ids.COMPARE_POLL, "disabled"),
+    Output(ids.COMPARE_STATUS, "children"),
+    Input(ids.COMPARE_URL, "search"),
+    Input(ids.COMPARE_POLL, "n_intervals"),
+    State(ids.CLIENT, "data"),
+)
+def load_pair(search: str | None, _n: Any, client: Any):
+    """Serve both runs, training what is missing; poll until both are done."""
+    left, right, errors = side_configs(search)
+    queue = job_queue()
+    views: dict[str, Any] = {}
+    lines, pending = [], False
+    for side, config in zip(SIDES, (left, right), strict=True):
+        status = queue.status(config.key)
+        if status is None or status.state in (JobState.FAILED, JobState.CANCELLED):
+            try:
+                status = queue.submit(config, client=str(client or "anonymous")[:64])
+            except TempsupError as exc:
+                lines.append(f"{side}: refused: {exc}")
+                views[side] = empty_view(str(exc))
+                continue
+        run = queue.run(config.key) if status.state == JobState.DONE else None
+        if run is None:
+            pending = True
+            views[side] = empty_view(f"{side}: {status.message}")
+            lines.append(f"{side} ({_describe(config)}): {status.message}")
+        else:
+            views[side] = full_view(run, run.best)
+            lines.append(f"{side}: {_describe(config)}")
+    text = " · ".join(lines + [f"ignored: {e}" for e in errors])
+    return views, not pending, text
+
+
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="render_pair"),
+    *[Output(ids.compare_graph(side, p.name), "figure") for side in SIDES for p in PANELS],
+    Output(ids.COMPARE_LABEL, "children"),
+    Input(ids.COMPARE_FRAC, "value"),
+    Input(ids.COMPARE_VIEWS, "data"),
+)
+
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="toggle_fraction"),
+    Output(ids.COMPARE_TICK, "disabled"),
+    Output(ids.COMPARE_PLAY, "children"),
+    Output(ids.COMPARE_FRAC, "value", allow_duplicate=True),
+    Input(ids.COMPARE_PLAY, "n_clicks"),
+    State(ids.COMPARE_TICK, "disabled"),
+    State(ids.COMPARE_FRAC, "value"),
+    prevent_initial_call=True,
+)
+
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="tick_fraction"),
+    Output(ids.COMPARE_FRAC, "value", allow_duplicate=True),
+    Output(ids.COMPARE_TICK, "disabled", allow_duplicate=True),
+    Output(ids.COMPARE_PLAY, "children", allow_duplicate=True),
+    Input(ids.COMPARE_TICK, "n_intervals"),
+    State(ids.COMPARE_FRAC, "value"),
+    prevent_initial_call=True,
+)
+
+register("/compare", "Compare", layout, order=3)
