@@ -93,3 +93,34 @@ COMPARE_LABEL = "compare-label"
 
 def compare_graph(side: str, panel: str) -> str:
     return f"compare-{side}-{panel}"
+
+
+# correlated-features lab page
+LAB_STRUCTURE = "lab-structure"
+LAB_M = "lab-m"
+LAB_MODEL = "lab-model"
+LAB_WD = "lab-wd"
+LAB_SHARPNESS = "lab-sharpness"
+LAB_EPOCHS = "lab-epochs"
+LAB_SEEDS = "lab-seeds"
+LAB_UPLOAD = "lab-upload"
+LAB_TEXT = "lab-text"  # store: server path of the uploaded text
+LAB_TRAIN = "lab-train"
+LAB_CANCEL = "lab-cancel"
+LAB_JOB = "lab-job"  # {"key"}
+LAB_STATUS = "lab-status-store"
+LAB_STATUS_TEXT = "lab-status"
+LAB_BAR = "lab-bar"
+LAB_POLL = "lab-poll"
+LAB_VIEW = "lab-view"
+LAB_FRAME = "lab-frame"
+LAB_PLAY = "lab-play"
+LAB_TICK = "lab-tick"
+LAB_LABEL = "lab-label"
+LAB_ERROR = "lab-error"
+LAB_EXPORT = "lab-export"
+LAB_DOWNLOAD = "lab-download"
+
+
+def lab_graph(panel: str) -> str:
+    return f"lab-{panel}"

@@ -124,3 +124,40 @@ def run_summary(run: Run, seed: int) -> str:
         f"loss · kθ = {s['swept_angle_deg']:.0f}° · ρ(W_h) = {s['spectral_radius']:.2f} · "
         f"‖w_0‖ = {s['w0_norm']:.2f}"
     )
+
+
+def lab_view(run: Any, seed: int) -> dict[str, Any]:
+    """The store for a correlated-features lab run (`tempsup.bows.figures`).
+
+    Same shape as the explorer's, plus `panels`, the order the browser draws.
+    """
+    from tempsup.bows import figures as bows_figures
+
+    panels = list(bows_figures.PANELS)
+    moving = {p: bows_figures.moving_traces(p, run, seed) for p in panels}
+    return {
+        "key": run.config.key,
+        "seed": seed,
+        "feature": 0,
+        "n": run.n_frames,
+        "steps": [int(s) for s in np.asarray(run["step"])],
+        "message": "",
+        "panels": panels,
+        "layouts": {p: bows_figures.panel_layout(p, run, seed) for p in panels},
+        "base": {p: bows_figures.frame_traces(p, run, seed, -1) for p in panels},
+        "moving": moving,
+        "frames": {
+            p: [[t[i] for i in moving[p]] for t in bows_figures.all_frame_traces(p, run, seed)]
+            for p in panels
+        },
+        "summary": _lab_summary(run, seed),
+    }
+
+
+def _lab_summary(run: Any, seed: int) -> str:
+    s = run.summary(seed)
+    parts = [f"seed {seed}", f"loss {float(s.get('loss', float('nan'))):.4g}"]
+    for name, label in (("pca_overlap", "PCA overlap"), ("paired_fraction", "antipodal pairs")):
+        if isinstance(s.get(name), (int, float)):
+            parts.append(f"{label} {float(s[name]):.2f}")
+    return " · ".join(parts)

@@ -29,12 +29,13 @@
   window.dash_clientside = Object.assign({}, window.dash_clientside, {
     tempsup: {
       render: function (frame, view) {
+        const panels = (view && view.panels) || PANELS;
         if (!view || !view.n) {
           const msg = (view && view.message) || "";
-          return PANELS.map(() => emptyFigure(msg)).concat([msg]);
+          return panels.map(() => emptyFigure(msg)).concat([msg]);
         }
         const i = clampFrame(frame, view.n);
-        const figs = PANELS.map((p) => {
+        const figs = panels.map((p) => {
           // the frame's moving traces spliced into the shared ones (app/view.py)
           const data = (view.base[p] || []).slice();
           const moving = view.moving[p] || [];

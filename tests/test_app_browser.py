@@ -192,3 +192,15 @@ def test_compare_two_runs_with_one_scrubber(server, browser):
 
 def frame_label_compare(driver) -> str:
     return find(driver, "#compare-label").text
+
+
+def test_lab_trains_and_shows_the_four_panels(server, browser):
+    browser.get(f"{server}/lab")
+    epochs = find(browser, "#lab-epochs")
+    epochs.clear()
+    epochs.send_keys("3")
+    find(browser, "#lab-train").click()
+    wait_for(lambda: "Done" in find(browser, "#lab-status").text, 90, "lab run done")
+    wait_for(lambda: "frame" in find(browser, "#lab-label").text, 20, "frames")
+    for panel in ("matrices", "columns", "r2", "loss"):
+        assert n_traces(browser, f"lab-{panel}") > 0, panel

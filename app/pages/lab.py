@@ -1,0 +1,369 @@
+"""The correlated-features lab: how data correlations shape (spatial) superposition.
+
+science.md §2 (Prieto, Stevinson, Barsbey et al.): a tied autoencoder
+x̂ = σ(WᵀWx + b) trained on correlated features arranges them by co-activation
+— the covariance's PCA circle at a small bottleneck m, antipodal pairs at a
+larger one. Same job queue, same player and same export as the explorer; the
+figures come from `tempsup.bows.figures`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from base64 import b64decode
+from typing import Any
+
+from dash import (
+    ClientsideFunction,
+    Input,
+    Output,
+    State,
+    callback,
+    clientside_callback,
+    dcc,
+    html,
+    no_update,
+)
+
+import tempsup.bows.jobs  # noqa: F401 - registers the "bows" job kind in this process
+from app import ids
+from app.explorer import job_status
+from app.pages import register
+from app.services import job_queue
+from app.view import empty_view, lab_view
+from tempsup.bows.config import STRUCTURE_NAMES, BowsConfig
+from tempsup.bows.figures import PANELS, export_html
+from tempsup.errors import TempsupError
+from tempsup.jobs import JobState, default_cache_dir
+from tempsup.palette import empty_figure
+
+MAX_UPLOAD = 2_000_000  # bytes of text a user may upload
+DEFAULT = BowsConfig()
+EXPLAIN = {
+    "matrices": "The data's covariance beside WᵀW, on one colour scale: with correlated "
+    "features the model copies the covariance's structure (constructive interference).",
+    "columns": "Each feature's column of W in the bottleneck (PCA when m > 2), coloured by its "
+    "angle on the circle: a small m reproduces the covariance's PCA circle; a larger m pairs "
+    "features antipodally.",
+    "r2": "Per feature, how well a linear decoder recovers it from h = Wx: above the threshold "
+    "the feature is in linear superposition, below it only the ReLU can read it out.",
+    "loss": "Reconstruction loss over training for every seed (the best is bold).",
+}
+
+
+def layout() -> html.Div:
+    structures = [s for s in STRUCTURE_NAMES if s != "text"] + ["text"]
+    controls = html.Div(
+        className="card controls",
+        children=[
+            html.H2("Data and model"),
+            dcc.RadioItems(
+                id=ids.LAB_STRUCTURE,
+                options=[{"label": STRUCTURE_NAMES[s], "value": s} for s in structures],
+                value=DEFAULT.structure,
+                className="radios",
+            ),
+            dcc.Upload(
+                id=ids.LAB_UPLOAD,
+                children=html.Div(["for “bag of words”: drop or ", html.A("choose a text file")]),
+                className="upload",
+                max_size=MAX_UPLOAD,
+            ),
+            html.Label("Bottleneck m", className="label"),
+            dcc.Slider(
+                id=ids.LAB_M,
+                min=1,
+                max=12,
+                step=1,
+                value=DEFAULT.m,
+                marks={1: "1", 2: "2", 4: "4", 6: "6", 8: "8", 12: "12"},
+            ),
+            dcc.RadioItems(
+                id=ids.LAB_MODEL,
+                options=[
+                    {"label": "ReLU (x̂ = ReLU(WᵀWx + b))", "value": "relu"},
+                    {"label": "linear", "value": "linear"},
+                ],
+                value=DEFAULT.model,
+                className="radios",
+            ),
+            html.Label("Weight decay", className="label"),
+            dcc.RadioItems(
+                id=ids.LAB_WD,
+                options=[0.0, 1.0, 6.0],
+                value=DEFAULT.weight_decay,
+                inline=True,
+                className="radios inline",
+            ),
+            html.Div(
+                className="grid",
+                children=[
+                    _number(ids.LAB_SHARPNESS, "sharpness", DEFAULT.sharpness, 0, 100, "any"),
+                    _number(ids.LAB_EPOCHS, "epochs", DEFAULT.epochs, 1, 2000, 1),
+                    _number(ids.LAB_SEEDS, "seeds", DEFAULT.seeds, 1, 16, 1),
+                ],
+            ),
+            html.Div(
+                className="buttons",
+                children=[
+                    html.Button("Train", id=ids.LAB_TRAIN, className="primary", n_clicks=0),
+                    html.Button("Cancel", id=ids.LAB_CANCEL, n_clicks=0, disabled=True),
+                    html.Button("Export HTML", id=ids.LAB_EXPORT, n_clicks=0),
+                ],
+            ),
+            html.Div(
+                className="progress",
+                children=html.Div(id=ids.LAB_BAR, className="bar", style={"width": "0%"}),
+            ),
+            html.Div(id=ids.LAB_STATUS_TEXT, className="status", role="status"),
+            html.Div(id=ids.LAB_ERROR, className="error", role="alert"),
+            dcc.Download(id=ids.LAB_DOWNLOAD),
+        ],
+    )
+    player = html.Div(
+        className="card player",
+        children=html.Div(
+            className="player-row",
+            children=[
+                html.Button("Play", id=ids.LAB_PLAY, n_clicks=0),
+                html.Div(
+                    className="scrubber",
+                    children=dcc.Slider(
+                        id=ids.LAB_FRAME,
+                        min=0,
+                        max=0,
+                        step=1,
+                        value=0,
+                        marks=None,
+                        updatemode="drag",
+                    ),
+                ),
+                html.Span(id=ids.LAB_LABEL, className="frame-label"),
+            ],
+        ),
+    )
+    panels = html.Div(
+        className="panels",
+        children=[
+            html.Div(
+                className="card panel",
+                children=[
+                    dcc.Graph(
+                        id=ids.lab_graph(p),
+                        style={"height": "30rem"},
+                        figure=empty_figure("press Train"),
+                        config={"displaylogo": False},
+                    ),
+                    html.P(EXPLAIN.get(p, ""), className="explain"),
+                ],
+            )
+            for p in PANELS
+        ],
+    )
+    return html.Div(
+        children=[
+            dcc.Store(id=ids.LAB_JOB),
+            dcc.Store(id=ids.LAB_STATUS),
+            dcc.Store(id=ids.LAB_TEXT),
+            dcc.Store(id=ids.LAB_VIEW, data=empty_view("press Train")),
+            dcc.Interval(id=ids.LAB_POLL, interval=500, disabled=True),
+            dcc.Interval(id=ids.LAB_TICK, interval=120, disabled=True),
+            html.Div(
+                className="main",
+                children=[
+                    html.Aside(className="side", children=controls),
+                    html.Section(className="content", children=[player, panels]),
+                ],
+            ),
+        ]
+    )
+
+
+def _number(id_: str, label: str, value: float, lo: float, hi: float, step: Any) -> html.Label:
+    return html.Label(
+        className="field",
+        children=[
+            html.Span(label),
+            dcc.Input(id=id_, type="number", min=lo, max=hi, step=step, value=value),
+        ],
+    )
+
+
+def build_config(structure, m, model, wd, sharpness, epochs, seeds, text_path) -> BowsConfig:
+    """The lab's controls as a validated BowsConfig (TempsupError names the field)."""
+    fields = {"structure": structure, "m": m, "model": model, "weight_decay": wd,
+              "sharpness": sharpness, "epochs": epochs, "seeds": seeds}  # fmt: skip
+    for name, value in fields.items():
+        if value is None:
+            raise TempsupError(f"{name}: enter a value")
+    if structure == "text":
+        if not isinstance(text_path, str):
+            raise TempsupError("bag of words: upload a text file first")
+        fields["text_path"] = text_path
+    try:
+        return DEFAULT.replace(**fields)
+    except TempsupError:
+        raise
+    except (TypeError, ValueError) as exc:
+        raise TempsupError(f"invalid value ({exc})") from None
+
+
+@callback(
+    Output(ids.LAB_TEXT, "data"),
+    Output(ids.LAB_ERROR, "children", allow_duplicate=True),
+    Output(ids.LAB_STRUCTURE, "value"),
+    Input(ids.LAB_UPLOAD, "contents"),
+    State(ids.LAB_UPLOAD, "filename"),
+    prevent_initial_call=True,
+)
+def upload_text(contents: Any, filename: Any):
+    """Keep an uploaded text under the cache, named by its content (never by the user)."""
+    if not isinstance(contents, str) or "," not in contents:
+        return no_update, "upload: expected a text file", no_update
+    try:
+        data = b64decode(contents.split(",", 1)[1], validate=False)
+        data.decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return no_update, f"upload: {str(filename)[:80]!r} is not UTF-8 text", no_update
+    if len(data) > MAX_UPLOAD:
+        return no_update, f"upload: at most {MAX_UPLOAD // 1_000_000} MB of text", no_update
+    folder = default_cache_dir().parent / "uploads"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (hashlib.sha256(data).hexdigest()[:16] + ".txt")
+    path.write_bytes(data)
+    return str(path), "", "text"
+
+
+@callback(
+    Output(ids.LAB_JOB, "data"),
+    Output(ids.LAB_POLL, "disabled"),
+    Output(ids.LAB_STATUS, "data"),
+    Output(ids.LAB_ERROR, "children"),
+    Output(ids.LAB_VIEW, "data"),
+    Input(ids.LAB_TRAIN, "n_clicks"),
+    State(ids.LAB_STRUCTURE, "value"),
+    State(ids.LAB_M, "value"),
+    State(ids.LAB_MODEL, "value"),
+    State(ids.LAB_WD, "value"),
+    State(ids.LAB_SHARPNESS, "value"),
+    State(ids.LAB_EPOCHS, "value"),
+    State(ids.LAB_SEEDS, "value"),
+    State(ids.LAB_TEXT, "data"),
+    State(ids.CLIENT, "data"),
+    prevent_initial_call=True,
+)
+def train_lab(_n, structure, m, model, wd, sharpness, epochs, seeds, text_path, client):
+    """Submit the lab run; a finished identical one is shown at once."""
+    try:
+        config = build_config(structure, m, model, wd, sharpness, epochs, seeds, text_path)
+        status = job_queue().submit(config, client=str(client or "anonymous")[:64])
+    except TempsupError as exc:
+        return no_update, True, no_update, str(exc), no_update
+    return ({"key": config.key}, False, job_status(config.key, status), "", empty_view("training…"))
+
+
+@callback(
+    Output(ids.LAB_VIEW, "data", allow_duplicate=True),
+    Output(ids.LAB_STATUS, "data", allow_duplicate=True),
+    Output(ids.LAB_POLL, "disabled", allow_duplicate=True),
+    Input(ids.LAB_POLL, "n_intervals"),
+    State(ids.LAB_JOB, "data"),
+    prevent_initial_call=True,
+)
+def poll_lab(_n, job):
+    """Progress while training; the whole animated view once done."""
+    key = job.get("key") if isinstance(job, dict) else None
+    if not isinstance(key, str):
+        return no_update, no_update, True
+    queue = job_queue()
+    status = queue.status(key)
+    if status is None:
+        return no_update, job_status(key, None, "The job disappeared; press Train."), True
+    if status.state == JobState.DONE:
+        run = queue.result(key)
+        if run is not None:
+            return lab_view(run, run.best), job_status(key, status), True
+    return no_update, job_status(key, status), not status.active
+
+
+@callback(
+    Output(ids.LAB_STATUS, "data", allow_duplicate=True),
+    Input(ids.LAB_CANCEL, "n_clicks"),
+    State(ids.LAB_JOB, "data"),
+    prevent_initial_call=True,
+)
+def cancel_lab(_n, job):
+    key = job.get("key") if isinstance(job, dict) else None
+    if not isinstance(key, str):
+        return no_update
+    status = job_queue().cancel(key[:64])
+    return job_status(key, status, "Cancelling…" if status and status.active else None)
+
+
+@callback(
+    Output(ids.LAB_DOWNLOAD, "data"),
+    Output(ids.LAB_ERROR, "children", allow_duplicate=True),
+    Input(ids.LAB_EXPORT, "n_clicks"),
+    State(ids.LAB_JOB, "data"),
+    prevent_initial_call=True,
+)
+def export_lab(_n, job):
+    key = job.get("key") if isinstance(job, dict) else None
+    run = job_queue().result(key) if isinstance(key, str) else None
+    if run is None:
+        return no_update, "Nothing to export yet: train first."
+    return dict(content=export_html(run), filename=f"tempsup-lab-{key}.html"), ""
+
+
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="job_bar"),
+    Output(ids.LAB_STATUS_TEXT, "children"),
+    Output(ids.LAB_BAR, "style"),
+    Output(ids.LAB_CANCEL, "disabled"),
+    Input(ids.LAB_STATUS, "data"),
+    Input(ids.LAB_JOB, "data"),
+)
+
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="render"),
+    *[Output(ids.lab_graph(p), "figure") for p in PANELS],
+    Output(ids.LAB_LABEL, "children"),
+    Input(ids.LAB_FRAME, "value"),
+    Input(ids.LAB_VIEW, "data"),
+)
+
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="follow"),
+    Output(ids.LAB_FRAME, "max"),
+    Output(ids.LAB_FRAME, "value", allow_duplicate=True),
+    Input(ids.LAB_VIEW, "data"),
+    State(ids.LAB_FRAME, "value"),
+    State(ids.LAB_FRAME, "max"),
+    State(ids.LAB_JOB, "data"),
+    prevent_initial_call=True,
+)
+
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="toggle_play"),
+    Output(ids.LAB_TICK, "disabled"),
+    Output(ids.LAB_PLAY, "children"),
+    Output(ids.LAB_FRAME, "value", allow_duplicate=True),
+    Input(ids.LAB_PLAY, "n_clicks"),
+    State(ids.LAB_TICK, "disabled"),
+    State(ids.LAB_FRAME, "value"),
+    State(ids.LAB_FRAME, "max"),
+    prevent_initial_call=True,
+)
+
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="tick"),
+    Output(ids.LAB_FRAME, "value", allow_duplicate=True),
+    Output(ids.LAB_TICK, "disabled", allow_duplicate=True),
+    Output(ids.LAB_PLAY, "children", allow_duplicate=True),
+    Input(ids.LAB_TICK, "n_intervals"),
+    State(ids.LAB_FRAME, "value"),
+    State(ids.LAB_FRAME, "max"),
+    prevent_initial_call=True,
+)
+
+register("/lab", "Correlations lab", layout, order=4)
