@@ -14,6 +14,7 @@ from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from app import ids
 from app.urlstate import config_from_query, query_from_config
+from app.widgets import number_field
 from tempsup.config import DEFAULTS, INPUT_DISTS, MODEL_NAMES, RunConfig
 from tempsup.errors import TempsupError
 
@@ -41,20 +42,22 @@ FIELD_CONTROLS: tuple[tuple[str, str], ...] = (
 )
 OPTION_FIELDS = ("tied", "bias")  # the OPTIONS checklist
 
+# The number boxes under "Advanced": (id, label, min, max, step, hint)
+ADVANCED_NUMBERS = (
+    (ids.STEPS, "steps", 1, 200_000, 1, "optimizer steps"),
+    (ids.LR, "learning rate", 1e-5, 10, "any", "Adam, cosine decay"),
+    (ids.SEEDS, "seeds", 1, 64, 1, "models trained side by side"),
+    (ids.SEED, "base seed", 0, 2**31 - 1, 1, "init and data"),
+    (ids.SEQ_LEN, "sequence length T", 2, 500, 1, "time steps"),
+    (ids.BATCH, "batch", 1, 65536, 1, "sequences per step"),
+    (ids.IMPORTANCE, "importance decay", 0.01, 1, "any", "feature i weighs importance^i"),
+    (ids.SNAPSHOT_EVERY, "snapshot every", 1, 200_000, 1, "steps between frames"),
+    (ids.CURRICULUM, "curriculum start S", 0, 0.99, "any", "start at this sparsity; empty: none"),
+)
+
 
 def _marks(values: tuple[int, ...]) -> dict[int, str]:
     return {v: str(v) for v in values}
-
-
-def _number(id_: str, label: str, minimum: float, maximum: float, step: Any, hint: str) -> html.Div:
-    return html.Label(
-        className="field",
-        title=hint,
-        children=[
-            html.Span(label),
-            dcc.Input(id=id_, type="number", min=minimum, max=maximum, step=step, debounce=True),
-        ],
-    )
 
 
 def layout() -> html.Div:
@@ -113,36 +116,10 @@ def layout() -> html.Div:
                     html.Div(
                         className="grid",
                         children=[
-                            _number(ids.STEPS, "steps", 1, 200_000, 1, "optimizer steps"),
-                            _number(ids.LR, "learning rate", 1e-5, 10, "any", "Adam, cosine decay"),
-                            _number(ids.SEEDS, "seeds", 1, 64, 1, "models trained side by side"),
-                            _number(ids.SEED, "base seed", 0, 2**31 - 1, 1, "init and data"),
-                            _number(ids.SEQ_LEN, "sequence length T", 2, 500, 1, "time steps"),
-                            _number(ids.BATCH, "batch", 1, 65536, 1, "sequences per step"),
-                            _number(
-                                ids.IMPORTANCE,
-                                "importance decay",
-                                0.01,
-                                1,
-                                "any",
-                                "feature i weighs importance^i",
-                            ),
-                            _number(
-                                ids.SNAPSHOT_EVERY,
-                                "snapshot every",
-                                1,
-                                200_000,
-                                1,
-                                "steps between frames",
-                            ),
-                            _number(
-                                ids.CURRICULUM,
-                                "curriculum start S",
-                                0,
-                                0.99,
-                                "any",
-                                "start at this sparsity; empty for none",
-                            ),
+                            *[
+                                number_field(id_, label, lo=lo, hi=hi, step=step, hint=hint)
+                                for id_, label, lo, hi, step, hint in ADVANCED_NUMBERS
+                            ],
                             html.Label(
                                 className="field",
                                 children=[

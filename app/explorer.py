@@ -13,13 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 from dash import (
-    ClientsideFunction,
     Input,
     Output,
     Patch,
     State,
     callback,
-    clientside_callback,
     ctx,
     dcc,
     html,
@@ -29,6 +27,7 @@ from dash import (
 from app import ids
 from app.services import job_queue
 from app.view import choose_seed, empty_view, frame_data, full_view, seed_options, shared_parts
+from app.widgets import progress, wire_job_bar
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.figures import export_html
@@ -53,12 +52,7 @@ def layout() -> html.Div:
                     html.Button("Download run (.npz)", id=ids.EXPORT_NPZ, n_clicks=0),
                 ],
             ),
-            html.Div(
-                id=ids.PROGRESS,
-                className="progress",
-                children=html.Div(id=ids.PROGRESS_BAR, className="bar", style={"width": "0%"}),
-            ),
-            html.Div(id=ids.STATUS, className="status", role="status"),
+            *progress(ids.PROGRESS_BAR, ids.STATUS),
             dcc.Interval(id=ids.POLL, interval=POLL_MS, disabled=True),
             dcc.Store(id=ids.JOB_STATUS),
             dcc.Download(id=ids.DOWNLOAD),
@@ -332,11 +326,4 @@ def export(_h: int, _n: int, job: dict[str, Any] | None, store: dict[str, Any] |
 
 
 # The job bar is drawn in the browser, and only for the config on screen.
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="job_bar"),
-    Output(ids.STATUS, "children"),
-    Output(ids.PROGRESS_BAR, "style"),
-    Output(ids.CANCEL, "disabled"),
-    Input(ids.JOB_STATUS, "data"),
-    Input(ids.CONFIG, "data"),
-)
+wire_job_bar(ids.JOB_STATUS, ids.CONFIG, ids.STATUS, ids.PROGRESS_BAR, ids.CANCEL)

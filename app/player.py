@@ -12,6 +12,7 @@ from dash import ClientsideFunction, Input, Output, State, callback, clientside_
 from app import ids
 from app.panels import PANELS
 from app.view import empty_view
+from app.widgets import wire_player
 
 TICK_MS = 120  # ~8 frames a second: 100 frames play in about 12 s
 
@@ -108,58 +109,15 @@ def update_features(store: dict | None, current: object):
     return feature_options(n), n == 1, current if keep else 0
 
 
-# Figures for the frame under the scrubber, from the VIEW store.
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="render"),
-    *[Output(p.graph, "figure") for p in PANELS],
-    Output(ids.FRAME_LABEL, "children"),
-    Input(ids.FRAME, "value"),
-    Input(ids.VIEW, "data"),
-)
-
-# Slider range follows the frames; while training the view follows the newest frame.
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="follow"),
-    Output(ids.FRAME, "max"),
-    Output(ids.FRAME, "value", allow_duplicate=True),
-    Input(ids.VIEW, "data"),
-    State(ids.FRAME, "value"),
-    State(ids.FRAME, "max"),
-    State(ids.JOB, "data"),
-    prevent_initial_call=True,
-)
-
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="toggle_play"),
-    Output(ids.TICK, "disabled"),
-    Output(ids.PLAY, "children"),
-    Output(ids.FRAME, "value", allow_duplicate=True),
-    Input(ids.PLAY, "n_clicks"),
-    State(ids.TICK, "disabled"),
-    State(ids.FRAME, "value"),
-    State(ids.FRAME, "max"),
-    prevent_initial_call=True,
-)
-
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="tick"),
-    Output(ids.FRAME, "value", allow_duplicate=True),
-    Output(ids.TICK, "disabled", allow_duplicate=True),
-    Output(ids.PLAY, "children", allow_duplicate=True),
-    Input(ids.TICK, "n_intervals"),
-    State(ids.FRAME, "value"),
-    State(ids.FRAME, "max"),
-    prevent_initial_call=True,
-)
-
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="step"),
-    Output(ids.FRAME, "value", allow_duplicate=True),
-    Input(ids.PREV, "n_clicks"),
-    Input(ids.NEXT, "n_clicks"),
-    State(ids.FRAME, "value"),
-    State(ids.FRAME, "max"),
-    prevent_initial_call=True,
+wire_player(
+    frame=ids.FRAME,
+    tick=ids.TICK,
+    play=ids.PLAY,
+    view=ids.VIEW,
+    job=ids.JOB,
+    graphs=[p.graph for p in PANELS],
+    label=ids.FRAME_LABEL,
+    steppers=(ids.PREV, ids.NEXT),
 )
 
 clientside_callback(

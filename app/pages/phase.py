@@ -12,12 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from dash import (
-    ClientsideFunction,
     Input,
     Output,
     State,
     callback,
-    clientside_callback,
     dcc,
     html,
     no_update,
@@ -28,6 +26,7 @@ from app.explorer import job_status
 from app.pages import register
 from app.services import job_queue
 from app.urlstate import query_from_config
+from app.widgets import number_field, progress, wire_job_bar
 from tempsup.config import DEFAULTS, MODEL_NAMES
 from tempsup.errors import TempsupError
 from tempsup.figures.phase import phase_figure
@@ -70,10 +69,18 @@ def layout() -> html.Div:
                         html.Div(
                             className="grid",
                             children=[
-                                _number(ids.PHASE_SEEDS, "seeds per point", DEFAULTS.seeds, 1, 64),
-                                _number(ids.PHASE_STEPS, "steps", DEFAULTS.steps, 1, 200_000),
-                                _number(
-                                    ids.PHASE_HIDDEN, "hidden size N_h", DEFAULTS.hidden, 1, 16
+                                number_field(
+                                    ids.PHASE_SEEDS, "seeds per point", DEFAULTS.seeds, lo=1, hi=64
+                                ),
+                                number_field(
+                                    ids.PHASE_STEPS, "steps", DEFAULTS.steps, lo=1, hi=200_000
+                                ),
+                                number_field(
+                                    ids.PHASE_HIDDEN,
+                                    "hidden size N_h",
+                                    DEFAULTS.hidden,
+                                    lo=1,
+                                    hi=16,
                                 ),
                             ],
                         ),
@@ -88,13 +95,7 @@ def layout() -> html.Div:
                                 ),
                             ],
                         ),
-                        html.Div(
-                            className="progress",
-                            children=html.Div(
-                                id=ids.PHASE_BAR, className="bar", style={"width": "0%"}
-                            ),
-                        ),
-                        html.Div(id=ids.PHASE_STATUS_TEXT, className="status", role="status"),
+                        *progress(ids.PHASE_BAR, ids.PHASE_STATUS_TEXT),
                         html.Div(id=ids.PHASE_ERROR, className="error", role="alert"),
                         html.P(
                             "Every point × seed trains in one batch. Click a point to open its "
@@ -123,16 +124,6 @@ def layout() -> html.Div:
             dcc.Store(id=ids.PHASE_JOB),
             dcc.Store(id=ids.PHASE_STATUS),
             dcc.Interval(id=ids.PHASE_POLL, interval=POLL_MS, disabled=True),
-        ],
-    )
-
-
-def _number(id_: str, label: str, value: int, lo: int, hi: int) -> html.Label:
-    return html.Label(
-        className="field",
-        children=[
-            html.Span(label),
-            dcc.Input(id=id_, type="number", min=lo, max=hi, step=1, value=value),
         ],
     )
 
@@ -268,13 +259,7 @@ def open_point(click: Any, job: Any):
     return "/" + query_from_config(spec.configs[index])
 
 
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="job_bar"),
-    Output(ids.PHASE_STATUS_TEXT, "children"),
-    Output(ids.PHASE_BAR, "style"),
-    Output(ids.PHASE_CANCEL, "disabled"),
-    Input(ids.PHASE_STATUS, "data"),
-    Input(ids.PHASE_JOB, "data"),
-)
+wire_job_bar(ids.PHASE_STATUS, ids.PHASE_JOB, ids.PHASE_STATUS_TEXT, ids.PHASE_BAR,
+             ids.PHASE_CANCEL)  # fmt: skip
 
 register("/phase", "Phase diagram", layout, order=2)

@@ -1,0 +1,124 @@
+"""Pieces every page reuses: the player's client-side wiring, the job bar, number fields.
+
+A page lays out its own components (ids from `app/ids.py`) and calls these to
+connect them, so the explorer, the lab and the phase diagram play, scrub and
+report progress through the same code (`assets/tempsup.js`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from dash import ClientsideFunction, Input, Output, State, clientside_callback, dcc, html
+
+
+def _js(name: str) -> ClientsideFunction:
+    return ClientsideFunction(namespace="tempsup", function_name=name)
+
+
+def number_field(
+    id_: str,
+    label: str,
+    value: Any = None,
+    lo: float = 0,
+    hi: float = 1e9,
+    step: Any = 1,
+    hint: str = "",
+) -> html.Label:
+    """A labelled number box (debounced: it reports on Enter or blur)."""
+    return html.Label(
+        className="field",
+        title=hint,
+        children=[
+            html.Span(label),
+            dcc.Input(id=id_, type="number", min=lo, max=hi, step=step, value=value,
+                      debounce=True),
+        ],
+    )  # fmt: skip
+
+
+def progress(bar_id: str, text_id: str) -> list[html.Div]:
+    """The progress bar and the status line under it (drawn by `wire_job_bar`)."""
+    return [
+        html.Div(className="progress",
+                 children=html.Div(id=bar_id, className="bar", style={"width": "0%"})),
+        html.Div(id=text_id, className="status", role="status"),
+    ]  # fmt: skip
+
+
+def wire_job_bar(status_store: str, key_store: str, text: str, bar: str, cancel: str) -> None:
+    """Draw a job-status store ({"key", "text", "pct", "active"}) in the browser, but
+    only while its key is the one in `key_store`: a late answer about an old job
+    never overwrites the state of the current one."""
+    clientside_callback(
+        _js("job_bar"),
+        Output(text, "children"),
+        Output(bar, "style"),
+        Output(cancel, "disabled"),
+        Input(status_store, "data"),
+        Input(key_store, "data"),
+    )
+
+
+def wire_player(
+    *,
+    frame: str,
+    tick: str,
+    play: str,
+    view: str,
+    job: str,
+    graphs: Sequence[str],
+    label: str,
+    steppers: tuple[str, str] | None = None,
+) -> None:
+    """Scrubber, play/pause and step buttons over a view store, all client-side."""
+    clientside_callback(
+        _js("render"),
+        *[Output(g, "figure") for g in graphs],
+        Output(label, "children"),
+        Input(frame, "value"),
+        Input(view, "data"),
+    )
+    # the slider's range follows the frames; while training it follows the newest
+    clientside_callback(
+        _js("follow"),
+        Output(frame, "max"),
+        Output(frame, "value", allow_duplicate=True),
+        Input(view, "data"),
+        State(frame, "value"),
+        State(frame, "max"),
+        State(job, "data"),
+        prevent_initial_call=True,
+    )
+    clientside_callback(
+        _js("toggle_play"),
+        Output(tick, "disabled"),
+        Output(play, "children"),
+        Output(frame, "value", allow_duplicate=True),
+        Input(play, "n_clicks"),
+        State(tick, "disabled"),
+        State(frame, "value"),
+        State(frame, "max"),
+        prevent_initial_call=True,
+    )
+    clientside_callback(
+        _js("tick"),
+        Output(frame, "value", allow_duplicate=True),
+        Output(tick, "disabled", allow_duplicate=True),
+        Output(play, "children", allow_duplicate=True),
+        Input(tick, "n_intervals"),
+        State(frame, "value"),
+        State(frame, "max"),
+        prevent_initial_call=True,
+    )
+    if steppers is not None:
+        clientside_callback(
+            _js("step"),
+            Output(frame, "value", allow_duplicate=True),
+            Input(steppers[0], "n_clicks"),
+            Input(steppers[1], "n_clicks"),
+            State(frame, "value"),
+            State(frame, "max"),
+            prevent_initial_call=True,
+        )
