@@ -65,6 +65,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import socket
 import sys
 import threading
@@ -101,6 +102,8 @@ HOST = socket.gethostname()
 
 QUEUE = "queue"
 RUNNING = "running"
+# A warm start named by a finished job's key (what a web client may ask for).
+RUN_KEY = re.compile(r"^[0-9a-f]{16}$")
 
 T = TypeVar("T")
 
@@ -134,7 +137,8 @@ def run_key(key: str) -> str:
 
 
 def rate_key(client: str) -> str:
-    return f"rate:{hashlib.sha256(client.encode()).hexdigest()[:16]}"
+    digest = hashlib.sha256(client.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"rate:{digest[:16]}"
 
 
 class JobState(str, Enum):
@@ -353,7 +357,9 @@ class BaseQueue:
     running jobs one client (a browser session) may own, `max_work` the size of
     a job (`spec.work`, multiply-adds) this server accepts (None = only the
     hard limits of the spec), `max_rate` the jobs one client may queue per
-    `rate_window` seconds (None = no rate limit).
+    `rate_window` seconds (None = no rate limit). With `warm_start_files`
+    off (what `open_queue` gives a web server) a spec may warm-start only
+    from a job key, never from a file path on the worker's disk.
     """
 
     backend = "base"
@@ -367,6 +373,7 @@ class BaseQueue:
         max_rate: int | None = None,
         rate_window: float = RATE_WINDOW,
         heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
+        warm_start_files: bool = True,
     ) -> None:
         owner = type(self).__name__
         _positive_int(owner, "max_queue", max_queue)
@@ -382,6 +389,7 @@ class BaseQueue:
         self.max_rate = max_rate
         self.rate_window = float(rate_window)
         self.heartbeat_timeout = float(heartbeat_timeout)
+        self.warm_start_files = bool(warm_start_files)
         self._runs: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._runs_lock = threading.Lock()  # web processes poll from several threads
 
@@ -394,6 +402,7 @@ class BaseQueue:
             "max_rate": self.max_rate,
             "rate_window": self.rate_window,
             "heartbeat_timeout": self.heartbeat_timeout,
+            "warm_start_files": self.warm_start_files,
         }
 
     # ---- what a backend provides ------------------------------------------------------
@@ -436,6 +445,7 @@ class BaseQueue:
         """
         kind = kind_of(spec)
         client = str(client)
+        self._check_warm_start(spec)
         key = spec.key
         view = self.store.view()
         rec = self._record(view, key)
@@ -921,6 +931,17 @@ class BaseQueue:
                 "try again when some have finished"
             )
 
+    def _check_warm_start(self, spec: Any) -> None:
+        if self.warm_start_files:
+            return
+        base = getattr(spec, "base", None)
+        for ref in (getattr(spec, "warm_start", None), getattr(base, "warm_start", None)):
+            if ref is not None and not (isinstance(ref, str) and RUN_KEY.match(ref)):
+                raise TempsupError(
+                    "warm_start: expected the 16-character key of a finished run (this "
+                    f"server does not read files), got {str(ref)[:80]!r}"
+                )
+
     def _recent(self, db: Txn, client: str, now: float) -> list[float]:
         """Times within the rate window at which `client` queued a job, oldest first."""
         text = db.text(rate_key(client))
@@ -1090,8 +1111,9 @@ def open_queue(**overrides: Any) -> BaseQueue:
     """The configured job queue: `TEMPSUP_REDIS_URL` set → Celery + Redis
     (`tempsup.jobs_redis.RedisQueue`, names prefixed by `$TEMPSUP_REDIS_PREFIX`,
     default "tempsup:"), else diskcache in `default_cache_dir()`. Limits come
-    from `queue_limits_from_env()`; `overrides` replace any of them."""
-    limits = {**queue_limits_from_env(), **overrides}
+    from `queue_limits_from_env()`, and warm starts only from job keys (a web
+    client must not make a worker read files); `overrides` replace any of them."""
+    limits = {**queue_limits_from_env(), "warm_start_files": False, **overrides}
     url = os.environ.get("TEMPSUP_REDIS_URL", "").strip()
     if url:
         from tempsup.jobs_redis import RedisQueue, default_prefix

@@ -49,8 +49,8 @@ from tempsup.worker import Worker, WorkerPool
 from tests.services import RedisServer
 
 TINY = {"steps": 40, "batch": 64, "seeds": 2, "snapshot_every": 10}
-# ~1 ms a step on one thread: seconds of training, 51 frames streamed.
-LONG = {**TINY, "steps": 1500, "snapshot_every": 30}
+# ~1 ms a step on one thread: seconds of training, 31 frames streamed.
+LONG = {**TINY, "steps": 900, "snapshot_every": 30}
 DEADLINE = 120.0  # seconds before a wait gives up (a hang, not a slow machine)
 BACKENDS = ("diskcache", "redis")
 
@@ -217,7 +217,7 @@ def test_cancel_queued_and_running_jobs(queue, pools):
     assert flagged.state in (JobState.RUNNING, JobState.CANCELLED), flagged
     status = wait_for("the cancel", state_is(queue, running.key, JobState.CANCELLED))
     assert 2 <= status.n_frames < running.n_snapshots
-    assert re.fullmatch(r"cancelled at step \d+/1500; press Train to restart", status.message)
+    assert re.fullmatch(r"cancelled at step \d+/900; press Train to restart", status.message)
     kept = queue.frames(running.key)
     assert len(kept) == status.n_frames
     assert [int(f["step"]) for f in kept] == [30 * i for i in range(len(kept))]
@@ -526,6 +526,13 @@ def test_open_queue_picks_the_backend_from_the_environment(monkeypatch, tmp_path
     assert (queue.max_work, queue.max_queue, queue.max_per_client, queue.max_rate) == (
         2e12, 50, 3, 7,
     )  # fmt: skip
+    # a web server's queue never lets a client point a worker at a file
+    refused = r"warm_start: expected the 16-character key of a finished run \(this server"
+    with pytest.raises(TempsupError, match=refused + r" does not read files\), got '/etc/passwd'"):
+        queue.submit(tiny(warm_start="/etc/passwd"))
+    with pytest.raises(TempsupError, match="got '../run.npz'"):
+        queue.submit(SweepSpec(tiny(warm_start="../run.npz"), (0.5, 0.9)))
+    assert queue.submit(tiny(warm_start="0123456789abcdef")).state == JobState.QUEUED
     monkeypatch.setenv("TEMPSUP_MAX_PER_MINUTE", "off")
     monkeypatch.setenv("TEMPSUP_REDIS_URL", "redis://127.0.0.1:1/0")  # nothing listens there
     monkeypatch.setenv("TEMPSUP_REDIS_PREFIX", "demo:")
