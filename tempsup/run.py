@@ -34,7 +34,7 @@ import numpy as np
 from tempsup import geometry, theory
 from tempsup.config import RunConfig, importance_weights
 from tempsup.errors import TempsupError
-from tempsup.train import Snapshot
+from tempsup.snapshot import Snapshot
 
 ARRAYS = ("step", "W_x", "W_h", "W_y", "b_y", "loss", "terms")
 TERM_NAMES = ("task", "mean correction", "projection interference", "composition interference")

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -25,6 +24,7 @@ from tempsup.config import RunConfig, importance_weights, snapshot_steps
 from tempsup.data import delayed_targets, sample_inputs
 from tempsup.errors import TempsupError
 from tempsup.models import BatchedRNN
+from tempsup.snapshot import Snapshot
 
 # Fields that may differ between the configs of one batch (a sweep).
 SWEEPABLE = ("sparsity", "k", "curriculum")
@@ -32,22 +32,6 @@ SWEEPABLE = ("sparsity", "k", "curriculum")
 WARM_START_NOISE = 0.05
 # Fraction of training over which a sparsity curriculum reaches its target.
 CURRICULUM_FRACTION = 0.5
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """All models' weights after `step` optimizer steps (numpy, model axis first).
-
-    `loss` is the mean measured training loss over the steps since the last
-    snapshot (at step 0: the loss of the initial weights on one batch).
-    """
-
-    step: int
-    W_x: np.ndarray  # (M, N_h, N_x)
-    W_h: np.ndarray  # (M, N_h, N_h)
-    W_y: np.ndarray  # (M, N_h, N_x) effective readout (W_{s=k} when tied)
-    b_y: np.ndarray  # (M, N_x)
-    loss: np.ndarray  # (M,)
 
 
 def model_seeds(config: RunConfig) -> list[int]:

@@ -12,6 +12,7 @@ from app.view import choose_seed, empty_view, full_view, seed_options
 from tempsup.config import DEFAULTS, RunConfig
 from tempsup.errors import TempsupError
 from tempsup.sweep import train_runs
+from tests.browser import ROOT
 
 
 @pytest.mark.parametrize(
@@ -112,3 +113,12 @@ def test_seed_choice_and_options(small_run) -> None:
 def test_empty_view_shape() -> None:
     view = empty_view("nothing yet")
     assert view["n"] == 0 and view["message"] == "nothing yet"
+
+
+def test_the_web_process_never_imports_torch() -> None:
+    """Torch belongs to the workers: the app and everything it reads stay without it."""
+    import subprocess
+    import sys
+
+    code = "import sys, app; assert 'torch' not in sys.modules, 'app imported torch'"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
