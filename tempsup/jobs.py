@@ -314,14 +314,22 @@ class DiskStore:
         self.directory = Path(directory)
         self._cache: diskcache.Cache | None = None
         self._cache_pid = -1
+        # One Cache per process, made once: threads of a web worker opening it at the
+        # same moment would race on its settings writes ("database is locked") and a
+        # half-made one could keep the SQLite lock until collected.
+        self._open_lock = threading.Lock()
 
     @property
     def cache(self) -> diskcache.Cache:
-        if self._cache is None or self._cache_pid != os.getpid():
-            # eviction off: a culled queue or status entry would lose jobs silently
-            self._cache = diskcache.Cache(str(self.directory), eviction_policy="none")
-            self._cache_pid = os.getpid()
-        return self._cache
+        cache = self._cache
+        if cache is not None and self._cache_pid == os.getpid():
+            return cache
+        with self._open_lock:
+            if self._cache is None or self._cache_pid != os.getpid():
+                # eviction off: a culled queue or status entry would lose jobs silently
+                self._cache = diskcache.Cache(str(self.directory), eviction_policy="none")
+                self._cache_pid = os.getpid()
+            return self._cache
 
     def view(self) -> DiskTxn:
         return DiskTxn(self.cache)

@@ -1,0 +1,438 @@
+"""A class of 50 pressing Train at once: the app under load, on loopback only.
+
+    python benchmarks/load_test.py [--backend diskcache|redis] [--clients 50] [--json out.json]
+
+Starts the production server (`gunicorn -c gunicorn.conf.py`, 2 web workers
+× 4 threads) on 127.0.0.1 at a free port, with its training workers bounded
+to 2 (`TEMPSUP_WORKERS=2`: worker processes for diskcache, Celery workers
+for Redis, whose `redis-server` this script starts and stops too). Then 50
+simulated clients, one thread each, do what a browser does:
+
+1. load the page: GET `/`, `/_dash-layout`, `/_dash-dependencies`;
+2. press Train: POST `/_dash-update-component` with the exact JSON the Dash
+   renderer sends for `app.explorer.show_config` (built from the app's own
+   dependency list), so the submit goes through the real callback, the
+   per-client id, the limits and the job queue of a web process;
+3. poll like the page's `dcc.Interval` (the `poll` callback, every 0.5 s)
+   until the job is done, or stop at the refusal message.
+
+Why HTTP for everything, not the Python API for the submit: the point is the
+web tier under load (thread pools, JSON sizes, one queue handle per web
+process), and `/_dash-update-component` is what the browser really calls.
+
+Clients share 12 distinct configs (so most submissions are duplicates that
+must join an existing job), one greedy client tries 5 of its own, two ask for
+a job larger than the server accepts, and the queue holds at most 8 waiting
+jobs, so some refusals are expected: each must carry its reason. Clients
+arrive over 5 s, in the order of the plan. Meanwhile a
+probe loads the page every 0.1 s to measure responsiveness while jobs train.
+Afterwards the server is restarted and finished runs must still be served
+without training again. Everything is bounded (a deadline per client, a
+fixed number of requests) and addressed to 127.0.0.1 only.
+
+Checks: no 5xx; every client's job completed or was refused with a message;
+identical configs trained once (one attempt per job); no result lost after
+the restart. Prints p50/p95 latencies and the counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tempsup.config import RunConfig  # noqa: E402
+from tempsup.jobs import JobQueue  # noqa: E402
+from tests.services import RedisServer, free_port  # noqa: E402
+
+CLIENT_DEADLINE = 240.0  # seconds a client waits for its job before giving up (a failure)
+POLL_EVERY = 0.5
+PROBE_EVERY = 0.1
+N_DISTINCT = 12
+MAX_QUEUE = 8
+MAX_WORK = 1e8  # refuses the oversized config (and the 1e9 default example at warm-up)
+BASE = RunConfig(steps=600, batch=64, seeds=2, snapshot_every=20)
+ARRIVAL_SPREAD = 5.0  # clients arrive over this many seconds (a class, not one packet)
+OVERSIZED = BASE.replace(steps=20_000, batch=2048)
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+class Http:
+    """Bounded urllib calls to one loopback server, recording every latency and status."""
+
+    def __init__(self, base: str) -> None:
+        assert base.startswith("http://127.0.0.1:"), base  # loopback only
+        self.base = base
+        self.lock = threading.Lock()
+        self.records: list[tuple[str, int, float]] = []  # (kind, status, seconds)
+
+    def call(self, kind: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
+        data = None if body is None else json.dumps(body).encode()
+        req = urllib.request.Request(self.base + path, data=data, method="POST" if data else "GET")
+        if data:
+            req.add_header("Content-Type", "application/json")
+        start = time.perf_counter()
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                status, payload = resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            status, payload = exc.code, exc.read()
+        except OSError:
+            status, payload = 0, b""  # connection refused/reset: counted as a failure
+        with self.lock:
+            self.records.append((kind, status, time.perf_counter() - start))
+        return status, payload
+
+    def latencies(self, kind: str) -> list[float]:
+        return [s for k, _, s in self.records if k == kind]
+
+
+# ---- the Dash requests a browser sends ------------------------------------------------
+
+
+def _outputs(output: str) -> Any:
+    def one(text: str) -> dict[str, str]:
+        ident, prop = text.split(".", 1)
+        return {"id": ident, "property": prop}
+
+    return (
+        [one(p) for p in output.strip(".").split("...")] if output.startswith("..") else one(output)
+    )
+
+
+class DashCalls:
+    """Payloads for show_config (Train) and poll, from the app's dependency list."""
+
+    def __init__(self, deps: list[dict[str, Any]]) -> None:
+        def find(first_input: str) -> dict[str, Any]:
+            for dep in deps:
+                names = [f"{i['id']}.{i['property']}" for i in dep["inputs"]]
+                if names and names[0] == first_input and not dep.get("clientside_function"):
+                    return dep
+            raise RuntimeError(f"no server callback with input {first_input}")
+
+        self.show = find("config-store.data")
+        self.poll = find("poll-interval.n_intervals")
+
+    @staticmethod
+    def _body(dep: dict[str, Any], values: dict[str, Any], changed: str) -> dict[str, Any]:
+        def fill(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [{**i, "value": values.get(f"{i['id']}.{i['property']}")} for i in items]
+
+        return {
+            "output": dep["output"],
+            "outputs": _outputs(dep["output"]),
+            "inputs": fill(dep["inputs"]),
+            "state": fill(dep["state"]),
+            "changedPropIds": [changed],
+        }
+
+    def train(self, config: RunConfig, client: str) -> dict[str, Any]:
+        store = {"config": config.to_dict(), "key": config.key, "autostart": False}
+        values = {
+            "config-store.data": store,
+            "btn-train.n_clicks": 1,
+            "client-store.data": client,
+            "feature-pick.value": 0,
+        }
+        return self._body(self.show, values, "btn-train.n_clicks")
+
+    def poll_body(self, config: RunConfig, job: dict[str, Any], n: int) -> dict[str, Any]:
+        store = {"config": config.to_dict(), "key": config.key, "autostart": False}
+        values = {
+            "poll-interval.n_intervals": n,
+            "job-store.data": job,
+            "config-store.data": store,
+            "feature-pick.value": 0,
+        }
+        return self._body(self.poll, values, "poll-interval.n_intervals")
+
+
+def _outputs_of(payload: bytes) -> dict[str, Any]:
+    """{id: {property: value}} of a callback answer ({} for 204 / no update)."""
+    if not payload:
+        return {}
+    return json.loads(payload).get("response", {})
+
+
+# ---- the server ------------------------------------------------------------------------
+
+
+@contextmanager
+def server(cache: Path, env_extra: dict[str, str]):
+    """gunicorn on 127.0.0.1:free port with 2 training workers; yields the base URL."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "TEMPSUP_CACHE": str(cache),
+        "TEMPSUP_WORKERS": "2",
+        "TEMPSUP_THREADS": "1",
+        "TEMPSUP_MAX_QUEUE": str(MAX_QUEUE),
+        "TEMPSUP_MAX_WORK": str(MAX_WORK),
+        "TEMPSUP_MAX_PER_CLIENT": "3",
+        "TEMPSUP_MAX_PER_MINUTE": "10",
+        "TEMPSUP_WORKER_LOGLEVEL": "WARNING",
+        "PYTHONUNBUFFERED": "1",
+        **env_extra,
+    }
+    log = open(cache.parent / f"server-{port}.log", "w")  # noqa: SIM115 - closed below
+    gunicorn = str(Path(sys.executable).parent / "gunicorn")
+    cmd = [gunicorn, "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/healthz", timeout=2) as resp:
+                    if resp.read() == b"ok":
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("server did not start:\n" + log.name)
+            time.sleep(0.2)
+        yield base
+    finally:
+        proc.send_signal(signal.SIGTERM)  # gunicorn stops its web workers, then the pool
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        log.close()
+
+
+# ---- the clients -----------------------------------------------------------------------
+
+
+def client_plan(n_clients: int) -> list[tuple[str, list[RunConfig]]]:
+    """(client id, configs it presses Train on): duplicates, a greedy one, two oversized."""
+    distinct = [BASE.replace(seed=i) for i in range(N_DISTINCT)]
+    plan = [(f"student-{i:02d}", [distinct[i % N_DISTINCT]]) for i in range(n_clients - 3)]
+    plan.append(("greedy", [BASE.replace(seed=100 + i) for i in range(5)]))
+    plan += [(f"ambitious-{i}", [OVERSIZED]) for i in range(2)]
+    return plan
+
+
+def run_client(
+    http: Http, calls: DashCalls, client: str, configs: list[RunConfig], out: list, delay: float
+):
+    time.sleep(delay)
+    for part in ("/", "/_dash-layout", "/_dash-dependencies"):
+        http.call("page", part)
+    for config in configs:
+        outcome: dict[str, Any] = {"client": client, "key": config.key}
+        status, payload = http.call(
+            "submit", "/_dash-update-component", calls.train(config, client)
+        )
+        answer = _outputs_of(payload) if status == 200 else {}
+        bar = answer.get("job-status-store", {}).get("data") or {}
+        text = str(bar.get("text", ""))
+        if status != 200 or text.startswith("Refused"):
+            outcome.update(outcome="refused" if status == 200 else f"http {status}", message=text)
+            out.append(outcome)
+            continue
+        job = answer.get("job-store", {}).get("data") or {}
+        deadline = time.monotonic() + CLIENT_DEADLINE
+        n = 0
+        while job.get("state") not in ("done", "failed", "cancelled") and not text.startswith(
+            "Done"
+        ):
+            if time.monotonic() > deadline:
+                outcome.update(outcome="timeout", message=text)
+                break
+            time.sleep(POLL_EVERY)
+            n += 1
+            status, payload = http.call(
+                "poll", "/_dash-update-component", calls.poll_body(config, job, n)
+            )
+            if status not in (200, 204):
+                continue
+            answer = _outputs_of(payload)
+            job = answer.get("job-store", {}).get("data") or job
+            bar = answer.get("job-status-store", {}).get("data") or bar
+            text = str(bar.get("text", ""))
+        outcome.setdefault(
+            "outcome", job.get("state") or ("done" if text.startswith("Done") else "?")
+        )
+        outcome.setdefault("message", text)
+        out.append(outcome)
+
+
+def probe(http: Http, stop: threading.Event) -> None:
+    for _ in range(5000):  # bounded, whatever happens
+        if stop.wait(PROBE_EVERY):
+            return
+        http.call("probe", "/")
+
+
+# ---- the run ---------------------------------------------------------------------------
+
+
+def run(backend: str = "diskcache", n_clients: int = 50, workdir: Path | None = None) -> dict:
+    tmp = Path(workdir or tempfile.mkdtemp(prefix="tempsup-load-"))
+    cache = tmp / "jobs"
+    cache.mkdir(parents=True, exist_ok=True)
+    env: dict[str, str] = {"TEMPSUP_REDIS_URL": ""}
+    redis = None
+    if backend == "redis":
+        redis = RedisServer(tmp / "redis", persist=True).start()
+        env = {"TEMPSUP_REDIS_URL": redis.url, "TEMPSUP_REDIS_PREFIX": "load:"}
+    try:
+        return _run(backend, n_clients, cache, env)
+    finally:
+        if redis is not None:
+            redis.stop()
+
+
+def _queue(backend: str, cache: Path, env: dict[str, str]):
+    if backend == "redis":
+        from tempsup.jobs_redis import RedisQueue
+
+        return RedisQueue(env["TEMPSUP_REDIS_URL"], env["TEMPSUP_REDIS_PREFIX"])
+    return JobQueue(cache)
+
+
+def _run(backend: str, n_clients: int, cache: Path, env: dict[str, str]) -> dict:
+    plan = client_plan(n_clients)
+    outcomes: list[dict[str, Any]] = []
+    t0 = time.monotonic()
+    with server(cache, env) as base:
+        startup = time.monotonic() - t0
+        http = Http(base)
+        status, deps = http.call("page", "/_dash-dependencies")
+        calls = DashCalls(json.loads(deps))
+        stop = threading.Event()
+        prober = threading.Thread(target=probe, args=(http, stop), daemon=True)
+        prober.start()
+        threads = [
+            threading.Thread(
+                target=run_client,
+                args=(http, calls, c, cfgs, outcomes, ARRIVAL_SPREAD * i / len(plan)),
+            )
+            for i, (c, cfgs) in enumerate(plan)
+        ]
+        t1 = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(CLIENT_DEADLINE + 60)
+        elapsed = time.monotonic() - t1
+        stop.set()
+        prober.join()
+    queue = _queue(backend, cache, env)
+    done_keys = sorted({o["key"] for o in outcomes if o["outcome"] == "done"})
+    attempts = {k: (queue.details(k) or {}).get("attempts") for k in done_keys}
+
+    # the web server restarted: finished runs are still served, without training again
+    with server(cache, env) as base:
+        http2 = Http(base)
+        calls2 = DashCalls(json.loads(http2.call("page", "/_dash-dependencies")[1]))
+        served = 0
+        by_key = {c.key: c for _, cfgs in plan for c in cfgs}
+        for key in done_keys:
+            status, payload = http2.call(
+                "after-restart", "/_dash-update-component", calls2.train(by_key[key], "after")
+            )
+            text = str(_outputs_of(payload).get("job-status-store", {}).get("data", {}).get("text"))
+            served += status == 200 and text.startswith("Done")
+        attempts_after = {k: (queue.details(k) or {}).get("attempts") for k in done_keys}
+    queue.close()
+
+    records = http.records + http2.records
+    report = {
+        "backend": backend,
+        "clients": len(plan),
+        "submissions": sum(len(c) for _, c in plan),
+        "server_start_s": round(startup, 1),
+        "load_duration_s": round(elapsed, 1),
+        "requests": len(records),
+        "http_5xx": sum(1 for _, s, _ in records if s >= 500),
+        "http_failed": sum(1 for _, s, _ in records if s == 0 or 400 <= s < 500),
+        "outcomes": _count(o["outcome"] for o in outcomes),
+        "refusals": sorted({o["message"] for o in outcomes if o["outcome"] == "refused"}),
+        "distinct_jobs_done": len(done_keys),
+        "jobs_trained_more_than_once": sorted(k for k, a in attempts.items() if a != 1),
+        "served_after_restart": f"{served}/{len(done_keys)}",
+        "retrained_after_restart": sorted(k for k in done_keys if attempts_after[k] != attempts[k]),
+    }
+    for kind in ("page", "probe", "submit", "poll"):
+        lat = http.latencies(kind)
+        report[f"{kind}_ms"] = {
+            "n": len(lat),
+            "p50": round(1000 * statistics.median(lat), 1) if lat else None,
+            "p95": round(1000 * percentile(lat, 95), 1) if lat else None,
+            "max": round(1000 * max(lat), 1) if lat else None,
+        }
+    return report
+
+
+def _count(items) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        out[item] = out.get(item, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def check(report: dict) -> list[str]:
+    """What must hold; an empty list means the run passed."""
+    problems = []
+    if report["http_5xx"]:
+        problems.append(f"{report['http_5xx']} responses were 5xx")
+    if report["http_failed"]:
+        problems.append(f"{report['http_failed']} requests failed (connection or 4xx)")
+    bad = {k: v for k, v in report["outcomes"].items() if k not in ("done", "refused")}
+    if bad:
+        problems.append(f"clients neither done nor refused: {bad}")
+    unexplained = [m for m in report["refusals"] if len(m) < len("Refused: x: y")]
+    if unexplained:
+        problems.append(f"refusals without a reason: {unexplained}")
+    if report["jobs_trained_more_than_once"]:
+        problems.append(f"trained more than once: {report['jobs_trained_more_than_once']}")
+    done, total = report["served_after_restart"].split("/")
+    if done != total or report["retrained_after_restart"]:
+        problems.append(f"after the restart: served {report['served_after_restart']}, "
+                        f"retrained {report['retrained_after_restart']}")  # fmt: skip
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backend", choices=("diskcache", "redis"), default="diskcache")
+    parser.add_argument("--clients", type=int, default=50)
+    parser.add_argument("--json", help="also write the report to this file")
+    args = parser.parse_args(argv)
+    report = run(args.backend, args.clients)
+    print(json.dumps(report, indent=2))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2))
+    problems = check(report)
+    for p in problems:
+        print("FAIL:", p)
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
