@@ -124,3 +124,19 @@ LAB_DOWNLOAD = "lab-download"
 
 def lab_graph(panel: str) -> str:
     return f"lab-{panel}"
+
+
+# lab sweep: the sweep over the bottleneck m (and weight decay) on the lab page
+LAB_SWEEP_MS = "lab-sweep-ms"
+LAB_SWEEP_WDS = "lab-sweep-wds"
+LAB_SWEEP_RUN = "lab-sweep-run"
+LAB_SWEEP_CANCEL = "lab-sweep-cancel"
+LAB_SWEEP_EXPORT = "lab-sweep-export"
+LAB_SWEEP_DOWNLOAD = "lab-sweep-download"
+LAB_SWEEP_JOB = "lab-sweep-job"  # {"key": bows-sweep key}
+LAB_SWEEP_STATUS = "lab-sweep-status-store"  # same shape as LAB_STATUS
+LAB_SWEEP_STATUS_TEXT = "lab-sweep-status"
+LAB_SWEEP_BAR = "lab-sweep-bar"
+LAB_SWEEP_POLL = "lab-sweep-poll"
+LAB_SWEEP_GRAPH = "lab-sweep-graph"
+LAB_SWEEP_ERROR = "lab-sweep-error"

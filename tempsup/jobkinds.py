@@ -9,8 +9,8 @@ and result are stored (architecture.md, "Jobs"). Built in:
   (`SWEEP_FRAME_ARRAYS`, for a phase diagram that grows live) → a `SweepResult`
   (the table rows and the points' run keys). On finish, each point's `Run` is
   stored as a DONE run job of its own, so clicking a point opens it at once.
-- "bows": reserved for the correlated-features lab (`tempsup.bows`), which
-  registers itself the first time the kind is asked for (see `PROVIDERS`).
+- "bows", "bows-sweep": reserved for the correlated-features lab (`tempsup.bows`),
+  which registers both the first time either is asked for (see `PROVIDERS`).
 
 A spec (the job's input) is an immutable object with `key` (a stable content
 hash, the job id: identical specs share one job; include a kind tag so it
@@ -102,7 +102,7 @@ class JobKind:
 
 _KINDS: dict[str, JobKind] = {}
 # Kinds whose module registers them when imported; imported on first use by name.
-PROVIDERS = {"bows": "tempsup.bows.jobs"}
+PROVIDERS = {"bows": "tempsup.bows.jobs", "bows-sweep": "tempsup.bows.jobs"}
 
 
 def register_kind(kind: JobKind) -> JobKind:
@@ -133,7 +133,13 @@ def get_kind(name: str) -> JobKind:
 
 
 def kind_of(spec: Any) -> JobKind:
-    """The kind whose spec type `spec` is; TempsupError for anything else."""
+    """The kind whose spec type `spec` is; TempsupError for anything else.
+
+    A spec whose class names a provided kind (`kind = "bows-sweep"`) loads its
+    provider first, so submitting works without importing the kind's module."""
+    tag = getattr(type(spec), "kind", None)
+    if isinstance(tag, str) and tag in PROVIDERS and tag not in _KINDS:
+        get_kind(tag)  # imports the provider, which registers the kind
     for kind in _KINDS.values():
         if isinstance(spec, kind.spec_type):
             return kind

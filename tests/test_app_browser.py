@@ -204,3 +204,16 @@ def test_lab_trains_and_shows_the_four_panels(server, browser):
     wait_for(lambda: "frame" in find(browser, "#lab-label").text, 20, "frames")
     for panel in ("matrices", "columns", "r2", "loss"):
         assert n_traces(browser, f"lab-{panel}") > 0, panel
+
+
+def test_lab_sweep_over_m(server, browser):
+    browser.get(f"{server}/lab")
+    for box, value in (("#lab-epochs", "2"), ("#lab-sweep-ms", "2, 6"), ("#lab-sweep-wds", "1")):
+        el = find(browser, box)
+        el.clear()
+        el.send_keys(value + "\n")
+    find(browser, "#lab-sweep-run").click()
+    wait_for(lambda: "Done" in find(browser, "#lab-sweep-status").text, 90, "lab sweep done")
+    # WᵀW per point (2) and 3 measures against m: the finished sweep figure
+    wait_for(lambda: n_traces(browser, "lab-sweep-graph") >= 5, 20, "sweep figure traces")
+    assert find(browser, "#lab-sweep-error").text == ""

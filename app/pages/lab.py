@@ -5,6 +5,12 @@ x̂ = σ(WᵀWx + b) trained on correlated features arranges them by co-activati
 — the covariance's PCA circle at a small bottleneck m, antipodal pairs at a
 larger one. Same job queue, same player and same export as the explorer; the
 figures come from `tempsup.bows.figures`.
+
+Below the panels, the sweep over m: the page's data and model controls are the
+base config, every (weight decay, m) point trains in one batch as a
+"bows-sweep" job (`tempsup.bows.sweep`), its per-point measures grow live, and
+the finished sweep is drawn by `sweep_figure` (and exported with
+`export_sweep_html`).
 """
 
 from __future__ import annotations
@@ -29,15 +35,19 @@ import tempsup.bows.jobs  # noqa: F401 - registers the "bows" job kind in this p
 from app import ids
 from app.explorer import job_status
 from app.pages import register
+from app.pages.phase import parse_list
 from app.services import job_queue
 from app.view import empty_view, lab_view
 from tempsup.bows.config import STRUCTURE_NAMES, BowsConfig
-from tempsup.bows.figures import PANELS, export_html
+from tempsup.bows.figures import PANELS, export_html, export_sweep_html, sweep_figure
+from tempsup.bows.sweep import BowsSweepResult, BowsSweepSpec, load_point_runs, progress_figure
 from tempsup.errors import TempsupError
 from tempsup.jobs import JobState, default_cache_dir
 from tempsup.palette import empty_figure
 
 MAX_UPLOAD = 2_000_000  # bytes of text a user may upload
+SWEEP_MS = "2, 3, 4, 6, 8, 12"  # the PCA circle at 2-3, antipodal pairs from ~6 (science.md §2)
+SWEEP_WDS = "0, 1, 6"  # the authors' two weight decays and none
 DEFAULT = BowsConfig()
 EXPLAIN = {
     "matrices": "The data's covariance beside WᵀW, on one colour scale: with correlated "
@@ -162,6 +172,9 @@ def layout() -> html.Div:
     )
     return html.Div(
         children=[
+            dcc.Store(id=ids.LAB_SWEEP_JOB),
+            dcc.Store(id=ids.LAB_SWEEP_STATUS),
+            dcc.Interval(id=ids.LAB_SWEEP_POLL, interval=500, disabled=True),
             dcc.Store(id=ids.LAB_JOB),
             dcc.Store(id=ids.LAB_STATUS),
             dcc.Store(id=ids.LAB_TEXT),
@@ -172,10 +185,65 @@ def layout() -> html.Div:
                 className="main",
                 children=[
                     html.Aside(className="side", children=controls),
-                    html.Section(className="content", children=[player, panels]),
+                    html.Section(className="content", children=[player, panels, sweep_card()]),
                 ],
             ),
         ]
+    )
+
+
+def sweep_card() -> html.Div:
+    """The sweep over m: its values, Run/Cancel/Export, the job bar and the figure."""
+    return html.Div(
+        className="card panel",
+        children=[
+            html.H2("Sweep over m"),
+            html.P(
+                "Trains every (weight decay, m) point with the data and model chosen above, "
+                "all in one batch. At a small bottleneck the columns of W span the covariance's "
+                "top principal components (PCA overlap → 1, the circle); at a larger one "
+                "features pair up antipodally (isolated pairs → 1); weight decay moves the "
+                "switch.",
+                className="explain",
+            ),
+            html.Div(
+                className="grid",
+                children=[
+                    _text(ids.LAB_SWEEP_MS, "bottlenecks m (comma-separated)", SWEEP_MS),
+                    _text(ids.LAB_SWEEP_WDS, "weight decays (comma-separated)", SWEEP_WDS),
+                ],
+            ),
+            html.Div(
+                className="buttons",
+                children=[
+                    html.Button("Run sweep", id=ids.LAB_SWEEP_RUN, className="primary", n_clicks=0),
+                    html.Button("Cancel", id=ids.LAB_SWEEP_CANCEL, n_clicks=0, disabled=True),
+                    html.Button("Export sweep HTML", id=ids.LAB_SWEEP_EXPORT, n_clicks=0),
+                ],
+            ),
+            html.Div(
+                className="progress",
+                children=html.Div(id=ids.LAB_SWEEP_BAR, className="bar", style={"width": "0%"}),
+            ),
+            html.Div(id=ids.LAB_SWEEP_STATUS_TEXT, className="status", role="status"),
+            html.Div(id=ids.LAB_SWEEP_ERROR, className="error", role="alert"),
+            dcc.Graph(
+                id=ids.LAB_SWEEP_GRAPH,
+                figure=empty_figure("press Run sweep"),
+                config={"displaylogo": False},
+            ),
+            dcc.Download(id=ids.LAB_SWEEP_DOWNLOAD),
+        ],
+    )
+
+
+def _text(id_: str, label: str, value: str) -> html.Label:
+    return html.Label(
+        className="field",
+        children=[
+            html.Span(label),
+            dcc.Input(id=id_, value=value, debounce=True, className="wide"),
+        ],
     )
 
 
@@ -206,6 +274,17 @@ def build_config(structure, m, model, wd, sharpness, epochs, seeds, text_path) -
         raise
     except (TypeError, ValueError) as exc:
         raise TempsupError(f"invalid value ({exc})") from None
+
+
+def build_sweep(
+    structure, m, model, wd, sharpness, epochs, seeds, text_path, ms, wds
+) -> BowsSweepSpec:
+    """The sweep the page describes: the controls' config as the base, the boxes' values
+    as its points (validated by the library; messages name the box or the field)."""
+    base = build_config(structure, m, model, wd, sharpness, epochs, seeds, text_path)
+    return BowsSweepSpec(
+        base, parse_list(ms, int, "bottlenecks m"), parse_list(wds, float, "weight decays")
+    )
 
 
 @callback(
@@ -364,6 +443,118 @@ clientside_callback(
     State(ids.LAB_FRAME, "value"),
     State(ids.LAB_FRAME, "max"),
     prevent_initial_call=True,
+)
+
+
+# ---- the sweep over m ---------------------------------------------------------------
+
+
+@callback(
+    Output(ids.LAB_SWEEP_JOB, "data"),
+    Output(ids.LAB_SWEEP_POLL, "disabled"),
+    Output(ids.LAB_SWEEP_STATUS, "data"),
+    Output(ids.LAB_SWEEP_ERROR, "children"),
+    Output(ids.LAB_SWEEP_GRAPH, "figure"),
+    Input(ids.LAB_SWEEP_RUN, "n_clicks"),
+    State(ids.LAB_STRUCTURE, "value"),
+    State(ids.LAB_M, "value"),
+    State(ids.LAB_MODEL, "value"),
+    State(ids.LAB_WD, "value"),
+    State(ids.LAB_SHARPNESS, "value"),
+    State(ids.LAB_EPOCHS, "value"),
+    State(ids.LAB_SEEDS, "value"),
+    State(ids.LAB_TEXT, "data"),
+    State(ids.LAB_SWEEP_MS, "value"),
+    State(ids.LAB_SWEEP_WDS, "value"),
+    State(ids.CLIENT, "data"),
+    prevent_initial_call=True,
+)
+def run_lab_sweep(_n, structure, m, model, wd, sharpness, epochs, seeds, text_path, ms, wds,
+                  client):  # fmt: skip
+    """Submit the sweep (a finished identical one is served at once)."""
+    try:
+        spec = build_sweep(structure, m, model, wd, sharpness, epochs, seeds, text_path, ms, wds)
+        status = job_queue().submit(spec, client=str(client or "anonymous")[:64])
+    except TempsupError as exc:
+        return no_update, True, no_update, str(exc), no_update
+    waiting = empty_figure(f"training {len(spec.configs)} points × {spec.base.seeds} seeds…")
+    return {"key": spec.key}, False, job_status(spec.key, status), "", waiting
+
+
+@callback(
+    Output(ids.LAB_SWEEP_GRAPH, "figure", allow_duplicate=True),
+    Output(ids.LAB_SWEEP_STATUS, "data", allow_duplicate=True),
+    Output(ids.LAB_SWEEP_POLL, "disabled", allow_duplicate=True),
+    Input(ids.LAB_SWEEP_POLL, "n_intervals"),
+    State(ids.LAB_SWEEP_JOB, "data"),
+    prevent_initial_call=True,
+)
+def poll_lab_sweep(_n, job):
+    """The measures against m from the newest frame; the whole sweep figure once done."""
+    key = job.get("key") if isinstance(job, dict) else None
+    if not isinstance(key, str):
+        return no_update, no_update, True
+    queue = job_queue()
+    status = queue.status(key)
+    spec = queue.spec(key)
+    if status is None or not isinstance(spec, BowsSweepSpec):
+        return no_update, job_status(key, None, "The sweep disappeared; run it again."), True
+    bar = job_status(key, status)
+    if status.state == JobState.DONE:
+        runs = _sweep_runs(key)
+        if runs:
+            return sweep_figure(runs), bar, True
+        gone = "The sweep's runs are gone from the cache; run it again."
+        return empty_figure(gone), job_status(key, None, gone), True
+    frames = queue.frames(key, max(status.n_frames - 1, 0))
+    if not frames:
+        return no_update, bar, not status.active
+    return progress_figure(spec, frames[-1]), bar, not status.active
+
+
+def _sweep_runs(key: Any) -> list:
+    """The finished sweep's point runs (each stored as its own "bows" job), or []."""
+    queue = job_queue()
+    result = queue.result(key) if isinstance(key, str) else None
+    return load_point_runs(queue, result) if isinstance(result, BowsSweepResult) else []
+
+
+@callback(
+    Output(ids.LAB_SWEEP_STATUS, "data", allow_duplicate=True),
+    Input(ids.LAB_SWEEP_CANCEL, "n_clicks"),
+    State(ids.LAB_SWEEP_JOB, "data"),
+    prevent_initial_call=True,
+)
+def cancel_lab_sweep(_n, job):
+    key = job.get("key") if isinstance(job, dict) else None
+    if not isinstance(key, str):
+        return no_update
+    status = job_queue().cancel(key[:64])
+    return job_status(key, status, "Cancelling…" if status and status.active else None)
+
+
+@callback(
+    Output(ids.LAB_SWEEP_DOWNLOAD, "data"),
+    Output(ids.LAB_SWEEP_ERROR, "children", allow_duplicate=True),
+    Input(ids.LAB_SWEEP_EXPORT, "n_clicks"),
+    State(ids.LAB_SWEEP_JOB, "data"),
+    prevent_initial_call=True,
+)
+def export_lab_sweep(_n, job):
+    key = job.get("key") if isinstance(job, dict) else None
+    runs = _sweep_runs(key)
+    if not runs:
+        return no_update, "Nothing to export yet: run the sweep first."
+    return dict(content=export_sweep_html(runs), filename=f"tempsup-lab-sweep-{key}.html"), ""
+
+
+clientside_callback(
+    ClientsideFunction(namespace="tempsup", function_name="job_bar"),
+    Output(ids.LAB_SWEEP_STATUS_TEXT, "children"),
+    Output(ids.LAB_SWEEP_BAR, "style"),
+    Output(ids.LAB_SWEEP_CANCEL, "disabled"),
+    Input(ids.LAB_SWEEP_STATUS, "data"),
+    Input(ids.LAB_SWEEP_JOB, "data"),
 )
 
 register("/lab", "Correlations lab", layout, order=4)

@@ -1,0 +1,442 @@
+"""The sweep over the bottleneck m as one queued job: from the PCA circle to antipodal pairs.
+
+science.md §2: at a small bottleneck m the ReLU tied autoencoder copies the
+covariance's top principal components (the PCA circle); at a larger m the
+features pair up antipodally; weight decay moves the switch. A
+`BowsSweepSpec` is that experiment as a job of the queue (`tempsup.jobkinds`,
+kind "bows-sweep", registered by `tempsup.bows.jobs`): every (weight decay, m)
+point × its seeds trains as ONE batch (`tempsup.bows.train.train`, which
+batches configs differing only in m and weight decay), exactly as
+`tempsup.bows.run.train_runs` does.
+
+While it trains, each snapshot is published as a small summary, one number
+per point (`SWEEP_FRAME_ARRAYS`: the best seed's loss and the claims' measures
+of `tempsup.bows.analysis`), so a page can show progress without the weights.
+The result is a `BowsSweepResult`: the table rows (`tempsup.bows.run.TABLE_COLUMNS`)
+and the points' run keys; on finish every point's `BowsRun` is stored as a
+DONE "bows" job of its own (`queue.put_result`), so the lab opens any point,
+and `sweep_figure(load_point_runs(queue, result))` draws the whole sweep.
+
+Torch is imported only where training happens: web processes build specs and
+read results without it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from tempsup.bows import analysis
+from tempsup.bows.config import MAX_WORK, SCHEMA_VERSION, BowsConfig
+from tempsup.bows.data import make_dataset
+from tempsup.bows.run import (
+    EVAL_SAMPLES,
+    FRAME_ARRAYS,
+    STATIC_ARRAYS,
+    BowsRun,
+    frame,
+    split_snapshot,
+    static_arrays,
+    sweep_configs,
+    table_row,
+)
+from tempsup.errors import TempsupError
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from tempsup.jobs import BaseQueue
+
+Frame = dict[str, np.ndarray]
+
+# A figure of WᵀW per point stays readable up to ~6 m × 4 weight decays; more
+# points also make one batch slow. The queue's `max_work` bounds the size further.
+MAX_POINTS = 40
+# The batch's largest tensor, batch × models × d × m_max (the activations of the
+# forward pass), like BowsConfig's own memory check for one run.
+MAX_ELEMENTS = 2.5e8
+# Per-point numbers of a published frame, each (P,) in `configs` order, plus "step" ().
+SWEEP_FRAME_ARRAYS = (
+    "step", "loss", "best_seed", "pca_overlap", "antipodal_fraction", "paired_fraction",
+    "circle_score",
+)  # fmt: skip
+# Extra arrays of a kept (worker-side) frame: the data statistics, shared by reference.
+_PCA_VALUES = "pca_values"
+
+
+@dataclass(frozen=True)
+class BowsSweepSpec:
+    """A sweep job: every (weight decay, m) point of `base` × its seeds, trained as one batch.
+
+    `ms` and `weight_decays` are sorted and must not repeat; empty
+    `weight_decays` means `(base.weight_decay,)`. The base's own m and weight
+    decay are otherwise ignored: `key` hashes the points' config keys, so two
+    specs with the same points are the same job.
+    """
+
+    kind: ClassVar[str] = "bows-sweep"
+
+    base: BowsConfig
+    ms: tuple[int, ...]
+    weight_decays: tuple[float, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.base, BowsConfig):
+            raise TempsupError(
+                f"bows sweep: base expected a BowsConfig, got {type(self.base).__name__}"
+            )
+        ms = _sorted_unique("ms", self.ms, int)
+        wds = (
+            _sorted_unique("weight_decays", self.weight_decays, float)
+            if self.weight_decays
+            else (float(self.base.weight_decay),)
+        )
+        object.__setattr__(self, "ms", ms)
+        object.__setattr__(self, "weight_decays", wds)
+        n = len(ms) * len(wds)
+        if n > MAX_POINTS:
+            raise TempsupError(
+                f"bows sweep: expected at most {MAX_POINTS} points (ms × weight_decays), got "
+                f"{len(ms)} × {len(wds)} = {n}; sweep fewer values"
+            )
+        try:  # validates every point; BowsConfig names the field
+            configs = self.configs
+        except TempsupError as exc:
+            raise TempsupError(f"bows sweep: a point is invalid: {exc}") from None
+        b = self.base
+        elements = b.batch * n * b.seeds * b.d * max(ms)
+        if elements > MAX_ELEMENTS:
+            raise TempsupError(
+                f"bows sweep too large: batch*points*seeds*d*max(m) = {elements:.3g} exceeds "
+                f"{MAX_ELEMENTS:.3g} (it would exhaust memory); lower batch, seeds or points"
+            )
+        work = sum(c.work for c in configs)
+        if work > MAX_WORK:
+            raise TempsupError(
+                f"bows sweep too long: {n} points need {work:.3g} multiply-adds, more than "
+                f"{MAX_WORK:.3g} (hours of training); lower epochs, seeds or points"
+            )
+
+    @cached_property
+    def configs(self) -> list[BowsConfig]:
+        """One config per point, weight-decay-major then m (`tempsup.bows.run.sweep_configs`)."""
+        return sweep_configs(self.base, self.ms, self.weight_decays)
+
+    @property
+    def key(self) -> str:
+        """Stable content hash of the points, tagged with the kind (never a run's key)."""
+        payload = {"kind": self.kind, "v": SCHEMA_VERSION, "points": self.point_keys}
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    @property
+    def steps(self) -> int:
+        """Optimizer steps: every point trains in the same batch, so the base's."""
+        return self.base.steps
+
+    @property
+    def n_snapshots(self) -> int:
+        return self.base.n_snapshots
+
+    @property
+    def work(self) -> float:
+        """Multiply-adds of the whole batch: the sum over points."""
+        return float(sum(c.work for c in self.configs))
+
+    @property
+    def point_keys(self) -> list[str]:
+        return [c.key for c in self.configs]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "base": self.base.to_dict(),
+            "ms": list(self.ms),
+            "weight_decays": list(self.weight_decays),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True)
+
+    @classmethod
+    def from_dict(cls, data: Any) -> BowsSweepSpec:
+        if not isinstance(data, dict):
+            raise TempsupError(f"bows sweep: expected a mapping, got {type(data).__name__}")
+        unknown = sorted(set(data) - {"base", "ms", "weight_decays"})
+        if unknown or "base" not in data or "ms" not in data:
+            raise TempsupError(
+                f"bows sweep: expected fields base, ms and optionally weight_decays, "
+                f"got {sorted(data)}"
+            )
+        return cls(
+            BowsConfig.from_dict(data["base"]),
+            data["ms"],
+            tuple(data.get("weight_decays") or ()),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> BowsSweepSpec:
+        try:
+            data = json.loads(text)
+        except (TypeError, ValueError) as exc:
+            raise TempsupError(f"bows sweep: expected JSON, could not parse it ({exc})") from None
+        return cls.from_dict(data)
+
+
+def _sorted_unique(name: str, values: Any, kind: type) -> tuple:
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+        raise TempsupError(
+            f"bows sweep: {name} expected a non-empty list of numbers, got {values!r}"
+        )
+    out = []
+    for v in values:
+        ok = not isinstance(v, bool) and isinstance(v, (int, float))
+        if ok and kind is int:
+            ok = math.isfinite(v) and float(v).is_integer()
+        if not ok or not math.isfinite(v):
+            what = "integers" if kind is int else "numbers"
+            raise TempsupError(f"bows sweep: {name} expected {what}, got {v!r} in {list(values)!r}")
+        out.append(kind(v))
+    if len(set(out)) != len(out):
+        raise TempsupError(f"bows sweep: {name} expected distinct values, got {list(values)!r}")
+    return tuple(sorted(out))
+
+
+# ---- training: the whole sweep as one batch -------------------------------------------
+
+
+def stream_sweep(
+    spec: BowsSweepSpec,
+    init: dict[str, np.ndarray] | None = None,
+    on_step: Callable[[int], None] | None = None,
+) -> Iterator[Frame]:
+    """Train the sweep as one batch; yield each snapshot's frames of all points together.
+
+    A yielded frame holds the FRAME_ARRAYS of every model concatenated along
+    the model axis (point-major, `spec.base.seeds` per point; W zero-padded to
+    the largest m: (M, m_max, d)) and, in every frame, the data statistics
+    (STATIC_ARRAYS and the covariance's eigenvalues, the same arrays each time,
+    not copies). These frames stay in the worker; `sweep_frame` publishes them.
+    """
+    from tempsup.bows.train import train
+
+    configs = spec.configs
+    data = make_dataset(configs[0])
+    static = static_arrays(data)
+    static[_PCA_VALUES] = analysis.pca(static["cov"])[0]  # (d,) once, not per frame
+    X_eval = data.X[:EVAL_SAMPLES]
+    m_max = max(spec.ms)
+    snapshots = train(configs, data=data, init=init, on_step=on_step)
+    try:
+        for snap in snapshots:
+            parts = [
+                frame(c, p, static["cov"], X_eval)
+                for c, p in zip(configs, split_snapshot(snap, configs), strict=True)
+            ]
+            W = np.zeros((sum(p["W"].shape[0] for p in parts), m_max, data.d), np.float32)
+            start = 0
+            for p in parts:  # (S, m, d) each, into (M, m_max, d)
+                s, m = p["W"].shape[:2]
+                W[start : start + s, :m] = p["W"]
+                start += s
+            full = {
+                name: np.concatenate([p[name] for p in parts])
+                for name in FRAME_ARRAYS
+                if name not in ("step", "W")
+            }
+            yield {"step": parts[0]["step"], "W": W, **full, **static}
+    finally:
+        snapshots.close()
+
+
+def point_frames(spec: BowsSweepSpec, full: Frame) -> list[Frame]:
+    """Cut a `stream_sweep` frame into one `tempsup.bows.run.frame` per point."""
+    S = spec.base.seeds
+    out = []
+    for i, cfg in enumerate(spec.configs):
+        sl = slice(i * S, (i + 1) * S)
+        part = {n: full[n][sl] for n in FRAME_ARRAYS if n not in ("step", "W")}
+        out.append({"step": full["step"], "W": full["W"][sl, : cfg.m], **part})
+    return out
+
+
+def _pca_overlap(W: np.ndarray, cov: np.ndarray, values: np.ndarray) -> float:
+    """`analysis.pca_overlap` of one W (m, d) with the eigenvalues computed once per sweep
+    (an eigendecomposition per point and frame takes seconds for a text's d = 1000)."""
+    _, s, vt = np.linalg.svd(np.asarray(W, dtype=float), full_matrices=False)
+    q = vt[: int((s > 1e-6 * max(s.max(initial=0.0), 1e-30)).sum())].T  # (d, r) row basis
+    best = float(np.clip(values[: W.shape[0]], 0, None).sum())
+    return float(np.trace(q.T @ np.asarray(cov, dtype=float) @ q)) / best if best > 0 else np.nan
+
+
+def sweep_frame(spec: BowsSweepSpec, full: Frame) -> Frame:
+    """The published summary of one snapshot: per point, the seed with the lowest loss
+    at this snapshot, its loss and the claims' measures (`tempsup.bows.analysis`)."""
+    cov, angle, values = full["cov"], full["angle"], full[_PCA_VALUES]
+    rows: dict[str, list[float]] = {name: [] for name in SWEEP_FRAME_ARRAYS[1:]}
+    for part in point_frames(spec, full):
+        loss = np.asarray(part["loss"], dtype=float)  # (S,)
+        best = int(np.nanargmin(loss)) if np.isfinite(loss).any() else 0
+        W = part["W"][best]  # (m, d)
+        rows["loss"].append(loss[best])
+        rows["best_seed"].append(best)
+        rows["pca_overlap"].append(_pca_overlap(W, cov, values))
+        rows["antipodal_fraction"].append(float(analysis.antipodal_fraction(W)))
+        rows["paired_fraction"].append(float(analysis.paired_fraction(W)))
+        rows["circle_score"].append(float(analysis.circle_score(W, angle)))
+    out = {"step": np.asarray(int(full["step"]), dtype=np.int64)}
+    for name, values_ in rows.items():
+        out[name] = np.asarray(values_, dtype=np.int64 if name == "best_seed" else np.float32)
+    return out
+
+
+# ---- the finished sweep -----------------------------------------------------------------
+
+
+@dataclass
+class BowsSweepResult:
+    """A finished sweep: the table rows (`tempsup.bows.run.TABLE_COLUMNS`, `configs`
+    order), the points' run keys, and the published frames stacked (axis 0 frames,
+    axis 1 points).
+
+    `runs` holds the points' BowsRuns only on the worker that trained them (they
+    are stored as "bows" jobs of their own, `load_point_runs` reads them back);
+    it is not serialised.
+    """
+
+    spec: BowsSweepSpec
+    rows: list[dict[str, object]]
+    keys: list[str]
+    arrays: dict[str, np.ndarray]
+    runs: list[BowsRun] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def n_frames(self) -> int:
+        return int(self.arrays["step"].shape[0])
+
+    def frames(self, start: int = 0) -> list[Frame]:
+        return [
+            {name: np.array(a[i]) for name, a in self.arrays.items()}
+            for i in range(start, self.n_frames)
+        ]
+
+    def to_bytes(self) -> bytes:
+        buf = io.BytesIO()
+        meta = {"spec": self.spec.to_dict(), "rows": self.rows, "keys": self.keys}
+        np.savez_compressed(buf, **self.arrays, meta=np.asarray(json.dumps(meta)))
+        return buf.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: str = "bows sweep result") -> BowsSweepResult:
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+                files = dict(npz.items())
+            meta = json.loads(str(files.pop("meta")))
+            spec = BowsSweepSpec.from_dict(meta["spec"])
+            rows, keys = list(meta["rows"]), [str(k) for k in meta["keys"]]
+        except TempsupError as exc:
+            raise TempsupError(f"{source}: its spec is invalid ({exc})") from None
+        except Exception as exc:  # numpy and json raise many types for damaged data
+            raise TempsupError(f"{source}: expected a tempsup bows sweep result ({exc})") from None
+        missing = [n for n in SWEEP_FRAME_ARRAYS if n not in files]
+        if missing:
+            raise TempsupError(f"{source}: missing {', '.join(missing)}")
+        arrays = {n: files[n] for n in SWEEP_FRAME_ARRAYS}
+        n_frames, n_points = arrays["step"].shape[0], len(spec.configs)
+        if arrays["step"].shape != (n_frames,) or n_frames == 0:
+            raise TempsupError(f"{source}: step has shape {arrays['step'].shape}, no frames")
+        for name in SWEEP_FRAME_ARRAYS[1:]:
+            if arrays[name].shape != (n_frames, n_points):
+                raise TempsupError(
+                    f"{source}: {name} has shape {arrays[name].shape}, "
+                    f"expected {(n_frames, n_points)}"
+                )
+        if keys != spec.point_keys or len(rows) != n_points:
+            raise TempsupError(f"{source}: its rows and keys do not match its points")
+        return cls(spec, rows, keys, arrays)
+
+
+def sweep_result(
+    spec: BowsSweepSpec, kept: Sequence[Frame], published: Sequence[Frame] | None = None
+) -> BowsSweepResult:
+    """The finished sweep from every `stream_sweep` frame: a BowsRun per point and its
+    table row; `published` are the `sweep_frame`s already made (else recomputed)."""
+    if not kept:
+        raise TempsupError("bows sweep: expected at least one frame, got none")
+    static = {k: kept[0][k] for k in STATIC_ARRAYS}
+    per_point = [point_frames(spec, f) for f in kept]
+    runs = [
+        BowsRun.from_frames(cfg, [frames[i] for frames in per_point], static)
+        for i, cfg in enumerate(spec.configs)
+    ]
+    if published is None or len(published) != len(kept):
+        published = [sweep_frame(spec, f) for f in kept]
+    arrays = {n: np.stack([f[n] for f in published]) for n in SWEEP_FRAME_ARRAYS}
+    rows = [table_row(run) for run in runs]
+    return BowsSweepResult(spec, rows, [r.config.key for r in runs], arrays, runs=runs)
+
+
+def store_points(queue: BaseQueue, spec: BowsSweepSpec, result: BowsSweepResult) -> None:
+    """Each point's BowsRun becomes a DONE "bows" job, unless a readable one exists
+    (a shared link must keep replaying the run it was made from)."""
+    for run in result.runs or []:
+        if queue.result(run.config.key) is None:
+            queue.put_result(run.config, run)
+
+
+def load_point_runs(queue: BaseQueue, result: BowsSweepResult) -> list[BowsRun]:
+    """The points' BowsRuns as stored by `store_points`, in `configs` order; a point
+    whose run is gone (evicted, damaged) is left out — `sweep_figure` shows a gap."""
+    runs = []
+    for key in result.keys:
+        run = queue.result(key)
+        if isinstance(run, BowsRun):
+            runs.append(run)
+    return runs
+
+
+def progress_figure(spec: BowsSweepSpec, published: Frame, title: str = "") -> go.Figure:
+    """The claims' measures against m from one published frame, one line style per
+    weight decay (the lower half of `tempsup.bows.figures.sweep_figure`, which needs
+    the finished runs): what a page shows while the sweep trains."""
+    import plotly.graph_objects as go
+
+    from tempsup.bows.figures.sweep import DASHES, MEASURES
+    from tempsup.figures._common import rnd
+    from tempsup.palette import base_layout
+
+    data = []
+    for k, wd in enumerate(spec.weight_decays):
+        idx = [i for i, c in enumerate(spec.configs) if c.weight_decay == wd]
+        xs = [spec.configs[i].m for i in idx]
+        for key, label, colour in MEASURES:
+            ys = np.asarray(published[key], dtype=float)[idx]
+            data.append(
+                {
+                    "type": "scatter",
+                    "x": xs,
+                    "y": rnd(ys),
+                    "mode": "lines+markers",
+                    "line": {"color": colour, "dash": DASHES[k % len(DASHES)], "width": 2},
+                    "marker": {"size": 7},
+                    "name": f"{label}, wd = {wd:g}",
+                    "hovertemplate": f"m = %{{x}}: {label} = %{{y}} (wd = {wd:g})<extra></extra>",
+                }
+            )
+    step = int(np.asarray(published["step"]))
+    layout = base_layout(
+        title or f"Sweep over m: step {step} of {spec.steps} (best seed so far)",
+        height=460,
+        margin={"l": 60, "r": 20, "t": 70, "b": 130},
+        xaxis={"title": {"text": "bottleneck m"}, "tickmode": "array", "tickvals": list(spec.ms)},
+        yaxis={"title": {"text": "measure"}, "range": [-0.05, 1.05]},
+        legend={"orientation": "h", "x": 0, "y": -0.25, "yanchor": "top"},
+    )
+    return go.Figure({"data": data, "layout": layout})
