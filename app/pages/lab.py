@@ -20,12 +20,10 @@ from base64 import b64decode
 from typing import Any
 
 from dash import (
-    ClientsideFunction,
     Input,
     Output,
     State,
     callback,
-    clientside_callback,
     dcc,
     html,
     no_update,
@@ -38,6 +36,7 @@ from app.pages import register
 from app.pages.phase import parse_list
 from app.services import job_queue
 from app.view import empty_view, lab_view
+from app.widgets import number_field, progress, wire_job_bar, wire_player
 from tempsup.bows.config import STRUCTURE_NAMES, BowsConfig
 from tempsup.bows.figures import PANELS, export_html, export_sweep_html, sweep_figure
 from tempsup.bows.sweep import BowsSweepResult, BowsSweepSpec, load_point_runs, progress_figure
@@ -108,9 +107,9 @@ def layout() -> html.Div:
             html.Div(
                 className="grid",
                 children=[
-                    _number(ids.LAB_SHARPNESS, "sharpness", DEFAULT.sharpness, 0, 100, "any"),
-                    _number(ids.LAB_EPOCHS, "epochs", DEFAULT.epochs, 1, 2000, 1),
-                    _number(ids.LAB_SEEDS, "seeds", DEFAULT.seeds, 1, 16, 1),
+                    number_field(ids.LAB_SHARPNESS, "sharpness", DEFAULT.sharpness, 0, 100, "any"),
+                    number_field(ids.LAB_EPOCHS, "epochs", DEFAULT.epochs, 1, 2000),
+                    number_field(ids.LAB_SEEDS, "seeds", DEFAULT.seeds, 1, 16),
                 ],
             ),
             html.Div(
@@ -121,11 +120,7 @@ def layout() -> html.Div:
                     html.Button("Export HTML", id=ids.LAB_EXPORT, n_clicks=0),
                 ],
             ),
-            html.Div(
-                className="progress",
-                children=html.Div(id=ids.LAB_BAR, className="bar", style={"width": "0%"}),
-            ),
-            html.Div(id=ids.LAB_STATUS_TEXT, className="status", role="status"),
+            *progress(ids.LAB_BAR, ids.LAB_STATUS_TEXT),
             html.Div(id=ids.LAB_ERROR, className="error", role="alert"),
             dcc.Download(id=ids.LAB_DOWNLOAD),
         ],
@@ -221,11 +216,7 @@ def sweep_card() -> html.Div:
                     html.Button("Export sweep HTML", id=ids.LAB_SWEEP_EXPORT, n_clicks=0),
                 ],
             ),
-            html.Div(
-                className="progress",
-                children=html.Div(id=ids.LAB_SWEEP_BAR, className="bar", style={"width": "0%"}),
-            ),
-            html.Div(id=ids.LAB_SWEEP_STATUS_TEXT, className="status", role="status"),
+            *progress(ids.LAB_SWEEP_BAR, ids.LAB_SWEEP_STATUS_TEXT),
             html.Div(id=ids.LAB_SWEEP_ERROR, className="error", role="alert"),
             dcc.Graph(
                 id=ids.LAB_SWEEP_GRAPH,
@@ -247,16 +238,6 @@ def _text(id_: str, label: str, value: str) -> html.Label:
     )
 
 
-def _number(id_: str, label: str, value: float, lo: float, hi: float, step: Any) -> html.Label:
-    return html.Label(
-        className="field",
-        children=[
-            html.Span(label),
-            dcc.Input(id=id_, type="number", min=lo, max=hi, step=step, value=value),
-        ],
-    )
-
-
 def build_config(structure, m, model, wd, sharpness, epochs, seeds, text_path) -> BowsConfig:
     """The lab's controls as a validated BowsConfig (TempsupError names the field)."""
     fields = {"structure": structure, "m": m, "model": model, "weight_decay": wd,
@@ -269,7 +250,9 @@ def build_config(structure, m, model, wd, sharpness, epochs, seeds, text_path) -
             raise TempsupError("bag of words: upload a text file first")
         fields["text_path"] = text_path
     try:
-        return DEFAULT.replace(**fields)
+        # short runs: at most one frame per step (frames at the start and the end)
+        steps = DEFAULT.replace(**fields, snapshot_every=1).steps
+        return DEFAULT.replace(**fields, snapshot_every=min(DEFAULT.snapshot_every, steps))
     except TempsupError:
         raise
     except (TypeError, ValueError) as exc:
@@ -394,55 +377,15 @@ def export_lab(_n, job):
     return dict(content=export_html(run), filename=f"tempsup-lab-{key}.html"), ""
 
 
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="job_bar"),
-    Output(ids.LAB_STATUS_TEXT, "children"),
-    Output(ids.LAB_BAR, "style"),
-    Output(ids.LAB_CANCEL, "disabled"),
-    Input(ids.LAB_STATUS, "data"),
-    Input(ids.LAB_JOB, "data"),
-)
-
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="render"),
-    *[Output(ids.lab_graph(p), "figure") for p in PANELS],
-    Output(ids.LAB_LABEL, "children"),
-    Input(ids.LAB_FRAME, "value"),
-    Input(ids.LAB_VIEW, "data"),
-)
-
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="follow"),
-    Output(ids.LAB_FRAME, "max"),
-    Output(ids.LAB_FRAME, "value", allow_duplicate=True),
-    Input(ids.LAB_VIEW, "data"),
-    State(ids.LAB_FRAME, "value"),
-    State(ids.LAB_FRAME, "max"),
-    State(ids.LAB_JOB, "data"),
-    prevent_initial_call=True,
-)
-
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="toggle_play"),
-    Output(ids.LAB_TICK, "disabled"),
-    Output(ids.LAB_PLAY, "children"),
-    Output(ids.LAB_FRAME, "value", allow_duplicate=True),
-    Input(ids.LAB_PLAY, "n_clicks"),
-    State(ids.LAB_TICK, "disabled"),
-    State(ids.LAB_FRAME, "value"),
-    State(ids.LAB_FRAME, "max"),
-    prevent_initial_call=True,
-)
-
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="tick"),
-    Output(ids.LAB_FRAME, "value", allow_duplicate=True),
-    Output(ids.LAB_TICK, "disabled", allow_duplicate=True),
-    Output(ids.LAB_PLAY, "children", allow_duplicate=True),
-    Input(ids.LAB_TICK, "n_intervals"),
-    State(ids.LAB_FRAME, "value"),
-    State(ids.LAB_FRAME, "max"),
-    prevent_initial_call=True,
+wire_job_bar(ids.LAB_STATUS, ids.LAB_JOB, ids.LAB_STATUS_TEXT, ids.LAB_BAR, ids.LAB_CANCEL)
+wire_player(
+    frame=ids.LAB_FRAME,
+    tick=ids.LAB_TICK,
+    play=ids.LAB_PLAY,
+    view=ids.LAB_VIEW,
+    job=ids.LAB_JOB,
+    graphs=[ids.lab_graph(p) for p in PANELS],
+    label=ids.LAB_LABEL,
 )
 
 
@@ -548,13 +491,12 @@ def export_lab_sweep(_n, job):
     return dict(content=export_sweep_html(runs), filename=f"tempsup-lab-sweep-{key}.html"), ""
 
 
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="job_bar"),
-    Output(ids.LAB_SWEEP_STATUS_TEXT, "children"),
-    Output(ids.LAB_SWEEP_BAR, "style"),
-    Output(ids.LAB_SWEEP_CANCEL, "disabled"),
-    Input(ids.LAB_SWEEP_STATUS, "data"),
-    Input(ids.LAB_SWEEP_JOB, "data"),
+wire_job_bar(
+    ids.LAB_SWEEP_STATUS,
+    ids.LAB_SWEEP_JOB,
+    ids.LAB_SWEEP_STATUS_TEXT,
+    ids.LAB_SWEEP_BAR,
+    ids.LAB_SWEEP_CANCEL,
 )
 
 register("/lab", "Correlations lab", layout, order=4)
