@@ -1,0 +1,421 @@
+"""Reproduce the paper: train every preset, check its claims, write the report.
+
+`reproduce(quick, out_dir)` trains the runs of `tempsup.presets` — configs that
+differ only in sparsity, k or curriculum (and share a warm start) as one
+batch, warm starts after the run they start from — then runs each preset's
+`check` and writes `report.md` (a summary table, then every claim with the
+numbers behind it, its seed success rate and whether it held) plus one HTML
+page of figures per preset. `fill_cache(queue)` trains the same runs into a
+job store, so the gallery opens them instantly on a fresh start.
+
+The quick form (`quick=True`) is the test suite's: fewer steps and seeds and a
+N_h = 20, 15-feature stand-in for the large preset. The full form is what the
+README reports.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tempsup.config import MODEL_NAMES, RunConfig
+from tempsup.errors import TempsupError
+from tempsup.presets import ClaimResult, Preset, preset_configs, presets
+from tempsup.run import Run
+from tempsup.train import SWEEPABLE
+
+if TYPE_CHECKING:
+    from tempsup.jobs import JobQueue
+
+# on_progress(message, fraction done in [0, 1])
+ProgressFn = Callable[[str, float], None]
+
+
+# ---- training every preset run ----------------------------------------------------------
+
+
+def batches(configs: Sequence[RunConfig]) -> list[list[RunConfig]]:
+    """Group configs that can train as one batch: equal but for SWEEPABLE fields.
+
+    Groups keep the order of their first member; since a warm start is part of
+    the grouping (every member shares the same init) and `configs` lists
+    sources before the runs they start, every group comes after its source.
+    """
+    groups: dict[str, list[RunConfig]] = {}
+    for cfg in configs:
+        shape = {k: v for k, v in cfg.to_dict().items() if k not in SWEEPABLE}
+        groups.setdefault(json.dumps(shape, sort_keys=True), []).append(cfg)
+    return list(groups.values())
+
+
+def train_configs(
+    configs: Sequence[RunConfig],
+    done: dict[str, Run] | None = None,
+    lookup: Callable[[str], Run | None] | None = None,
+    on_progress: ProgressFn | None = None,
+    on_run: Callable[[Run], None] | None = None,
+    timings: dict[str, float] | None = None,
+) -> dict[str, Run]:
+    """Train every config not in `done` (by key), in batches; return all runs by key.
+
+    A warm start's source run is taken from `done`, the runs trained here, or
+    `lookup(key)` (a job store); its best seed's final weights start every
+    seed. `on_run(run)` is called as each run finishes (to store it);
+    `timings`, if given, receives the seconds each batch took, by batch label.
+    """
+    runs: dict[str, Run] = dict(done or {})
+    todo = [c for c in configs if c.key not in runs]
+    groups = batches(todo)
+    total = sum(c.work for c in todo) or 1.0
+    finished = 0.0
+    for group in groups:
+        src = group[0].warm_start
+        init = None
+        if src is not None:
+            source = runs.get(src) or (lookup(src) if lookup is not None else None)
+            if source is None:
+                raise TempsupError(
+                    f"warm_start: run {src} must be trained before {group[0].key}; "
+                    "it is neither in this batch nor in the job store"
+                )
+            init = source.weights(-1)
+        label = _batch_label(group)
+        work = sum(c.work for c in group)
+        steps = group[0].steps
+
+        def step_cb(
+            step: int, label: str = label, work: float = work, steps: int = steps, before=finished
+        ) -> None:
+            if on_progress is not None and (step % 25 == 0 or step == steps):
+                on_progress(label, (before + work * step / steps) / total)
+
+        from tempsup.sweep import train_runs
+
+        t0 = time.monotonic()
+        trained = train_runs(group, init=init, on_step=step_cb)
+        if timings is not None:
+            timings[label] = time.monotonic() - t0
+        for run in trained:
+            runs[run.config.key] = run
+            if on_run is not None:
+                on_run(run)
+        finished += work
+    return runs
+
+
+def _batch_label(group: Sequence[RunConfig]) -> str:
+    cfg = group[0]
+    varied = [name for name in SWEEPABLE if len({getattr(c, name) for c in group}) > 1]
+    what = ", ".join(
+        f"{name} = {', '.join(str(getattr(c, name)) for c in group)}" for name in varied
+    )
+    return (
+        f"{cfg.model} N_h={cfg.hidden} N_x={cfg.inputs}"
+        + (f" ({what})" if what else f" k={cfg.k} S={cfg.sparsity:g}")
+        + f": {len(group)} run(s) x {cfg.seeds} seeds, {cfg.steps} steps"
+    )
+
+
+def fill_cache(
+    queue: JobQueue, quick: bool = False, on_progress: ProgressFn | None = None
+) -> list[str]:
+    """Train every preset run that the job store does not hold as DONE and store it.
+
+    Returns the keys trained. Runs already done are reused as warm-start
+    sources. Each run is stored (`queue.put_run`) as soon as its batch ends.
+    """
+    from tempsup.jobs import JobState
+
+    configs = preset_configs(quick)
+    done_keys = set()
+    for cfg in configs:
+        st = queue.status(cfg.key)
+        if st is not None and st.state == JobState.DONE:
+            done_keys.add(cfg.key)
+    todo = [c for c in configs if c.key not in done_keys]
+    if not todo:
+        return []
+
+    def lookup(key: str) -> Run | None:
+        return queue.run(key)
+
+    train_configs(todo, lookup=lookup, on_progress=on_progress, on_run=queue.put_run)
+    return [c.key for c in todo]
+
+
+# ---- the report -------------------------------------------------------------------------
+
+
+def check_presets(
+    runs: dict[str, Run], quick: bool = False
+) -> list[tuple[Preset, list[ClaimResult]]]:
+    """Every preset with its claims measured on `runs` (by key)."""
+    return [(p, p.check({c.key: runs[c.key] for c in p.configs})) for p in presets(quick)]
+
+
+def reproduce(
+    quick: bool = False,
+    out_dir: str | Path = "reports",
+    on_progress: ProgressFn | None = None,
+    figures: bool = True,
+) -> Path:
+    """Train every preset, check its claims, write `report.md` (and figures); return its path."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    start = time.monotonic()
+    runs = train_configs(preset_configs(quick), on_progress=on_progress, timings=timings)
+    train_s = time.monotonic() - start
+    results = check_presets(runs, quick)
+    pages = write_pages(results, runs, out) if figures else {}
+    text = render_report(results, runs, quick, train_s, timings, pages)
+    path = out / "report.md"
+    path.write_text(text)
+    (out / "report.json").write_text(
+        json.dumps(
+            {
+                "quick": quick,
+                "train_seconds": round(train_s, 1),
+                "presets": [
+                    {"name": p.name, "claims": [r.to_dict() for r in res]} for p, res in results
+                ],
+            },
+            indent=1,
+        )
+    )
+    return path
+
+
+def summary_rows(results: Iterable[tuple[Preset, list[ClaimResult]]]) -> list[dict[str, Any]]:
+    """One row per claim: preset, claim, held, success rate — the report's first table."""
+    return [
+        {
+            "preset": p.name,
+            "claim": r.claim,
+            "held": r.held,
+            "successes": r.successes,
+            "seeds": r.seeds,
+        }
+        for p, res in results
+        for r in res
+    ]
+
+
+def render_report(
+    results: list[tuple[Preset, list[ClaimResult]]],
+    runs: dict[str, Run],
+    quick: bool,
+    train_s: float,
+    timings: dict[str, float],
+    pages: dict[str, str],
+) -> str:
+    """The Markdown report: summary table, then each preset's claims and numbers."""
+    n_claims = sum(len(res) for _, res in results)
+    n_held = sum(r.held for _, res in results for r in res)
+    lines = [
+        f"# Reproduction report{' (quick form)' if quick else ''}",
+        "",
+        "Claims of *Temporal superposition* (Sharma, Proca, Prieto, Mediano — ICLR 2026), "
+        "checked on runs trained by `tempsup reproduce"
+        + (" --quick" if quick else "")
+        + '`. "Held" is the verdict on the best seed of each run (lowest final loss); '
+        "the success rate counts every seed. Conventions (tolerances, recall, alive seeds) "
+        "are in `tempsup/presets.py`.",
+        "",
+        f"**{n_held} of {n_claims} claims held.** Training took {train_s:.0f} s "
+        f"({platform.machine()}, torch threads: {_threads()}).",
+        "",
+        "| preset | claim | held | seeds |",
+        "|---|---|---|---|",
+    ]
+    for row in summary_rows(results):
+        claim = row["claim"].replace("|", "\\|")  # a pipe would end the table cell
+        lines.append(
+            f"| {row['preset']} | {claim} | {'yes' if row['held'] else '**no**'} | "
+            f"{row['successes']} of {row['seeds']} |"
+        )
+    for p, res in results:
+        lines += ["", f"## {p.title}", "", f"*{p.claim}*", "", "Recipe:", ""]
+        lines += [f"- {step}" for step in p.recipe]
+        lines += ["", "Runs:", ""]
+        for label, cfg in zip(p.labels, p.configs, strict=True):
+            run = runs[cfg.key]
+            lines.append(
+                f"- {label}: {MODEL_NAMES[cfg.model]}, key `{cfg.key}`, best seed {run.best}, "
+                f"final loss {float(run.final_loss[run.best]):.4g}"
+            )
+        if p.name in pages:
+            lines += ["", f"Figures: [{pages[p.name]}]({pages[p.name]})"]
+        for r in res:
+            lines += [
+                "",
+                f"### {'Held' if r.held else 'Not held'}: {r.claim}",
+                "",
+                f"Seeds satisfying it: **{r.successes} of {r.seeds}**. Criterion: {r.criterion}.",
+                "",
+                "```",
+                _format_measured(r.measured),
+                "```",
+            ]
+    lines += ["", "## Training time per batch", "", "| batch | seconds |", "|---|---|"]
+    lines += [f"| {label} | {sec:.1f} |" for label, sec in timings.items()]
+    return "\n".join(lines) + "\n"
+
+
+# ---- figures: one HTML page per preset ---------------------------------------------------
+
+PLOTLY_JS = "plotly.min.js"  # written once next to the pages, which load it relatively
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<script src="{plotly}"></script>
+<style>body{{font-family:{font};margin:2em;max-width:1400px}}
+.row{{display:flex;flex-wrap:wrap;gap:8px}}.row>div{{width:340px}}
+table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}}
+pre{{margin:0;font-size:12px}}</style></head><body>
+<h1>{title}</h1><p><em>{claim}</em></p>
+<h2>Recipe</h2><ul>{recipe}</ul>
+<h2>Claims</h2><table><tr><th>claim</th><th>held</th><th>seeds</th><th>measured</th></tr>{claims}</table>
+{extra}
+{runs}
+</body></html>
+"""
+
+
+def write_pages(
+    results: list[tuple[Preset, list[ClaimResult]]], runs: dict[str, Run], out: Path
+) -> dict[str, str]:
+    """Write `<preset>.html` per preset (and plotly.js once); return name -> file name."""
+    import html
+
+    import plotly.offline
+
+    from tempsup.figures import PANELS, panel_figure
+    from tempsup.palette import FONT
+
+    (out / PLOTLY_JS).write_text(plotly.offline.get_plotlyjs())
+    pages = {}
+    for p, res in results:
+        claims = "".join(
+            f"<tr><td>{html.escape(r.claim)}<br><small>{html.escape(r.criterion)}</small></td>"
+            f"<td>{'yes' if r.held else '<b>no</b>'}</td><td>{r.rate_text}</td>"
+            f"<td><pre>{html.escape(_format_measured(r.measured))}</pre></td></tr>"
+            for r in res
+        )
+        blocks = []
+        for label, cfg in zip(p.labels, p.configs, strict=True):
+            run = runs[cfg.key]
+            figs = "".join(
+                f"<div>{_fig_html(panel_figure(panel, run), 340, 340)}</div>" for panel in PANELS
+            )
+            blocks.append(
+                f"<h2>{html.escape(label)}</h2><p>{html.escape(MODEL_NAMES[cfg.model])}, "
+                f"key <code>{cfg.key}</code>, best seed {run.best} of {cfg.seeds}, "
+                f"final loss {float(run.final_loss[run.best]):.4g}</p><div class='row'>{figs}</div>"
+            )
+        extra = _extra_figure(p, runs)
+        page = _PAGE.format(
+            title=html.escape(p.title),
+            plotly=PLOTLY_JS,
+            font=FONT["family"].replace('"', "'"),
+            claim=html.escape(p.claim),
+            recipe="".join(f"<li>{html.escape(step)}</li>" for step in p.recipe),
+            claims=claims,
+            extra=f"<h2>Summary</h2>{_fig_html(extra, 700, 380)}" if extra is not None else "",
+            runs="".join(blocks),
+        )
+        name = f"{p.name}.html"
+        (out / name).write_text(page)
+        pages[p.name] = name
+    return pages
+
+
+def _fig_html(fig: Any, width: int, height: int) -> str:
+    fig.update_layout(width=width, height=height)
+    return fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
+
+
+def _extra_figure(p: Preset, runs: dict[str, Run]) -> Any:
+    """A summary figure across a preset's runs, where one says more than the panels."""
+    import plotly.graph_objects as go
+
+    from tempsup import presets as pr
+    from tempsup.palette import DIVERGING, base_layout
+
+    by_label = {label: runs[c.key] for label, c in zip(p.labels, p.configs, strict=True)}
+    if p.name == "vector-all-or-none":
+        labels = list(by_label)
+        z = [pr.recall(by_label[lab])[by_label[lab].best].tolist() for lab in labels]
+        n_x = len(z[0])
+        return go.Figure(
+            go.Heatmap(
+                z=z, x=list(pr.LETTERS[:n_x]), y=labels, zmin=0, zmax=1.2,
+                colorscale="Greys", text=[[f"{v:.2f}" for v in row] for row in z],
+                texttemplate="%{text}", colorbar={"title": "recall"},
+            ),
+            layout=base_layout("Lone-input recall of each feature (best seed per k)"),
+        )  # fmt: skip
+    if p.name == "relu-rnn-sharp-forgetting":
+        fig = go.Figure(layout=base_layout("Forgetting: a_s / a_k against the age s"))
+        for label in ("tied", "linear"):
+            run = by_label[label]
+            a = pr.kernel(run)[run.best]
+            k = run.config.k
+            fig.add_scatter(
+                x=list(range(len(a))), y=(a / a[k]).tolist(), mode="lines+markers",
+                name=f"{label} ({run.config.model})",
+            )  # fmt: skip
+        fig.update_xaxes(title="age s")
+        return fig
+    if p.name == "vector-diagonal":
+        labels = list(by_label)
+        return go.Figure(
+            go.Bar(
+                x=labels,
+                y=[int((pr.recall(by_label[lab])[by_label[lab].best] >= pr.ALIVE).sum())
+                   for lab in labels],
+            ),
+            layout=base_layout("Features on the diagonal of W_yᵀW_k (best seed)"),
+        )  # fmt: skip
+    if p.name == "large":
+        run = by_label["rnn"]
+        A = pr.projections(run, run.config.k + 1)[run.best, run.config.k]
+        return go.Figure(
+            go.Heatmap(z=A.tolist(), colorscale=DIVERGING, zmid=0),
+            layout=base_layout("W_yᵀW_k of the best seed (readout i × feature j)"),
+        )
+    return None
+
+
+def _format_measured(measured: dict[str, Any], indent: int = 0) -> str:
+    out = []
+    pad = "  " * indent
+    for key, value in measured.items():
+        if isinstance(value, dict):
+            out.append(f"{pad}{key}:")
+            out.append(_format_measured(value, indent + 1))
+        else:
+            out.append(f"{pad}{key}: {json.dumps(value, ensure_ascii=False)}")
+    return "\n".join(out)
+
+
+def _threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+__all__ = [
+    "batches",
+    "check_presets",
+    "fill_cache",
+    "render_report",
+    "reproduce",
+    "summary_rows",
+    "train_configs",
+]
