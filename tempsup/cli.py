@@ -205,6 +205,79 @@ def cmd_worker(args: argparse.Namespace) -> int:
     return serve(args.cache, n=args.workers, threads=threads, once=args.once)
 
 
+def _fraction_bar(enabled: bool) -> Callable[[str, float], None]:
+    """on_progress(message, fraction) for reproduce / presets fill: one redrawn line."""
+
+    def show(message: str, fraction: float) -> None:
+        if enabled:
+            sys.stderr.write(f"\r[{'#' * int(30 * fraction):<30}] {100 * fraction:3.0f}% {message}")
+            sys.stderr.write("\n" if fraction >= 1 else "\033[K")
+            sys.stderr.flush()
+
+    return show
+
+
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from tempsup.reproduce import reproduce
+
+    start = time.monotonic()
+    path = reproduce(
+        quick=args.quick, out_dir=args.out_dir, on_progress=_fraction_bar(not args.quiet)
+    )
+    report = json.loads((path.parent / "report.json").read_text())
+    claims = [c for p in report["presets"] for c in p["claims"]]
+    held = sum(c["held"] for c in claims)
+    for p in report["presets"]:
+        for c in p["claims"]:
+            mark = "held" if c["held"] else "NOT held"
+            print(f"{p['name']}: {mark} ({c['successes']}/{c['seeds']} seeds): {c['claim']}")
+    print(f"{held} of {len(claims)} claims held in {time.monotonic() - start:.0f} s -> {path}")
+    return 0
+
+
+def cmd_presets(args: argparse.Namespace) -> int:
+    from tempsup.presets import presets
+
+    if args.presets_command == "list":
+        items = presets(quick=args.quick)
+        if args.json:
+            print(json.dumps([p.to_dict() for p in items]))
+            return 0
+        for p in items:
+            print(f"{p.name}: {p.title}\n  {p.claim}")
+            for label, cfg in zip(p.labels, p.configs, strict=True):
+                warm = f", warm start from {cfg.warm_start}" if cfg.warm_start else ""
+                print(f"  - {label}: {cfg.model}, key {cfg.key}, {cfg.seeds} seeds{warm}")
+        return 0
+    from tempsup.jobs import JobQueue, open_queue
+    from tempsup.reproduce import fill_cache
+
+    queue = JobQueue(args.cache) if args.cache else open_queue()
+    trained = fill_cache(queue, quick=args.quick, on_progress=_fraction_bar(not args.quiet))
+    print(f"trained and stored {len(trained)} preset run(s) in {queue!r}")
+    return 0
+
+
+def add_reproduce_parsers(sub: Any) -> None:
+    """`tempsup reproduce` and `tempsup presets list|fill` (the paper's presets)."""
+    repro_p = sub.add_parser("reproduce", help="train every preset, check the paper's claims")
+    repro_p.add_argument("--quick", action="store_true", help="the small form the tests use")
+    repro_p.add_argument("--out-dir", default="reports", help="folder for report.md and pages")
+    repro_p.set_defaults(func=cmd_reproduce)
+    presets_p = sub.add_parser("presets", help="the gallery's preset runs: list, fill a job store")
+    presets_sub = presets_p.add_subparsers(dest="presets_command", required=True)
+    list_p = presets_sub.add_parser("list", help="print every preset and its runs' keys")
+    list_p.add_argument("--json", action="store_true", help="print them as JSON")
+    fill_p = presets_sub.add_parser("fill", help="train the preset runs missing from a job store")
+    fill_p.add_argument("--cache", help="job directory (default: the app's configured store)")
+    for p in (repro_p, list_p, fill_p):
+        if p is not repro_p:
+            p.add_argument("--quick", action="store_true", help="the small form the tests use")
+        p.add_argument("--quiet", action="store_true", help="no progress bar")
+        p.add_argument("--threads", type=int, default=None, help="torch threads (default: 1)")
+        p.set_defaults(func=cmd_reproduce if p is repro_p else cmd_presets)
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors: `tempsup: error: ...` and exit status 2."""
 
@@ -365,6 +438,7 @@ def build_parser() -> argparse.ArgumentParser:
     worker_p.add_argument("--once", action="store_true", help="train at most one job, then exit")
     worker_p.set_defaults(func=cmd_worker)
     add_bows_parser(sub)
+    add_reproduce_parsers(sub)
     return parser
 
 
