@@ -25,9 +25,9 @@ from dash import (
 )
 
 from app import ids
+from app.jobbar import job_status, progress, wire_cancel, wire_job_bar
 from app.services import job_queue
 from app.view import choose_seed, empty_view, frame_data, full_view, seed_options, shared_parts
-from app.widgets import progress, wire_job_bar
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.figures import export_html
@@ -61,26 +61,6 @@ def layout() -> html.Div:
 
 
 # ---- helpers: status → what the page shows ------------------------------------------
-
-
-def job_status(key: str, status: JobStatus | None, text: str | None = None) -> dict[str, Any]:
-    """The JOB_STATUS store: what the job bar shows, tagged with the job's key.
-
-    The browser draws it only while `key` is the config on screen, so a poll
-    answer that arrives after the user moved on cannot overwrite the new state.
-    """
-    if status is None:
-        pct, active = 0.0, False
-        text = text or "Not trained yet: press Train."
-    else:
-        done = status.state == JobState.DONE
-        pct = 100.0 if done else 100.0 * status.step / max(status.total, 1)
-        active = status.state in ACTIVE
-        if text is None:
-            text = "Done." if done else status.message
-            if status.eta_s is not None and status.state == JobState.RUNNING:
-                text += f" · about {status.eta_s:.0f} s left"
-    return {"key": key, "text": text, "pct": round(min(max(pct, 0.0), 100.0), 1), "active": active}
 
 
 def job_store(status: JobStatus, cursor: int = 0, seed: int | None = None) -> dict[str, Any]:
@@ -259,20 +239,7 @@ def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feat
     return (view, new_job, ended, bar, no_update, no_update)
 
 
-@callback(
-    Output(ids.JOB_STATUS, "data", allow_duplicate=True),
-    Input(ids.CANCEL, "n_clicks"),
-    State(ids.JOB, "data"),
-    prevent_initial_call=True,
-)
-def cancel(_clicks: int, job: dict[str, Any] | None):
-    """Ask the worker to stop at its next frame (queued jobs stop at once)."""
-    if not isinstance(job, dict) or not isinstance(job.get("key"), str):
-        return no_update
-    status = job_queue().cancel(job["key"][:64])
-    if status is None:
-        return job_status(job["key"], None, "Nothing to cancel.")
-    return job_status(job["key"], status, "Cancelling…" if status.active else None)
+wire_cancel(ids.CANCEL, ids.JOB, ids.JOB_STATUS)
 
 
 @callback(

@@ -38,29 +38,6 @@ def number_field(
     )  # fmt: skip
 
 
-def progress(bar_id: str, text_id: str) -> list[html.Div]:
-    """The progress bar and the status line under it (drawn by `wire_job_bar`)."""
-    return [
-        html.Div(className="progress",
-                 children=html.Div(id=bar_id, className="bar", style={"width": "0%"})),
-        html.Div(id=text_id, className="status", role="status"),
-    ]  # fmt: skip
-
-
-def wire_job_bar(status_store: str, key_store: str, text: str, bar: str, cancel: str) -> None:
-    """Draw a job-status store ({"key", "text", "pct", "active"}) in the browser, but
-    only while its key is the one in `key_store`: a late answer about an old job
-    never overwrites the state of the current one."""
-    clientside_callback(
-        _js("job_bar"),
-        Output(text, "children"),
-        Output(bar, "style"),
-        Output(cancel, "disabled"),
-        Input(status_store, "data"),
-        Input(key_store, "data"),
-    )
-
-
 def wire_player(
     *,
     frame: str,

@@ -31,12 +31,12 @@ from dash import (
 
 import tempsup.bows.jobs  # noqa: F401 - registers the "bows" job kind in this process
 from app import ids
-from app.explorer import job_status
+from app.jobbar import job_key, job_status, progress, wire_cancel, wire_job_bar
 from app.pages import register
 from app.pages.phase import parse_list
 from app.services import job_queue
 from app.view import empty_view, lab_view
-from app.widgets import number_field, progress, wire_job_bar, wire_player
+from app.widgets import number_field, wire_player
 from tempsup.bows.config import STRUCTURE_NAMES, BowsConfig
 from tempsup.bows.figures import PANELS, export_html, export_sweep_html, sweep_figure
 from tempsup.bows.sweep import BowsSweepResult, BowsSweepSpec, load_point_runs, progress_figure
@@ -334,8 +334,8 @@ def train_lab(_n, structure, m, model, wd, sharpness, epochs, seeds, text_path, 
 )
 def poll_lab(_n, job):
     """Progress while training; the whole animated view once done."""
-    key = job.get("key") if isinstance(job, dict) else None
-    if not isinstance(key, str):
+    key = job_key(job)
+    if key is None:
         return no_update, no_update, True
     queue = job_queue()
     status = queue.status(key)
@@ -348,18 +348,7 @@ def poll_lab(_n, job):
     return no_update, job_status(key, status), not status.active
 
 
-@callback(
-    Output(ids.LAB_STATUS, "data", allow_duplicate=True),
-    Input(ids.LAB_CANCEL, "n_clicks"),
-    State(ids.LAB_JOB, "data"),
-    prevent_initial_call=True,
-)
-def cancel_lab(_n, job):
-    key = job.get("key") if isinstance(job, dict) else None
-    if not isinstance(key, str):
-        return no_update
-    status = job_queue().cancel(key[:64])
-    return job_status(key, status, "Cancelling…" if status and status.active else None)
+wire_cancel(ids.LAB_CANCEL, ids.LAB_JOB, ids.LAB_STATUS)
 
 
 @callback(
@@ -370,7 +359,7 @@ def cancel_lab(_n, job):
     prevent_initial_call=True,
 )
 def export_lab(_n, job):
-    key = job.get("key") if isinstance(job, dict) else None
+    key = job_key(job)
     run = job_queue().result(key) if isinstance(key, str) else None
     if run is None:
         return no_update, "Nothing to export yet: train first."
@@ -434,8 +423,8 @@ def run_lab_sweep(_n, structure, m, model, wd, sharpness, epochs, seeds, text_pa
 )
 def poll_lab_sweep(_n, job):
     """The measures against m from the newest frame; the whole sweep figure once done."""
-    key = job.get("key") if isinstance(job, dict) else None
-    if not isinstance(key, str):
+    key = job_key(job)
+    if key is None:
         return no_update, no_update, True
     queue = job_queue()
     status = queue.status(key)
@@ -462,18 +451,7 @@ def _sweep_runs(key: Any) -> list:
     return load_point_runs(queue, result) if isinstance(result, BowsSweepResult) else []
 
 
-@callback(
-    Output(ids.LAB_SWEEP_STATUS, "data", allow_duplicate=True),
-    Input(ids.LAB_SWEEP_CANCEL, "n_clicks"),
-    State(ids.LAB_SWEEP_JOB, "data"),
-    prevent_initial_call=True,
-)
-def cancel_lab_sweep(_n, job):
-    key = job.get("key") if isinstance(job, dict) else None
-    if not isinstance(key, str):
-        return no_update
-    status = job_queue().cancel(key[:64])
-    return job_status(key, status, "Cancelling…" if status and status.active else None)
+wire_cancel(ids.LAB_SWEEP_CANCEL, ids.LAB_SWEEP_JOB, ids.LAB_SWEEP_STATUS)
 
 
 @callback(
@@ -484,7 +462,7 @@ def cancel_lab_sweep(_n, job):
     prevent_initial_call=True,
 )
 def export_lab_sweep(_n, job):
-    key = job.get("key") if isinstance(job, dict) else None
+    key = job_key(job)
     runs = _sweep_runs(key)
     if not runs:
         return no_update, "Nothing to export yet: run the sweep first."

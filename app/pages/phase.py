@@ -22,11 +22,11 @@ from dash import (
 )
 
 from app import ids
-from app.explorer import job_status
+from app.jobbar import job_key, job_status, progress, wire_cancel, wire_job_bar
 from app.pages import register
 from app.services import job_queue
 from app.urlstate import query_from_config
-from app.widgets import number_field, progress, wire_job_bar
+from app.widgets import number_field
 from tempsup.config import DEFAULTS, MODEL_NAMES
 from tempsup.errors import TempsupError
 from tempsup.figures.phase import phase_figure
@@ -200,8 +200,8 @@ def run_sweep(_n: int, model, sparsities, ks, seeds, steps, hidden, client):
 )
 def poll_sweep(_n: int, job: Any):
     """Redraw the diagram from the newest frame; the finished table when done."""
-    key = job.get("key") if isinstance(job, dict) else None
-    if not isinstance(key, str):
+    key = job_key(job)
+    if key is None:
         return no_update, no_update, True
     queue = job_queue()
     status = queue.status(key)
@@ -226,18 +226,7 @@ def poll_sweep(_n: int, job: Any):
     return summary_figure(spec, last, title), bar, not status.active
 
 
-@callback(
-    Output(ids.PHASE_STATUS, "data", allow_duplicate=True),
-    Input(ids.PHASE_CANCEL, "n_clicks"),
-    State(ids.PHASE_JOB, "data"),
-    prevent_initial_call=True,
-)
-def cancel_sweep(_n: int, job: Any):
-    key = job.get("key") if isinstance(job, dict) else None
-    if not isinstance(key, str):
-        return no_update
-    status = job_queue().cancel(key[:64])
-    return job_status(key, status, "Cancelling…" if status and status.active else None)
+wire_cancel(ids.PHASE_CANCEL, ids.PHASE_JOB, ids.PHASE_STATUS)
 
 
 @callback(
@@ -248,7 +237,7 @@ def cancel_sweep(_n: int, job: Any):
 )
 def open_point(click: Any, job: Any):
     """A clicked point opens its run in the explorer."""
-    key = job.get("key") if isinstance(job, dict) else None
+    key = job_key(job)
     try:
         index = int(click["points"][0]["customdata"])
     except (TypeError, KeyError, IndexError, ValueError):
