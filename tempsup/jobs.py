@@ -1104,9 +1104,10 @@ def queue_limits_from_env() -> dict[str, Any]:
 
     TEMPSUP_MAX_WORK (2e12 multiply-adds, about a minute on one core),
     TEMPSUP_MAX_QUEUE (50 waiting jobs), TEMPSUP_MAX_PER_CLIENT (3 active jobs),
-    TEMPSUP_MAX_PER_MINUTE (10 new jobs per client per minute; "off" disables).
+    TEMPSUP_MAX_PER_MINUTE (30 new jobs per client per minute; "off" disables: the
+    active-jobs limit already bounds concurrency, this one stops a scripted flood).
     """
-    rate = _env_number("TEMPSUP_MAX_PER_MINUTE", 10)
+    rate = _env_number("TEMPSUP_MAX_PER_MINUTE", 30)
     return {
         "max_work": _env_number("TEMPSUP_MAX_WORK", 2e12),
         "max_queue": int(_env_number("TEMPSUP_MAX_QUEUE", 50) or 50),
