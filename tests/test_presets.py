@@ -1,0 +1,323 @@
+"""Presets as data, and their checks on hand-built runs (fast: no real training).
+
+Hand-built networks have known answers: a rotation by 30° is the linear spiral
+sink for k = 3, a rotation by 90° with shrinkage is the sparse SSM solution,
+and ReLU shift registers (hidden unit i feeds unit i + 1) carry an input for
+exactly as many steps as they are long, so their W_yᵀW_s are identity blocks
+at s = k and zero elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from tempsup import geometry
+from tempsup import presets as pr
+from tempsup.config import RunConfig
+from tempsup.errors import TempsupError
+from tempsup.jobs import JobQueue, JobState
+from tempsup.reproduce import batches, fill_cache
+from tempsup.run import Run, frame
+from tempsup.train import Snapshot
+
+NAMES = [
+    "spiral-sink",
+    "ssm-dense-vs-sparse",
+    "relu-rnn-sharp-forgetting",
+    "vector-all-or-none",
+    "vector-diagonal",
+    "large",
+]
+APP_MAX_WORK = 2e12  # the public demo's default TEMPSUP_MAX_WORK: presets must stay retrainable
+
+
+# ---- presets as data ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_six_presets_in_gallery_order_with_valid_configs(quick: bool) -> None:
+    items = pr.presets(quick)
+    assert [p.name for p in items] == NAMES
+    for p in items:
+        assert p.title and p.claim.endswith(".") and p.recipe
+        assert len(p.configs) == len(p.labels) >= 1
+        assert p.main in p.labels and p.main_key in p.keys
+        for cfg in p.configs:
+            again = RunConfig.from_json(cfg.to_json())  # validates every field again
+            assert again == cfg and again.key == cfg.key
+            assert cfg.work <= APP_MAX_WORK, (p.name, cfg.work)
+        json.dumps(p.to_dict())  # what a web page receives
+
+
+def test_keys_are_stable_and_quick_differs_from_full() -> None:
+    first = [p.keys for p in pr.presets()]
+    assert first == [p.keys for p in pr.presets()]  # rebuilt: same keys
+    full = {c.key for c in pr.preset_configs()}
+    quick = {c.key for c in pr.preset_configs(quick=True)}
+    assert len(full) == len(pr.preset_configs()) and not full & quick
+
+
+@pytest.mark.parametrize("quick", [False, True])
+def test_warm_starts_reference_earlier_runs_by_key(quick: bool) -> None:
+    configs = pr.preset_configs(quick)
+    seen: set[str] = set()
+    warm = 0
+    for cfg in configs:
+        if cfg.warm_start is not None:
+            warm += 1
+            assert cfg.warm_start in seen, f"{cfg.key} starts from {cfg.warm_start}, not yet listed"
+            src = next(c for c in configs if c.key == cfg.warm_start)
+            assert (src.hidden, src.inputs) == (cfg.hidden, cfg.inputs)
+        seen.add(cfg.key)
+    assert warm == 2  # the free readout (from the tied RNN) and the large RNN (from its SSM)
+    every = {c.key for p in pr.presets(quick) for c in p.configs}
+    assert every == seen
+
+
+def test_preset_lookup_and_errors() -> None:
+    assert pr.preset("large", quick=True).config("rnn").hidden == 20
+    assert pr.preset("large").config("rnn").hidden == 100
+    with pytest.raises(TempsupError, match="expected one of spiral-sink"):
+        pr.preset("nope")
+    p = pr.preset("ssm-dense-vs-sparse")
+    with pytest.raises(TempsupError, match="expected 2 runs"):
+        p.check([])
+    with pytest.raises(TempsupError, match="no run for 'dense'"):
+        p.check({})
+
+
+def test_batches_group_sweepable_configs_after_their_warm_start_source() -> None:
+    groups = batches(pr.preset_configs())
+    sizes = {(g[0].model, g[0].hidden, g[0].inputs): len(g) for g in groups}
+    assert sizes[("rnn", 5, 5)] == 5  # k = 0..4: one batch
+    assert sizes[("ssm", 2, 1)] == 2  # dense and sparse: one batch
+    position = {c.key: i for i, g in enumerate(groups) for c in g}
+    for g in groups:
+        for cfg in g:
+            if cfg.warm_start:
+                assert position[cfg.warm_start] < position[cfg.key]
+
+
+# ---- helpers on arrays -------------------------------------------------------------------------
+
+
+def test_staircase_counts_drops_separated_by_plateaus() -> None:
+    steps = np.arange(0, 400, 10)
+    smooth = np.exp(-steps / 50.0)
+    two = 1.0 / (1 + np.exp((steps - 100) / 8.0)) + 1.0 / (1 + np.exp((steps - 250) / 8.0))
+    assert pr.staircase(smooth, steps)["drops"] == 1
+    out = pr.staircase(two, steps)
+    assert out["drops"] == 2 and out["drop_steps"][0] < 150 < out["drop_steps"][1]
+    assert out["plateau_depth"] < 0.1
+    assert pr.staircase(np.ones(10), np.arange(10))["drops"] == 0
+
+
+def test_kept_means_recall_near_one() -> None:
+    rec = np.array([1.0, 0.85, 1.15, 2.0, 0.5, 0.1])
+    assert pr.is_kept(rec).tolist() == [True, True, True, False, False, False]
+    assert pr.kept_set(rec) == "ABC" and pr.kept_set(np.zeros(3)) == "-"
+
+
+# ---- hand-built runs ---------------------------------------------------------------------------
+
+
+def rotation(deg: float, scale: float) -> np.ndarray:
+    t = np.radians(deg)
+    return scale * np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+
+
+def build_run(cfg: RunConfig, W_x, W_h, W_y=None, loss=None) -> Run:
+    """A two-frame run whose final frame holds the given weights for every seed.
+
+    W_* are per-seed arrays (M, ...); W_y None = the tied readout W_k. The
+    measured loss defaults to the exact expected loss (the four-term sum).
+    """
+    W_x, W_h = np.asarray(W_x, float), np.asarray(W_h, float)
+    if W_y is None:
+        W_y = geometry.feature_directions(W_x, W_h, cfg.k + 1, cfg.relu_hidden)[:, cfg.k]
+    m = W_x.shape[0]
+    b_y = np.zeros((m, cfg.inputs))
+    from tempsup.run import loss_terms
+
+    expected = loss_terms(cfg, W_x, W_h, W_y, b_y).sum(axis=-1)
+    loss = expected if loss is None else np.asarray(loss, float)
+    frames = [
+        frame(cfg, Snapshot(step, W_x, W_h, np.asarray(W_y, float), b_y, loss))
+        for step in (0, cfg.steps)
+    ]
+    return Run.from_frames(cfg, frames)
+
+
+def shift_register(n_h: int, n_x: int, lengths: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    """ReLU shift registers: feature j enters a chain of lengths[j] units; (W_x, W_h)."""
+    W_x, W_h = np.zeros((n_h, n_x)), np.zeros((n_h, n_h))
+    unit = 0
+    for j, n in enumerate(lengths):
+        if n == 0:
+            continue
+        W_x[unit, j] = 1.0
+        for i in range(unit, unit + n - 1):
+            W_h[i + 1, i] = 1.0
+        unit += n
+    assert unit <= n_h
+    return W_x, W_h
+
+
+def test_spiral_sink_check_on_rotations() -> None:
+    cfg = pr.preset("spiral-sink").configs[0].replace(seeds=3)
+    # seed 0: the 90° spiral sink; seed 1: the mirror solution (3 × 150°); seed 2: real
+    # eigenvalues (the other local minimum of science.md §1b)
+    W_h = np.stack([rotation(30, 0.8), rotation(150, 0.8), np.diag([0.87, -0.87])])
+    W_x = np.ones((3, 2, 1)) * np.array([[1.0], [0.3]])
+    run = build_run(cfg, W_x, W_h)
+    res = pr.check_spiral_sink({"linear": run})
+    assert len(res) == 4
+    sink, osc, terms, stairs = res
+    assert sink.successes == 1 and sink.seeds == 3
+    assert sink.measured["k_arg_lambda_deg_per_seed"] == [90.0, 450.0, 0.0]
+    assert sink.held == (run.best == 0)  # judged on the seed with the lowest loss
+    assert terms.successes == 3 and terms.held  # the measured loss is the expected one
+    assert not stairs.held  # two frames make no staircase
+    # a measured loss 20 % above the closed form is refused
+    off = build_run(cfg, W_x, W_h, loss=1.2 * run["terms"][-1].sum(-1))
+    assert pr.check_spiral_sink({"linear": off})[2].successes == 0
+    json.dumps([r.to_dict() for r in res])
+
+
+def ssm_runs(dense_deg: float = -36.0) -> tuple[Run, Run]:
+    base = pr.preset("ssm-dense-vs-sparse").configs[0].replace(seeds=1)
+    # sparse: rotate 90° per step, shrink 0.48: w_0..w_3 sweep 270° and a = [0, -, 0, 1]
+    g = 0.48
+    sparse = build_run(base.replace(sparsity=0.9), [[[1 / g**3], [0.0]]], [rotation(90, g)])
+    dense = build_run(base, [[[1 / 0.78**3], [0.0]]], [rotation(dense_deg, 0.78)])
+    return dense, sparse
+
+
+def test_ssm_check_on_the_two_regimes() -> None:
+    dense, sparse = ssm_runs()
+    res = pr.check_ssm_phase({"dense": dense, "sparse": sparse})
+    assert [r.held for r in res] == [True] * 5, [r.to_dict() for r in res]
+    assert res[0].measured["k_theta_deg"] == pytest.approx(-108.0, abs=0.1)
+    assert res[1].measured["k_theta_deg"] == pytest.approx(270.0, abs=0.1)
+    assert res[4].measured["dense_all_free"] is False
+    # the dense solution in the sparse slot: the sparse claims fail
+    res = pr.check_ssm_phase({"dense": dense, "sparse": dense})
+    assert not res[1].held and not res[2].held and not res[3].held and not res[4].held
+
+
+def test_relu_check_on_a_shift_register_and_a_dead_network() -> None:
+    p = pr.preset("relu-rnn-sharp-forgetting")
+    tied = p.config("tied").replace(hidden=4, seeds=2)
+    W_x, W_h = shift_register(4, 1, [4])  # exactly k + 1 = 4 steps, then gone
+    run = build_run(tied, np.stack([W_x, 0 * W_x]), np.stack([W_h, W_h]))
+    free = build_run(
+        p.config("free readout").replace(hidden=4, seeds=1), [W_x], [W_h], [W_h @ W_h @ W_h @ W_x]
+    )
+    linear = build_run(p.config("linear").replace(seeds=1), [[[1.0], [0.3]]], [rotation(30, 0.8)])
+    res = pr.check_relu_sharp({"tied": run, "free readout": free, "linear": linear})
+    assert [r.held for r in res] == [True, True, True]
+    assert res[0].successes == 1 and res[0].measured["dead_seeds"] == 1  # dead seeds fail
+    assert res[1].measured["relu_max_after_k_over_a_k"] == 0.0
+    assert res[1].measured["linear_max_after_k_over_a_k"] > 0.5
+    # the linear run in the ReLU slot forgets smoothly: not sharp
+    res = pr.check_relu_sharp({"tied": linear, "free readout": free, "linear": linear})
+    assert not res[1].held
+
+
+def all_or_none_runs(partial: bool = False) -> dict[str, Run]:
+    p = pr.preset("vector-all-or-none")
+    # kept features per k as in science.md §1b: 5, 3, 3, 2, 1 features, each k + 1 units long
+    kept = {0: 5, 1: 3, 2: 3, 3: 2, 4: 1}
+    runs = {}
+    for label, cfg in zip(p.labels, p.configs, strict=True):
+        cfg = cfg.replace(hidden=15, seeds=1)
+        lengths = [cfg.k + 1] * kept[cfg.k] + [0] * (5 - kept[cfg.k])
+        W_x, W_h = shift_register(15, 5, lengths)
+        if partial and cfg.k == 2:
+            W_x[:, 2] *= np.sqrt(0.5)  # feature C recalled at gain 0.5: neither kept nor dropped
+        runs[label] = build_run(cfg, [W_x], [W_h])
+    return runs
+
+
+def test_all_or_none_check_on_shift_registers() -> None:
+    res = pr.check_all_or_none(all_or_none_runs())
+    assert [r.held for r in res] == [True, True, True, True], [r.to_dict() for r in res]
+    assert res[1].measured == {"k=0": "ABCDE", "k=1": "ABC", "k=2": "ABC", "k=3": "AB", "k=4": "A"}
+    res = pr.check_all_or_none(all_or_none_runs(partial=True))
+    assert not res[0].held and res[0].successes == 4
+    assert res[0].measured["k=2"]["recall"][2] == pytest.approx(0.5)
+
+
+def test_recall_on_task_inputs_of_a_perfect_register() -> None:
+    runs = all_or_none_runs()
+    rec = pr.task_recall(runs["k=3"], n_seq=256)
+    np.testing.assert_allclose(rec[0, :2], 1.0, atol=1e-9)  # kept, no other input interferes
+    np.testing.assert_allclose(rec[0, 2:], 0.0, atol=1e-9)  # dropped: the output stays silent
+
+
+def test_diagonal_and_large_checks_on_shift_registers() -> None:
+    p = pr.preset("vector-diagonal")
+    runs = {}
+    for label, cfg in zip(p.labels, p.configs, strict=True):
+        n = cfg.hidden // 3  # features that fit as 3-unit registers: 0, 1, 3
+        W_x, W_h = shift_register(cfg.hidden, 10, [3] * n + [0] * (10 - n))
+        runs[label] = build_run(cfg.replace(seeds=1), [W_x], [W_h])
+    res = pr.check_diagonal(runs)
+    # N_h = 2 holds no 3-step register: nothing on its diagonal, so claim 1 fails there
+    assert [r.held for r in res] == [False, True, True]
+    assert res[2].measured["on_diagonal_best"] == [0, 1, 3]
+    large = pr.preset("large", quick=True).config("rnn").replace(seeds=1)
+    W_x, W_h = shift_register(20, 15, [3] * 6 + [0] * 9)
+    res = pr.check_large({"rnn": build_run(large, [W_x], [W_h])})
+    assert [r.held for r in res] == [True, True]
+    assert res[0].measured["on_diagonal"] == 6
+
+
+# ---- filling a job store ----------------------------------------------------------------------
+
+
+def tiny_configs() -> list[RunConfig]:
+    base = RunConfig(model="rnn", steps=4, snapshot_every=2, batch=8, seeds=2, seq_len=8)
+    src = base.replace(sparsity=0.5)
+    return [src, base.replace(k=2), base.replace(tied=False, warm_start=src.key)]
+
+
+def test_fill_cache_stores_missing_runs_once(tmp_path: Path, monkeypatch) -> None:
+    import tempsup.reproduce as rp
+
+    torch.set_num_threads(1)
+    configs = tiny_configs()
+    monkeypatch.setattr(rp, "preset_configs", lambda quick=False: configs)
+    queue = JobQueue(tmp_path / "jobs")
+    seen = []
+    assert fill_cache(queue, on_progress=lambda msg, f: seen.append(f)) == [c.key for c in configs]
+    assert seen and seen[-1] == pytest.approx(1.0)
+    for cfg in configs:
+        assert queue.status(cfg.key).state == JobState.DONE
+        assert queue.run(cfg.key).config == cfg
+    assert fill_cache(queue) == []
+    # a warm start whose source is already stored is resolved from the store
+    queue2 = JobQueue(tmp_path / "jobs2")
+    queue2.put_run(queue.run(configs[0].key))
+    assert fill_cache(queue2) == [configs[1].key, configs[2].key]
+
+
+def test_cli_presets_list_json(tmp_path: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "tempsup.cli", "presets", "list", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
+    assert out.returncode == 0, out.stderr
+    items = json.loads(out.stdout)
+    assert [p["name"] for p in items] == NAMES
+    assert items[0]["runs"][0]["key"] == pr.presets()[0].keys[0]
