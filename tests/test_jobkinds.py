@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from tempsup import jobkinds
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.jobkinds import RUN_ARRAYS, JobKind, get_kind, kind_of, register_kind
@@ -150,8 +151,15 @@ COUNTING = JobKind(
 )
 
 
-def test_a_registered_kind_shares_the_queue(tmp_path):
+@pytest.fixture
+def counting():
+    """The toy kind, registered for one test only (kind lists in messages stay as they were)."""
     register_kind(COUNTING)
+    yield COUNTING
+    jobkinds._KINDS.pop(COUNTING.name, None)
+
+
+def test_a_registered_kind_shares_the_queue(tmp_path, counting):
     assert get_kind("counting") is COUNTING
     with pytest.raises(TempsupError, match="already the spec of kind 'counting'"):
         register_kind(JobKind(**{**COUNTING.__dict__, "name": "counting2"}))
