@@ -193,6 +193,7 @@ def server(cache: Path, env_extra: dict[str, str]):
         "TEMPSUP_MAX_PER_CLIENT": "3",
         "TEMPSUP_MAX_PER_MINUTE": "10",
         "TEMPSUP_WORKER_LOGLEVEL": "WARNING",
+        "TEMPSUP_PRESETS": "off",  # no background preset training during the measurement
         "PYTHONUNBUFFERED": "1",
         **env_extra,
     }
