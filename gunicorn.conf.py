@@ -17,13 +17,17 @@ def on_starting(server) -> None:  # noqa: ANN001 - gunicorn hook signature
     The web workers never run torch; the pool's processes are separate
     programs (not forks), and the master stops them on shutdown.
     """
-    from app.services import start_workers, warm_up
+    from app.services import start_preset_fill, start_workers, warm_up
 
     server.tempsup_pool = start_workers()
     warm_up()
+    server.tempsup_fill = start_preset_fill()
 
 
 def on_exit(server) -> None:  # noqa: ANN001
+    from app.services import stop
+
+    stop(getattr(server, "tempsup_fill", None))
     pool = getattr(server, "tempsup_pool", None)
     if pool is not None:
         pool.stop()

@@ -41,13 +41,15 @@ def main(argv: list[str] | None = None) -> None:
         os.environ["TEMPSUP_WORKERS"] = str(args.workers)
 
     from app import app
-    from app.services import start_workers, warm_up
+    from app.services import start_preset_fill, start_workers, stop, warm_up
 
     pool = start_workers()
     warm_up()
+    fill = start_preset_fill()
     try:
         app.run(host=args.host, port=args.port, debug=args.debug, use_reloader=False)
     finally:
+        stop(fill)
         pool.stop()
 
 

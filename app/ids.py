@@ -140,3 +140,7 @@ LAB_SWEEP_BAR = "lab-sweep-bar"
 LAB_SWEEP_POLL = "lab-sweep-poll"
 LAB_SWEEP_GRAPH = "lab-sweep-graph"
 LAB_SWEEP_ERROR = "lab-sweep-error"
+
+# gallery page
+GALLERY_CARDS = "gallery-cards"
+GALLERY_POLL = "gallery-poll"

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+import sys
 from functools import lru_cache
 
 from tempsup.config import DEFAULTS
@@ -58,3 +60,35 @@ def warm_up() -> None:
         queue = job_queue()
         queue.recover()
         queue.submit(DEFAULTS, client="startup")
+
+
+PRESET_MODES = ("full", "quick", "off")
+
+
+def preset_mode() -> str:
+    """Which presets the gallery shows and the server pre-trains: `$TEMPSUP_PRESETS`."""
+    mode = os.environ.get("TEMPSUP_PRESETS", "full")
+    return mode if mode in PRESET_MODES else "full"
+
+
+def start_preset_fill() -> subprocess.Popen | None:
+    """Pre-train the gallery's presets in the background, in a process of its own.
+
+    Only runs that the job store lacks are trained (`tempsup presets fill`), so
+    after the first start this exits at once; the web process never runs torch.
+    """
+    mode = preset_mode()
+    if mode == "off":
+        return None
+    cmd = [sys.executable, "-m", "tempsup.cli", "presets", "fill", "--quiet"]
+    if mode == "quick":
+        cmd.append("--quick")
+    env = {**os.environ, "TEMPSUP_THREADS": os.environ.get("TEMPSUP_THREADS", "1")}
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop(proc: subprocess.Popen | None) -> None:
+    if proc is not None and proc.poll() is None:
+        proc.terminate()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=10)

@@ -40,7 +40,9 @@ def find_binary(*names: str) -> str | None:
 def app_server(cache: Path, workers: int = 1, env: dict[str, str] | None = None) -> Iterator[str]:
     """Run `python -m app` on a free port; yield its base URL; stop it after."""
     port = free_port()
-    full_env = {**os.environ, "TEMPSUP_CACHE": str(cache), "PYTHONUNBUFFERED": "1", **(env or {})}
+    # presets are pre-trained in the background only where a test asks for them
+    base = {"TEMPSUP_CACHE": str(cache), "PYTHONUNBUFFERED": "1", "TEMPSUP_PRESETS": "off"}
+    full_env = {**os.environ, **base, **(env or {})}
     log = open(cache.parent / f"server-{port}.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
         [sys.executable, "-m", "app", "--port", str(port), "--workers", str(workers)],

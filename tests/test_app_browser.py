@@ -217,3 +217,18 @@ def test_lab_sweep_over_m(server, browser):
     # WᵀW per point (2) and 3 measures against m: the finished sweep figure
     wait_for(lambda: n_traces(browser, "lab-sweep-graph") >= 5, 20, "sweep figure traces")
     assert find(browser, "#lab-sweep-error").text == ""
+
+
+def test_gallery_fills_in_the_background_and_opens_a_preset(tmp_path_factory, browser):
+    cache = tmp_path_factory.mktemp("gallery") / "jobs"
+    with app_server(cache, env={"TEMPSUP_PRESETS": "quick"}) as url:
+        browser.get(f"{url}/gallery")
+        cards = wait_for(lambda: browser.find_elements("css selector", ".preset"), 30, "cards")
+        assert len(cards) == 6
+        # the first preset (the linear spiral sink) is trained first: its claims appear
+        spiral = "#preset-spiral-sink"
+        wait_for(lambda: "held" in find(browser, spiral).text, 240, "spiral-sink claims")
+        assert "seeds" in find(browser, spiral).text
+        find(browser, f"{spiral} a.chip").click()
+        wait_for(lambda: "model=linear" in browser.current_url, 20, "explorer opened")
+        wait_for(lambda: "Done" in find(browser, "#job-status").text, 30, "preset run served")

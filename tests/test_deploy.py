@@ -33,7 +33,8 @@ def _pool_pids(cache: Path) -> list[int]:
 
 def test_gunicorn_serves_the_app_and_runs_the_workers(tmp_path: Path) -> None:
     port, cache = free_port(), tmp_path / "jobs"
-    env = {**os.environ, "PORT": str(port), "TEMPSUP_CACHE": str(cache), "HOME": str(tmp_path)}
+    env = {**os.environ, "PORT": str(port), "TEMPSUP_CACHE": str(cache), "HOME": str(tmp_path),
+           "TEMPSUP_PRESETS": "off"}  # fmt: skip
     gunicorn = Path(sys.executable).with_name("gunicorn")
     cmd = [str(gunicorn), "-c", "gunicorn.conf.py", "app:server"]
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}

@@ -1,0 +1,173 @@
+"""The gallery: every claim of the paper as a card that opens its run in one click.
+
+Cards come from `tempsup.presets` (the runs, the recipe, the check). Their runs
+are pre-trained in the background when the server starts
+(`app.services.start_preset_fill`), so on a fresh start a card says how many
+of its runs are ready and fills in as they finish; afterwards it is instant.
+Each card shows a thumbnail of its main run, the measured claims with their
+seed success rates, and links into the explorer (or the compare page).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from dash import Input, Output, callback, dcc, html
+
+from app import ids
+from app.pages import register
+from app.pages.compare import compare_href
+from app.services import job_queue, preset_mode
+from app.urlstate import query_from_config
+from tempsup import figures
+from tempsup.errors import TempsupError
+from tempsup.jobs import JobState
+from tempsup.presets import ClaimResult, Preset, presets
+from tempsup.run import Run
+
+POLL_MS = 3000  # cards refresh while presets are still training
+
+
+def layout() -> html.Div:
+    return html.Div(
+        children=[
+            html.Div(
+                className="card",
+                children=[
+                    html.H2("The paper's claims, one click each"),
+                    html.P(
+                        "Every card trains (or has trained) the runs behind one claim of the "
+                        "paper and measures it on them: the numbers and how many seeds agree "
+                        "are on the card. Open a run to watch it form in the explorer.",
+                        className="explain",
+                    ),
+                ],
+            ),
+            dcc.Interval(id=ids.GALLERY_POLL, interval=POLL_MS),
+            html.Div(id=ids.GALLERY_CARDS, className="gallery", children=cards()[0]),
+        ]
+    )
+
+
+def _ready(preset: Preset) -> dict[str, Run]:
+    """The preset's finished runs, by label."""
+    queue = job_queue()
+    out = {}
+    for label, cfg in zip(preset.labels, preset.configs, strict=True):
+        status = queue.status(cfg.key)
+        if status is not None and status.state == JobState.DONE:
+            run = queue.run(cfg.key)
+            if run is not None:
+                out[label] = run
+    return out
+
+
+@lru_cache(maxsize=16)
+def _checked(name: str, quick: bool, keys: tuple[str, ...]) -> tuple[ClaimResult, ...]:
+    """A preset's claims measured once per web process (its runs never change)."""
+    preset = next(p for p in presets(quick) if p.name == name)
+    runs = {label: job_queue().run(key) for label, key in zip(preset.labels, keys, strict=True)}
+    return tuple(preset.check(runs))
+
+
+@lru_cache(maxsize=16)
+def _thumbnail(key: str) -> dict[str, Any]:
+    """A small static picture of a run's final frame (plain JSON, cached)."""
+    run = job_queue().run(key)
+    if run is None:
+        return {}
+    panel = "projections" if run.config.inputs > 1 else "directions"
+    fig = figures.panel_figure(panel, run)
+    fig.update_layout(showlegend=False, title=None, margin={"l": 30, "r": 10, "t": 10, "b": 30},
+                      height=220, annotations=[])  # fmt: skip
+    return fig.to_plotly_json()
+
+
+def claim_rows(results: tuple[ClaimResult, ...]) -> html.Ul:
+    items = []
+    for r in results:
+        mark = "✓ held" if r.held else "✗ did not hold"
+        items.append(
+            html.Li(
+                className="held" if r.held else "not-held",
+                children=[
+                    html.Strong(mark),
+                    f" — {r.claim} ",
+                    html.Span(f"({r.successes} of {r.seeds} seeds)", className="rate"),
+                ],
+            )
+        )
+    return html.Ul(className="claims", children=items)
+
+
+def links(preset: Preset) -> list[Any]:
+    out = [
+        dcc.Link(f"open {label}", href="/" + query_from_config(cfg), className="chip")
+        for label, cfg in zip(preset.labels, preset.configs, strict=True)
+    ]
+    if len(preset.configs) == 2:
+        out.append(dcc.Link("compare side by side", className="chip",
+                            href=compare_href(preset.configs[0], preset.configs[1])))  # fmt: skip
+    return out
+
+
+def card(preset: Preset, quick: bool, ready: dict[str, Run]) -> html.Div:
+    n, total = len(ready), len(preset.configs)
+    body: list[Any]
+    if n < total:
+        body = [html.P(f"Training in the background: {n} of {total} runs ready.",
+                       className="status")]  # fmt: skip
+    else:
+        try:
+            results = _checked(preset.name, quick, preset.keys)
+            body = [claim_rows(results)]
+        except TempsupError as exc:
+            body = [html.P(f"Could not check this preset: {exc}", className="error")]
+    thumb = _thumbnail(preset.main_key) if preset.main in ready else {}
+    graph = (
+        dcc.Graph(figure=thumb, config={"staticPlot": True}, style={"height": "220px"})
+        if thumb
+        else html.Div(className="thumb-placeholder", children="…")
+    )
+    return html.Div(
+        className="card preset",
+        id=f"preset-{preset.name}",
+        children=[
+            html.H2(preset.title),
+            graph,
+            html.P(preset.claim, className="explain"),
+            *body,
+            html.Div(className="chips", children=links(preset)),
+            html.Details([html.Summary("recipe"), html.Ul([html.Li(r) for r in preset.recipe])]),
+        ],
+    )
+
+
+def cards() -> tuple[list[html.Div], bool]:
+    """Every preset's card, and whether some of their runs are still training."""
+    mode = preset_mode()
+    if mode == "off":
+        return [html.P("Presets are switched off on this server (TEMPSUP_PRESETS=off).")], False
+    quick = mode == "quick"
+    out, pending = [], False
+    for p in presets(quick):
+        ready = _ready(p)
+        pending |= len(ready) < len(p.configs)
+        out.append(card(p, quick, ready))
+    return out, pending
+
+
+@callback(
+    Output(ids.GALLERY_CARDS, "children"),
+    Output(ids.GALLERY_POLL, "disabled"),
+    Input(ids.GALLERY_POLL, "n_intervals"),
+    prevent_initial_call=True,
+)
+def refresh(_n: int):
+    """Redraw the cards while runs are still training; stop once all are ready."""
+    content, pending = cards()
+    return content, not pending
+
+
+register("/gallery", "Gallery", layout, order=1)
