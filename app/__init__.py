@@ -9,10 +9,11 @@ jobs go to the worker processes through the shared job store.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import dash
-from dash import Input, Output, dcc, html
+from dash import Input, Output, dcc, html, set_props
 
 from app import ids
 
@@ -23,12 +24,31 @@ app = dash.Dash(
     assets_folder=str(ASSETS),
     title="tempsup",
     suppress_callback_exceptions=True,  # page components exist only on their page
+    on_error=lambda exc: report_error(exc),
 )
 server = app.server
 
 # Page and callback modules register themselves on import.
 from app import panels  # noqa: E402
 from app.pages import PAGES, compare, explorer, gallery, lab, ordered, phase  # noqa: E402, F401
+
+log = logging.getLogger("tempsup.app")
+
+
+def report_error(exc: Exception) -> None:
+    """Any callback that raises ends here: its outputs stay as they were, and the
+    page shows one line instead of a traceback (the log keeps the traceback)."""
+    from tempsup.errors import TempsupError
+    from tempsup.jobs import StoreUnavailable
+
+    if isinstance(exc, StoreUnavailable):
+        text = f"The job store cannot be reached right now ({exc}); try again in a moment."
+    elif isinstance(exc, TempsupError):
+        text = str(exc)
+    else:
+        log.exception("callback failed", exc_info=exc)
+        text = f"Something went wrong ({type(exc).__name__}); the server log has the details."
+    set_props(ids.ALERT, {"children": text})
 
 
 def nav() -> html.Nav:
@@ -63,6 +83,7 @@ def layout() -> html.Div:
                     ),
                 ],
             ),
+            html.Div(id=ids.ALERT, className="error alert", role="alert"),
             html.Div(id=ids.PAGE),
         ],
     )
@@ -75,7 +96,7 @@ app.validation_layout = html.Div([layout(), *[p.layout() for p in ordered()]])
 
 @app.callback(Output(ids.PAGE, "children"), Input(ids.ROOT_URL, "pathname"))
 def route(pathname: str | None) -> html.Div:
-    page = PAGES.get(pathname or "/")
+    page = PAGES.get(pathname if isinstance(pathname, str) and pathname else "/")
     if page is None:
         return html.Div(
             className="card",

@@ -197,6 +197,7 @@ def config_store(config: RunConfig, autostart: bool) -> dict[str, Any]:
 def sync_controls(search: str | None, *values: Any) -> tuple[Any, ...]:
     """URL → controls (a link was opened) or controls → URL (a control moved)."""
     *controls, options, current = values
+    current = current if isinstance(current, dict) else None
     n_controls = len(FIELD_CONTROLS) + 1
     if ctx.triggered_id == ids.URL or ctx.triggered_id is None:
         config, errors = config_from_query(search)
@@ -204,7 +205,8 @@ def sync_controls(search: str | None, *values: Any) -> tuple[Any, ...]:
             return (no_update,) * (3 + n_controls)
         message = "Ignored from the link: " + "; ".join(errors) if errors else ""
         # a bare or partly invalid link is rewritten to the config actually shown
-        url = query_from_config(config) if errors or not (search or "").strip("?") else no_update
+        bare = not (isinstance(search, str) and search.strip("?"))
+        url = query_from_config(config) if errors or bare else no_update
         return (url, config_store(config, autostart=True), message, *control_values(config))
     try:
         config = config_from_controls(controls, options)

@@ -255,16 +255,15 @@ def switch_seed(seed: Any, feature: Any, job: dict[str, Any] | None, store: dict
     """Rebuild the view for another seed or feature of a finished run."""
     config = _config(store)
     seed = _int_or_none(seed)
-    feature = _int_or_none(feature) or 0
-    if config is None or not job or job.get("state") != JobState.DONE.value:
+    if config is None or not isinstance(job, dict) or job.get("state") != JobState.DONE.value:
         return no_update, no_update
+    feature = _feature(feature, config)
     if seed == job.get("seed") and feature == (job.get("view_feature") or 0):
         return no_update, no_update
     run = job_queue().run(config.key)
     if run is None:
         return no_update, no_update
     seed = choose_seed(run, seed)
-    feature = feature if feature < config.inputs else 0
     return full_view(run, seed, feature), {**job, "seed": seed, "view_feature": feature}
 
 
@@ -285,7 +284,7 @@ def export(_h: int, _n: int, job: dict[str, Any] | None, store: dict[str, Any] |
     if run is None:
         text = "Nothing to export yet: train this configuration first."
         return no_update, job_status(config.key if config else "", None, text)
-    seed = choose_seed(run, _int_or_none((job or {}).get("seed")))
+    seed = choose_seed(run, _int_or_none(job.get("seed")) if isinstance(job, dict) else None)
     if ctx.triggered_id == ids.EXPORT_NPZ:
         return dcc.send_bytes(run.to_bytes(), f"tempsup-{config.key}.npz"), no_update
     html_text = export_html(run, seed, link=link if isinstance(link, str) else None)

@@ -3,6 +3,7 @@
 # page and shared state
 ROOT_URL = "root-url"  # routing: pathname picks the page
 PAGE = "page-content"
+ALERT = "alert"  # one line for errors no panel owns (see app.report_error)
 URL = "url"  # the explorer's config in the query string
 CONFIG = "config-store"  # the validated config being viewed: {"config": {...}, "key": "..."}
 JOB = "job-store"  # {"key", "state", "cursor", "seed"}: what the poller needs

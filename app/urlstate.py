@@ -60,7 +60,7 @@ def config_from_query(search: str | None) -> tuple[RunConfig, list[str]]:
     """The config a query string describes, and messages for what was ignored."""
     values: dict[str, Any] = {}
     errors: list[str] = []
-    query = (search or "").lstrip("?")
+    query = search.lstrip("?") if isinstance(search, str) else ""
     for name, text in parse_qsl(query, keep_blank_values=True)[:64]:
         if name not in _TYPES:
             continue  # view parameters (seed, frame) and unknown keys

@@ -133,7 +133,7 @@ def layout() -> html.Div:
 
 def side_configs(search: str | None) -> tuple[RunConfig, RunConfig, list[str]]:
     """The two configs a /compare query names (defaults: the SSM's two regimes)."""
-    params = parse_qs((search or "").lstrip("?"))
+    params = parse_qs(search.lstrip("?") if isinstance(search, str) else "")
     defaults = EXAMPLES["SSM: dense vs sparse"]
     configs, errors = [], []
     for side, default in zip(SIDES, defaults, strict=True):
@@ -171,7 +171,10 @@ def compare_links(_n: int, left: Any, right: Any):
     a, b = _link_query(left), _link_query(right)
     if not a or not b:
         return no_update
-    return "?" + urlencode({"left": a, "right": b})
+    try:
+        return "?" + urlencode({"left": a, "right": b})
+    except UnicodeError:  # text no URL can carry
+        return no_update
 
 
 @callback(

@@ -45,7 +45,9 @@ def layout() -> html.Div:
                 ],
             ),
             dcc.Interval(id=ids.GALLERY_POLL, interval=POLL_MS),
-            html.Div(id=ids.GALLERY_CARDS, className="gallery", children=cards()[0]),
+            # filled by `refresh` as soon as the page shows: building the layout never
+            # touches the job store (the app must start even while the store is down)
+            html.Div(id=ids.GALLERY_CARDS, className="gallery", children=html.P("Loading…")),
         ]
     )
 
@@ -162,7 +164,6 @@ def cards() -> tuple[list[html.Div], bool]:
     Output(ids.GALLERY_CARDS, "children"),
     Output(ids.GALLERY_POLL, "disabled"),
     Input(ids.GALLERY_POLL, "n_intervals"),
-    prevent_initial_call=True,
 )
 def refresh(_n: int):
     """Redraw the cards while runs are still training; stop once all are ready."""

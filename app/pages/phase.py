@@ -143,6 +143,8 @@ def parse_list(text: Any, kind: type, name: str) -> tuple:
 
 def build_spec(model: Any, sparsities: Any, ks: Any, seeds: Any, steps: Any, hidden: Any):
     """The SweepSpec the page's controls describe (validated by the library)."""
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (seeds, steps, hidden)):
+        raise TempsupError("seeds, steps and hidden size: expected whole numbers")
     try:
         base = DEFAULTS.replace(
             model=model,
@@ -240,7 +242,7 @@ def open_point(click: Any, job: Any):
     key = job_key(job)
     try:
         index = int(click["points"][0]["customdata"])
-    except (TypeError, KeyError, IndexError, ValueError):
+    except (TypeError, KeyError, IndexError, ValueError, OverflowError):
         return no_update
     spec = job_queue().spec(key) if isinstance(key, str) else None
     if not isinstance(spec, SweepSpec) or not 0 <= index < len(spec.configs):
