@@ -10,12 +10,10 @@ so no later layer ever sees an impossible run (science.md §1).
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
-import math
 from dataclasses import dataclass
 from typing import Any
 
+from tempsup._specs import Config, check_bool, check_choice, check_float, check_int
 from tempsup.errors import TempsupError
 
 MODELS = ("linear", "ssm", "rnn")
@@ -40,12 +38,13 @@ MAX_ACTIVATIONS = 2.5e8
 
 
 @dataclass(frozen=True)
-class RunConfig:
+class RunConfig(Config):
     """One training run of `seeds` models (science.md §1).
 
     Defaults reproduce the paper's setting as measured in science.md §1b:
     N_h = 2, k = 3, T = 20, uniform[0,1] inputs, Adam with cosine decay,
-    tied readout, best of 8 seeds.
+    tied readout, best of 8 seeds. JSON both ways, `key`, `from_dict` and
+    `replace` come from `tempsup._specs.Config`, shared with the bows lab.
     """
 
     model: str = "ssm"  # the paper's most telling case: linear recurrence, ReLU readout
@@ -71,25 +70,25 @@ class RunConfig:
     warm_start: str | None = None  # a run file (or run key) whose final weights start every seed
 
     def __post_init__(self) -> None:
-        _check_choice("model", self.model, MODELS)
-        _check_choice("schedule", self.schedule, SCHEDULES)
-        _check_choice("input_dist", self.input_dist, INPUT_DISTS)
-        _check_int("hidden", self.hidden, 1, 256)
-        _check_int("inputs", self.inputs, 1, 128)
-        _check_int("seq_len", self.seq_len, 2, 500)
-        _check_int("k", self.k, 0, self.seq_len - 1, hint="k must be smaller than seq_len (T)")
-        _check_int("batch", self.batch, 1, 65536)
-        _check_int("steps", self.steps, 1, 200_000)
-        _check_int("seeds", self.seeds, 1, 256)
-        _check_int("seed", self.seed, 0, 2**31 - 1)
-        _check_int("snapshot_every", self.snapshot_every, 1, self.steps, hint="at most `steps`")
-        _check_float("sparsity", self.sparsity, 0.0, 1.0, hi_open=True)
-        _check_float("lr", self.lr, 0.0, 10.0, lo_open=True)
-        _check_float("importance", self.importance, 0.0, 1.0, lo_open=True)
+        check_choice("model", self.model, MODELS)
+        check_choice("schedule", self.schedule, SCHEDULES)
+        check_choice("input_dist", self.input_dist, INPUT_DISTS)
+        check_int("hidden", self.hidden, 1, 256)
+        check_int("inputs", self.inputs, 1, 128)
+        check_int("seq_len", self.seq_len, 2, 500)
+        check_int("k", self.k, 0, self.seq_len - 1, hint="k must be smaller than seq_len (T)")
+        check_int("batch", self.batch, 1, 65536)
+        check_int("steps", self.steps, 1, 200_000)
+        check_int("seeds", self.seeds, 1, 256)
+        check_int("seed", self.seed, 0, 2**31 - 1)
+        check_int("snapshot_every", self.snapshot_every, 1, self.steps, hint="at most `steps`")
+        check_float("sparsity", self.sparsity, 0.0, 1.0, hi_open=True)
+        check_float("lr", self.lr, 0.0, 10.0, lo_open=True)
+        check_float("importance", self.importance, 0.0, 1.0, lo_open=True)
         if self.curriculum is not None:
-            _check_float("curriculum", self.curriculum, 0.0, 1.0, hi_open=True)
-        _check_bool("tied", self.tied)
-        _check_bool("bias", self.bias)
+            check_float("curriculum", self.curriculum, 0.0, 1.0, hi_open=True)
+        check_bool("tied", self.tied)
+        check_bool("bias", self.bias)
         # JSON writes 0.0 as 0: store floats as floats so equal configs hash alike
         for name in ("sparsity", "lr", "importance", "curriculum"):
             value = getattr(self, name)
@@ -143,51 +142,9 @@ class RunConfig:
 
     # ---- identity -------------------------------------------------------------
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True)
-
-    @property
-    def key(self) -> str:
-        """Stable content hash: the cache key and the share-link id.
-
-        Floats go through `repr` so that 0.9 and 0.90000 hash alike but 0.9 and
-        0.9000001 do not; the schema version invalidates old caches.
-        """
-        payload = {"v": SCHEMA_VERSION, **self.to_dict()}
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> RunConfig:
-        """Build from JSON-like data (a run file, an API call, a URL), strictly."""
-        if not isinstance(data, dict):
-            raise TempsupError(f"config: expected a mapping of fields, got {type(data).__name__}")
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(str(name) for name in set(data) - names)
-        if unknown:
-            raise TempsupError(
-                f"config: unknown field(s) {', '.join(map(str, unknown))}; "
-                f"known fields are {', '.join(sorted(names))}"
-            )
-        return cls(**data)
-
-    @classmethod
-    def from_json(cls, text: str) -> RunConfig:
-        try:
-            data = json.loads(text)
-        except (TypeError, ValueError) as exc:
-            raise TempsupError(f"config: expected JSON, could not parse it ({exc})") from None
-        return cls.from_dict(data)
-
-    def replace(self, **changes: Any) -> RunConfig:
-        """A copy with some fields changed, validated like a new config."""
-        unknown = sorted(set(changes) - set(FIELDS))
-        if unknown:
-            raise TempsupError(f"config: unknown field(s) {', '.join(unknown)}")
-        return dataclasses.replace(self, **changes)
+    def _key_payload(self) -> dict[str, Any]:
+        """The fields and the schema version, which invalidates old caches."""
+        return {"v": SCHEMA_VERSION, **self.to_dict()}
 
 
 def importance_weights(config: RunConfig) -> list[float]:
@@ -199,44 +156,6 @@ def snapshot_steps(steps: int, every: int) -> list[int]:
     """Optimizer steps after which a frame is taken: 0, every, 2*every, ..., steps."""
     marks = list(range(0, steps, every))
     return marks + [steps]
-
-
-# ---- validation helpers: each names field, value and allowed range ------------
-
-
-def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise TempsupError(f"{name}: expected one of {', '.join(allowed)}, got {value!r}")
-
-
-def _check_bool(name: str, value: object) -> None:
-    if not isinstance(value, bool):
-        raise TempsupError(f"{name}: expected true or false, got {value!r}")
-
-
-def _check_int(name: str, value: object, lo: int, hi: int, hint: str = "") -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TempsupError(f"{name}: expected an integer in [{lo}, {hi}], got {value!r}")
-    if not lo <= value <= hi:
-        extra = f" ({hint})" if hint else ""
-        raise TempsupError(f"{name}: expected an integer in [{lo}, {hi}], got {value}{extra}")
-
-
-def _check_float(
-    name: str,
-    value: object,
-    lo: float,
-    hi: float,
-    lo_open: bool = False,
-    hi_open: bool = False,
-) -> None:
-    interval = f"{'(' if lo_open else '['}{lo:g}, {hi:g}{')' if hi_open else ']'}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TempsupError(f"{name}: expected a number in {interval}, got {value!r}")
-    v = float(value)
-    ok = math.isfinite(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
-    if not ok:
-        raise TempsupError(f"{name}: expected a number in {interval}, got {value!r}")
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RunConfig))

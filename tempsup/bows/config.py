@@ -13,13 +13,11 @@ RNN run), stored as JSON in run files.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from tempsup.config import _check_choice, _check_float, _check_int
+from tempsup._specs import Config, check_choice, check_float, check_int
 from tempsup.errors import TempsupError
 
 STRUCTURES = ("circular", "figure8", "sphere", "iid", "text")
@@ -45,7 +43,7 @@ MAX_FEATURES = 10_000  # the paper's vocabulary size; also the synthetic limit
 
 
 @dataclass(frozen=True)
-class BowsConfig:
+class BowsConfig(Config):
     """One run of `seeds` tied autoencoders on one data set (science.md §2).
 
     Defaults are the authors' synthetic setting: 12 circular features,
@@ -83,27 +81,27 @@ class BowsConfig:
     window: int = 20  # structure "text": consecutive non-empty lines per sample (paper: 20)
 
     def __post_init__(self) -> None:
-        _check_choice("structure", self.structure, STRUCTURES)
-        _check_choice("model", self.model, MODELS)
-        _check_choice("values", self.values, VALUES)
-        _check_choice("schedule", self.schedule, SCHEDULES)
+        check_choice("structure", self.structure, STRUCTURES)
+        check_choice("model", self.model, MODELS)
+        check_choice("values", self.values, VALUES)
+        check_choice("schedule", self.schedule, SCHEDULES)
         lo = 4 if self.structure == "sphere" else 2
-        _check_int("n_features", self.n_features, lo, MAX_FEATURES)
-        _check_float("sharpness", self.sharpness, 0.0, 100.0)
-        _check_float("base_log_odds", self.base_log_odds, -30.0, 30.0)
-        _check_float("noise", self.noise, 0.0, 2 * math.pi)
-        _check_int("vocab", self.vocab, 2, MAX_FEATURES)
-        _check_int("window", self.window, 1, 100_000)
-        _check_int("m", self.m, 1, self.d, hint=f"the bottleneck is at most the {self.d} features")
-        _check_float("weight_decay", self.weight_decay, 0.0, 100.0)
-        _check_float("lr", self.lr, 0.0, 10.0, lo_open=True)
-        _check_int("epochs", self.epochs, 1, 100_000)
-        _check_int("batch", self.batch, 1, 65_536)
-        _check_float("grad_clip", self.grad_clip, 0.0, 1e6)
-        _check_int("n_samples", self.n_samples, 1, 10_000_000)
-        _check_int("seeds", self.seeds, 1, 256)
-        _check_int("seed", self.seed, 0, 2**31 - 1)
-        _check_int("snapshot_every", self.snapshot_every, 1, self.steps, hint="at most `steps`")
+        check_int("n_features", self.n_features, lo, MAX_FEATURES)
+        check_float("sharpness", self.sharpness, 0.0, 100.0)
+        check_float("base_log_odds", self.base_log_odds, -30.0, 30.0)
+        check_float("noise", self.noise, 0.0, 2 * math.pi)
+        check_int("vocab", self.vocab, 2, MAX_FEATURES)
+        check_int("window", self.window, 1, 100_000)
+        check_int("m", self.m, 1, self.d, hint=f"the bottleneck is at most the {self.d} features")
+        check_float("weight_decay", self.weight_decay, 0.0, 100.0)
+        check_float("lr", self.lr, 0.0, 10.0, lo_open=True)
+        check_int("epochs", self.epochs, 1, 100_000)
+        check_int("batch", self.batch, 1, 65_536)
+        check_float("grad_clip", self.grad_clip, 0.0, 1e6)
+        check_int("n_samples", self.n_samples, 1, 10_000_000)
+        check_int("seeds", self.seeds, 1, 256)
+        check_int("seed", self.seed, 0, 2**31 - 1)
+        check_int("snapshot_every", self.snapshot_every, 1, self.steps, hint="at most `steps`")
         if self.structure == "text":
             if not isinstance(self.text_path, str) or not self.text_path.strip():
                 raise TempsupError(
@@ -157,57 +155,26 @@ class BowsConfig:
         """Multiply-adds of the whole run, the unit of the size limit."""
         return float(self.steps) * self.batch * self.seeds * 4 * self.m * self.d
 
-    # ---- identity -----------------------------------------------------------
+    # ---- identity (JSON, key, strict from_dict and replace: `tempsup._specs.Config`) ----
 
-    def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True)
-
-    @property
-    def key(self) -> str:
-        """Stable content hash, tagged with the kind: the cache key and share-link id.
+    def _key_payload(self) -> dict[str, Any]:
+        """The fields, tagged with the kind and the schema version.
 
         A text run hashes the path, not the file's contents: a caller that lets
         users upload text should store it under a content-addressed name.
         """
-        payload = {"kind": self.kind, "v": SCHEMA_VERSION, **self.to_dict()}
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
+        return {"kind": self.kind, "v": SCHEMA_VERSION, **self.to_dict()}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> BowsConfig:
-        """Build from JSON-like data (a run file, an API call, a URL), strictly.
-
-        A "kind" entry is accepted if it says "bows" (so tagged JSON round-trips).
-        """
-        if not isinstance(data, dict):
-            raise TempsupError(f"config: expected a mapping of fields, got {type(data).__name__}")
-        data = dict(data)
-        kind = data.pop("kind", cls.kind)
-        if kind != cls.kind:
-            raise TempsupError(f"config: expected kind {cls.kind!r}, got {kind!r}")
-        names = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise TempsupError(
-                f"config: unknown field(s) {', '.join(map(str, unknown))}; "
-                f"known fields are {', '.join(sorted(names))}"
-            )
-        return cls(**data)
-
-    @classmethod
-    def from_json(cls, text: str) -> BowsConfig:
-        try:
-            data = json.loads(text)
-        except (TypeError, ValueError) as exc:
-            raise TempsupError(f"config: expected JSON, could not parse it ({exc})") from None
-        return cls.from_dict(data)
-
-    def replace(self, **changes: Any) -> BowsConfig:
-        """A copy with some fields changed, validated like a new config."""
-        return dataclasses.replace(self, **changes)
+    def from_dict(cls, data: Any) -> BowsConfig:
+        """Build from JSON-like data, strictly (`Config.from_dict`); a "kind" entry is
+        accepted if it says "bows" (so tagged JSON, as in run files, round-trips)."""
+        if isinstance(data, dict) and "kind" in data:
+            data = dict(data)
+            kind = data.pop("kind")
+            if kind != cls.kind:
+                raise TempsupError(f"config: expected kind {cls.kind!r}, got {kind!r}")
+        return super().from_dict(data)
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(BowsConfig))
