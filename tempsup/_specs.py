@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from tempsup.errors import TempsupError
@@ -147,3 +148,128 @@ def check_float(
     ok = math.isfinite(v) and (v > lo if lo_open else v >= lo) and (v < hi if hi_open else v <= hi)
     if not ok:
         raise TempsupError(f"{name}: expected a number in {interval}, got {value!r}")
+
+
+# ---- sweeps: a base config × two lists of values, trained as one batch --------------------
+
+
+def sorted_unique(what: str, name: str, values: Any, kind: type) -> tuple:
+    """A sweep's list of values, sorted: a non-empty sequence of distinct finite numbers
+    (integers if `kind` is int), each converted to `kind`."""
+    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+        raise TempsupError(f"{what}: {name} expected a non-empty list of numbers, got {values!r}")
+    out = []
+    for v in values:
+        ok = not isinstance(v, bool) and isinstance(v, (int, float)) and math.isfinite(v)
+        if ok and kind is int:
+            ok = float(v).is_integer()
+        if not ok:
+            what_ = "integers" if kind is int else "numbers"
+            raise TempsupError(f"{what}: {name} expected {what_}, got {v!r} in {list(values)!r}")
+        out.append(kind(v))
+    if len(set(out)) != len(out):
+        raise TempsupError(f"{what}: {name} expected distinct values, got {list(values)!r}")
+    return tuple(sorted(out))
+
+
+class SweepSpecBase(Spec):
+    """A sweep job: every point of two value lists applied to a `base` config, each point
+    × its seeds, all trained as one batch.
+
+    A subclass is a frozen dataclass with the fields `base` and the two lists
+    named by `axes` ((field, number type) each): the first list is required,
+    the second may be empty and then holds only `_outer_default()`, the base's
+    own value. Both are stored sorted and without repeats. `configs` (one per
+    point) is the subclass's; `key` hashes the points' config keys, so two
+    specs with the same points are the same job.
+    """
+
+    kind: ClassVar[str]  # the job kind, also the tag in `key` (never a run's key)
+    version: ClassVar[int]  # the configs' schema version
+    config_type: ClassVar[type]
+    axes: ClassVar[tuple[tuple[str, type], tuple[str, type]]]
+
+    base: Any
+    configs: Any  # list of one config per point (a cached property of the subclass)
+
+    def _outer_default(self) -> tuple:
+        raise NotImplementedError
+
+    def _check_points(self, max_points: int) -> int:
+        """Check the base and both lists, store the lists sorted, validate every point;
+        returns the number of points."""
+        if not isinstance(self.base, self.config_type):
+            raise TempsupError(
+                f"{self.what}: base expected a {self.config_type.__name__}, "
+                f"got {type(self.base).__name__}"
+            )
+        (first, first_type), (second, second_type) = self.axes
+        values = sorted_unique(self.what, first, getattr(self, first), first_type)
+        given = getattr(self, second)
+        outer = (
+            sorted_unique(self.what, second, given, second_type) if given else self._outer_default()
+        )
+        object.__setattr__(self, first, values)
+        object.__setattr__(self, second, outer)
+        n = len(values) * len(outer)
+        if n > max_points:
+            raise TempsupError(
+                f"{self.what}: expected at most {max_points} points ({first} × {second}), got "
+                f"{len(values)} × {len(outer)} = {n}; sweep fewer values"
+            )
+        try:  # validates every point; the config names the field
+            self.configs  # noqa: B018 - computed (and cached) for its checks
+        except TempsupError as exc:
+            raise TempsupError(f"{self.what}: a point is invalid: {exc}") from None
+        return n
+
+    def _check_work(self, max_work: float, lower: str) -> None:
+        work = self.work
+        if work > max_work:
+            raise TempsupError(
+                f"{self.what} too long: {len(self.configs)} points need {work:.3g} "
+                f"multiply-adds, more than {max_work:.3g} (hours of training); lower {lower}"
+            )
+
+    def _key_payload(self) -> dict[str, Any]:
+        return {"kind": self.kind, "v": self.version, "points": self.point_keys}
+
+    @property
+    def steps(self) -> int:
+        """Optimizer steps: every point trains in the same batch, so the base's."""
+        return self.base.steps
+
+    @property
+    def n_snapshots(self) -> int:
+        return self.base.n_snapshots
+
+    @property
+    def work(self) -> float:
+        """Multiply-adds of the whole batch: the sum over points."""
+        return float(sum(c.work for c in self.configs))
+
+    @property
+    def point_keys(self) -> list[str]:
+        return [c.key for c in self.configs]
+
+    def to_dict(self) -> dict[str, Any]:
+        (first, _), (second, _) = self.axes
+        return {
+            "base": self.base.to_dict(),
+            first: list(getattr(self, first)),
+            second: list(getattr(self, second)),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Any:
+        (first, _), (second, _) = cls.axes
+        if not isinstance(data, dict):
+            raise TempsupError(f"{cls.what}: expected a mapping, got {type(data).__name__}")
+        unknown = sorted(set(data) - {"base", first, second})
+        if unknown or "base" not in data or first not in data:
+            raise TempsupError(
+                f"{cls.what}: expected fields base, {first} and optionally {second}, "
+                f"got {sorted(data)}"
+            )
+        base = cls.config_type.from_dict(data["base"])  # type: ignore[attr-defined]
+        return cls(base, data[first], tuple(data.get(second) or ()))  # type: ignore[call-arg]

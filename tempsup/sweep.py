@@ -17,18 +17,17 @@ and read results without it.
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
-import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from tempsup._specs import SweepSpecBase
 from tempsup.config import MAX_ACTIVATIONS, MAX_WORK, SCHEMA_VERSION, RunConfig
 from tempsup.errors import TempsupError
 
@@ -104,36 +103,27 @@ SWEEP_FRAME_ARRAYS = (
 
 
 @dataclass(frozen=True)
-class SweepSpec:
+class SweepSpec(SweepSpecBase):
     """A sweep job: every (k, sparsity) point of `base` × its seeds, trained as one batch.
 
     `sparsities` and `ks` are sorted and must not repeat (the phase diagram's
     x axis); empty `ks` means `(base.k,)`. The base's own sparsity and k are
     ignored: `key` hashes the points' config keys, so two specs with the same
-    points are the same job.
+    points are the same job. Checks, JSON and key: `tempsup._specs.SweepSpecBase`.
     """
+
+    kind: ClassVar[str] = "sweep"
+    what: ClassVar[str] = "sweep"
+    version: ClassVar[int] = SCHEMA_VERSION
+    config_type: ClassVar[type] = RunConfig
+    axes: ClassVar[tuple[tuple[str, type], tuple[str, type]]] = (("sparsities", float), ("ks", int))
 
     base: RunConfig
     sparsities: tuple[float, ...]
     ks: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
-        if not isinstance(self.base, RunConfig):
-            raise TempsupError(f"sweep: base expected a RunConfig, got {type(self.base).__name__}")
-        sparsities = _sorted_unique("sparsities", self.sparsities, float)
-        ks = _sorted_unique("ks", self.ks, int) if self.ks else (self.base.k,)
-        object.__setattr__(self, "sparsities", sparsities)
-        object.__setattr__(self, "ks", ks)
-        n = len(sparsities) * len(ks)
-        if n > MAX_POINTS:
-            raise TempsupError(
-                f"sweep: expected at most {MAX_POINTS} points (sparsities × ks), got "
-                f"{len(sparsities)} × {len(ks)} = {n}; sweep fewer values"
-            )
-        try:  # validates every point; RunConfig names the field
-            configs = self.configs
-        except TempsupError as exc:
-            raise TempsupError(f"sweep: a point is invalid: {exc}") from None
+        n = self._check_points(MAX_POINTS)
         b = self.base
         acts = b.seq_len * n * b.seeds * b.batch * max(b.hidden, b.inputs)
         if acts > MAX_ACTIVATIONS:
@@ -141,89 +131,15 @@ class SweepSpec:
                 f"sweep too large: seq_len*points*seeds*batch*max(hidden, inputs) = {acts:.3g} "
                 f"exceeds {MAX_ACTIVATIONS:.3g} (it would exhaust memory); lower batch or seeds"
             )
-        work = sum(c.work for c in configs)
-        if work > MAX_WORK:
-            raise TempsupError(
-                f"sweep too long: {n} points need {work:.3g} multiply-adds, more than "
-                f"{MAX_WORK:.3g} (hours of training); lower steps, batch, seeds or points"
-            )
+        self._check_work(MAX_WORK, "steps, batch, seeds or points")
+
+    def _outer_default(self) -> tuple[int, ...]:
+        return (self.base.k,)
 
     @cached_property
     def configs(self) -> list[RunConfig]:
         """One config per point, k-major then sparsity (`sweep_configs`)."""
         return sweep_configs(self.base, self.sparsities, self.ks)
-
-    @property
-    def key(self) -> str:
-        """Stable content hash of the points, tagged with the kind (never a run's key)."""
-        payload = {"kind": "sweep", "v": SCHEMA_VERSION, "points": [c.key for c in self.configs]}
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-    @property
-    def steps(self) -> int:
-        return self.base.steps
-
-    @property
-    def n_snapshots(self) -> int:
-        return self.base.n_snapshots
-
-    @property
-    def work(self) -> float:
-        """Multiply-adds of the whole batch: the sum over points."""
-        return float(sum(c.work for c in self.configs))
-
-    @property
-    def point_keys(self) -> list[str]:
-        return [c.key for c in self.configs]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "base": self.base.to_dict(),
-            "sparsities": list(self.sparsities),
-            "ks": list(self.ks),
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> SweepSpec:
-        if not isinstance(data, dict):
-            raise TempsupError(f"sweep: expected a mapping, got {type(data).__name__}")
-        unknown = sorted(set(data) - {"base", "sparsities", "ks"})
-        if unknown or "base" not in data or "sparsities" not in data:
-            raise TempsupError(
-                f"sweep: expected fields base, sparsities and optionally ks, got {sorted(data)}"
-            )
-        return cls(
-            RunConfig.from_dict(data["base"]), data["sparsities"], tuple(data.get("ks") or ())
-        )
-
-    @classmethod
-    def from_json(cls, text: str) -> SweepSpec:
-        try:
-            data = json.loads(text)
-        except (TypeError, ValueError) as exc:
-            raise TempsupError(f"sweep: expected JSON, could not parse it ({exc})") from None
-        return cls.from_dict(data)
-
-
-def _sorted_unique(name: str, values: Any, kind: type) -> tuple:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
-        raise TempsupError(f"sweep: {name} expected a non-empty list of numbers, got {values!r}")
-    out = []
-    for v in values:
-        ok = not isinstance(v, bool) and isinstance(v, (int, float))
-        if kind is int:
-            ok = ok and float(v).is_integer()
-        if not ok or not math.isfinite(v):
-            what = "integers" if kind is int else "numbers"
-            raise TempsupError(f"sweep: {name} expected {what}, got {v!r} in {list(values)!r}")
-        out.append(kind(v))
-    if len(set(out)) != len(out):
-        raise TempsupError(f"sweep: {name} expected distinct values, got {list(values)!r}")
-    return tuple(sorted(out))
 
 
 @dataclass

@@ -23,17 +23,16 @@ read results without it.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
-import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from tempsup._specs import SweepSpecBase
 from tempsup.bows import analysis
 from tempsup.bows.config import MAX_WORK, SCHEMA_VERSION, BowsConfig
 from tempsup.bows.data import make_dataset
@@ -73,140 +72,47 @@ _PCA_VALUES = "pca_values"
 
 
 @dataclass(frozen=True)
-class BowsSweepSpec:
+class BowsSweepSpec(SweepSpecBase):
     """A sweep job: every (weight decay, m) point of `base` × its seeds, trained as one batch.
 
     `ms` and `weight_decays` are sorted and must not repeat; empty
     `weight_decays` means `(base.weight_decay,)`. The base's own m and weight
     decay are otherwise ignored: `key` hashes the points' config keys, so two
-    specs with the same points are the same job.
+    specs with the same points are the same job. Checks, JSON and key:
+    `tempsup._specs.SweepSpecBase`, as for the RNN's `tempsup.sweep.SweepSpec`.
     """
 
     kind: ClassVar[str] = "bows-sweep"
+    what: ClassVar[str] = "bows sweep"
+    version: ClassVar[int] = SCHEMA_VERSION
+    config_type: ClassVar[type] = BowsConfig
+    axes: ClassVar[tuple[tuple[str, type], tuple[str, type]]] = (
+        ("ms", int),
+        ("weight_decays", float),
+    )
 
     base: BowsConfig
     ms: tuple[int, ...]
     weight_decays: tuple[float, ...] = ()
 
     def __post_init__(self) -> None:
-        if not isinstance(self.base, BowsConfig):
-            raise TempsupError(
-                f"bows sweep: base expected a BowsConfig, got {type(self.base).__name__}"
-            )
-        ms = _sorted_unique("ms", self.ms, int)
-        wds = (
-            _sorted_unique("weight_decays", self.weight_decays, float)
-            if self.weight_decays
-            else (float(self.base.weight_decay),)
-        )
-        object.__setattr__(self, "ms", ms)
-        object.__setattr__(self, "weight_decays", wds)
-        n = len(ms) * len(wds)
-        if n > MAX_POINTS:
-            raise TempsupError(
-                f"bows sweep: expected at most {MAX_POINTS} points (ms × weight_decays), got "
-                f"{len(ms)} × {len(wds)} = {n}; sweep fewer values"
-            )
-        try:  # validates every point; BowsConfig names the field
-            configs = self.configs
-        except TempsupError as exc:
-            raise TempsupError(f"bows sweep: a point is invalid: {exc}") from None
+        n = self._check_points(MAX_POINTS)
         b = self.base
-        elements = b.batch * n * b.seeds * b.d * max(ms)
+        elements = b.batch * n * b.seeds * b.d * max(self.ms)
         if elements > MAX_ELEMENTS:
             raise TempsupError(
                 f"bows sweep too large: batch*points*seeds*d*max(m) = {elements:.3g} exceeds "
                 f"{MAX_ELEMENTS:.3g} (it would exhaust memory); lower batch, seeds or points"
             )
-        work = sum(c.work for c in configs)
-        if work > MAX_WORK:
-            raise TempsupError(
-                f"bows sweep too long: {n} points need {work:.3g} multiply-adds, more than "
-                f"{MAX_WORK:.3g} (hours of training); lower epochs, seeds or points"
-            )
+        self._check_work(MAX_WORK, "epochs, seeds or points")
+
+    def _outer_default(self) -> tuple[float, ...]:
+        return (float(self.base.weight_decay),)
 
     @cached_property
     def configs(self) -> list[BowsConfig]:
         """One config per point, weight-decay-major then m (`tempsup.bows.run.sweep_configs`)."""
         return sweep_configs(self.base, self.ms, self.weight_decays)
-
-    @property
-    def key(self) -> str:
-        """Stable content hash of the points, tagged with the kind (never a run's key)."""
-        payload = {"kind": self.kind, "v": SCHEMA_VERSION, "points": self.point_keys}
-        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-    @property
-    def steps(self) -> int:
-        """Optimizer steps: every point trains in the same batch, so the base's."""
-        return self.base.steps
-
-    @property
-    def n_snapshots(self) -> int:
-        return self.base.n_snapshots
-
-    @property
-    def work(self) -> float:
-        """Multiply-adds of the whole batch: the sum over points."""
-        return float(sum(c.work for c in self.configs))
-
-    @property
-    def point_keys(self) -> list[str]:
-        return [c.key for c in self.configs]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "base": self.base.to_dict(),
-            "ms": list(self.ms),
-            "weight_decays": list(self.weight_decays),
-        }
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True)
-
-    @classmethod
-    def from_dict(cls, data: Any) -> BowsSweepSpec:
-        if not isinstance(data, dict):
-            raise TempsupError(f"bows sweep: expected a mapping, got {type(data).__name__}")
-        unknown = sorted(set(data) - {"base", "ms", "weight_decays"})
-        if unknown or "base" not in data or "ms" not in data:
-            raise TempsupError(
-                f"bows sweep: expected fields base, ms and optionally weight_decays, "
-                f"got {sorted(data)}"
-            )
-        return cls(
-            BowsConfig.from_dict(data["base"]),
-            data["ms"],
-            tuple(data.get("weight_decays") or ()),
-        )
-
-    @classmethod
-    def from_json(cls, text: str) -> BowsSweepSpec:
-        try:
-            data = json.loads(text)
-        except (TypeError, ValueError) as exc:
-            raise TempsupError(f"bows sweep: expected JSON, could not parse it ({exc})") from None
-        return cls.from_dict(data)
-
-
-def _sorted_unique(name: str, values: Any, kind: type) -> tuple:
-    if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
-        raise TempsupError(
-            f"bows sweep: {name} expected a non-empty list of numbers, got {values!r}"
-        )
-    out = []
-    for v in values:
-        ok = not isinstance(v, bool) and isinstance(v, (int, float))
-        if ok and kind is int:
-            ok = math.isfinite(v) and float(v).is_integer()
-        if not ok or not math.isfinite(v):
-            what = "integers" if kind is int else "numbers"
-            raise TempsupError(f"bows sweep: {name} expected {what}, got {v!r} in {list(values)!r}")
-        out.append(kind(v))
-    if len(set(out)) != len(out):
-        raise TempsupError(f"bows sweep: {name} expected distinct values, got {list(values)!r}")
-    return tuple(sorted(out))
 
 
 # ---- training: the whole sweep as one batch -------------------------------------------
