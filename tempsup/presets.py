@@ -963,7 +963,7 @@ def _all_or_none(quick: bool) -> Preset:
         sparsity=0.9,
         importance=0.7,
         curriculum=0.99,
-        seeds=4 if quick else 6,
+        seeds=4 if quick else 8,
         steps=600 if quick else 1500,
         snapshot_every=20 if quick else 30,
     )
@@ -992,7 +992,7 @@ def _diagonal(quick: bool) -> Preset:
         k=2,
         sparsity=0.97,
         importance=0.7,
-        seeds=3 if quick else 4,
+        seeds=3 if quick else 8,
         steps=1000 if quick else 1500,
         snapshot_every=20 if quick else 30,
     )
@@ -1025,7 +1025,7 @@ def _large(quick: bool) -> Preset:
         importance=0.9,
         batch=256,
         lr=0.003,
-        seeds=2,
+        seeds=2 if quick else 4,
         steps=300 if quick else 500,
         snapshot_every=20 if quick else 25,
     )

@@ -274,7 +274,7 @@ _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
 <script src="{plotly}"></script>
 <style>body{{font-family:{font};margin:2em;max-width:1400px}}
-.row{{display:flex;flex-wrap:wrap;gap:8px}}.row>div{{width:340px}}
+.row{{display:flex;flex-wrap:wrap;gap:8px}}.row>div{{width:440px}}
 table{{border-collapse:collapse}}
 td,th{{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}}
 pre{{margin:0;font-size:12px}}</style></head><body>
@@ -311,7 +311,7 @@ def write_pages(
         for label, cfg in zip(p.labels, p.configs, strict=True):
             run = runs[cfg.key]
             figs = "".join(
-                f"<div>{_fig_html(panel_figure(panel, run), 340, 340)}</div>" for panel in PANELS
+                f"<div>{_fig_html(panel_figure(panel, run), 440, 440)}</div>" for panel in PANELS
             )
             blocks.append(
                 f"<h2>{html.escape(label)}</h2><p>{html.escape(MODEL_NAMES[cfg.model])}, "
