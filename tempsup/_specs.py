@@ -19,8 +19,12 @@ import hashlib
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+import numpy as np
+
+from tempsup import _files
 from tempsup.errors import TempsupError
 
 # Hex digits of a key: 64 bits, far from a collision among the runs one cache
@@ -150,7 +154,7 @@ def check_float(
         raise TempsupError(f"{name}: expected a number in {interval}, got {value!r}")
 
 
-# ---- sweeps: a base config × two lists of values, trained as one batch --------------------
+# ---- sweeps: a base config × two lists of values, trained as one batch, and the result ----
 
 
 def sorted_unique(what: str, name: str, values: Any, kind: type) -> tuple:
@@ -273,3 +277,68 @@ class SweepSpecBase(Spec):
             )
         base = cls.config_type.from_dict(data["base"])  # type: ignore[attr-defined]
         return cls(base, data[first], tuple(data.get(second) or ()))  # type: ignore[call-arg]
+
+
+@dataclass
+class SweepResultBase:
+    """A finished sweep: the table rows (`configs` order), the points' run keys, and the
+    published frames stacked (axis 0 frames, axis 1 points), stored as one .npz archive
+    (`tempsup._files`: the frame arrays, and the spec, rows and keys as JSON "meta").
+
+    `runs` holds the points' runs only on the worker that trained them (they are
+    stored as jobs of their own); it is not serialised. A subclass names its
+    `spec_type`, the `frame_arrays` of a published frame ("step" first, then
+    one (P,) array per measure) and what a stored result is called.
+    """
+
+    spec_type: ClassVar[type]
+    frame_arrays: ClassVar[tuple[str, ...]]
+    expected: ClassVar[str]  # "a tempsup sweep result": what a damaged one is said not to be
+    source: ClassVar[str]  # the default name of a stored result in messages
+
+    spec: Any
+    rows: list[dict[str, object]]
+    keys: list[str]
+    arrays: dict[str, np.ndarray]
+    runs: list[Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def n_frames(self) -> int:
+        return int(self.arrays["step"].shape[0])
+
+    def frames(self, start: int = 0) -> list[dict[str, np.ndarray]]:
+        return [
+            {name: np.array(a[i]) for name, a in self.arrays.items()}
+            for i in range(start, self.n_frames)
+        ]
+
+    def to_bytes(self) -> bytes:
+        meta = {"spec": self.spec.to_dict(), "rows": self.rows, "keys": self.keys}
+        return _files.pack(**self.arrays, meta=json.dumps(meta))
+
+    @classmethod
+    def from_bytes(cls, data: bytes, source: str | None = None) -> Any:
+        source = cls.source if source is None else source
+        files = _files.unpack(data, source, cls.expected)
+        try:
+            meta = json.loads(str(files.pop("meta")))
+            spec = cls.spec_type.from_dict(meta["spec"])
+            rows, keys = list(meta["rows"]), [str(k) for k in meta["keys"]]
+        except TempsupError as exc:
+            raise TempsupError(f"{source}: its spec is invalid ({exc})") from None
+        except Exception as exc:  # json and a missing entry raise many types for damaged data
+            raise TempsupError(f"{source}: expected {cls.expected} ({exc})") from None
+        missing = [n for n in cls.frame_arrays if n not in files]
+        if missing:
+            raise TempsupError(f"{source}: missing {', '.join(missing)}")
+        arrays = {n: files[n] for n in cls.frame_arrays}
+        step = arrays["step"]
+        n_frames, n_points = (step.shape[0] if step.ndim == 1 else 0), len(spec.configs)
+        if n_frames == 0:
+            raise TempsupError(f"{source}: step has shape {step.shape}, no frames")
+        _files.check_shapes(
+            source, arrays, {name: (n_frames, n_points) for name in cls.frame_arrays[1:]}
+        )
+        if keys != spec.point_keys or len(rows) != n_points:
+            raise TempsupError(f"{source}: its rows and keys do not match its points")
+        return cls(spec, rows, keys, arrays)

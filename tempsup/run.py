@@ -23,15 +23,12 @@ special-case it.
 
 from __future__ import annotations
 
-import io
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from tempsup import geometry, theory
+from tempsup import _files, geometry, theory
 from tempsup.config import RunConfig, importance_weights
 from tempsup.errors import TempsupError
 from tempsup.snapshot import Snapshot
@@ -104,8 +101,8 @@ def success_mask(config: RunConfig, final_loss: np.ndarray) -> np.ndarray:
 
 
 @dataclass
-class Run:
-    """A run's frames stacked: axis 0 frames, axis 1 seeds."""
+class Run(_files.RunFile):
+    """A run's frames stacked: axis 0 frames, axis 1 seeds; `save` and `load` its file."""
 
     config: RunConfig
     arrays: dict[str, np.ndarray]
@@ -162,40 +159,21 @@ class Run:
             "n_interference_free": int(np.ravel(geo["n_interference_free"])[0]),
         }
 
-    # ---- the run file -------------------------------------------------------------
+    # ---- the run file (the .npz container and save/load: `tempsup._files`) ------------
 
     def to_bytes(self) -> bytes:
-        buf = io.BytesIO()
-        np.savez_compressed(
-            buf,
+        return _files.pack(
             **self.arrays,
             success=self.success,
-            best=np.asarray(self.best),
-            config=np.asarray(self.config.to_json()),
+            best=self.best,
+            config=self.config.to_json(),
         )
-        return buf.getvalue()
-
-    def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(self.to_bytes())
-        return path
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "run file") -> Run:
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-                files = dict(npz.items())
-        except Exception as exc:  # numpy raises many types for a damaged file
-            raise TempsupError(f"{source}: expected a tempsup .npz run file ({exc})") from None
-        missing = [k for k in (*ARRAYS, "config") if k not in files]
-        if missing:
-            raise TempsupError(f"{source}: not a tempsup run file (missing {', '.join(missing)})")
-        try:
-            config = RunConfig.from_dict(json.loads(str(files["config"])))
-        except (TempsupError, ValueError, TypeError) as exc:
-            raise TempsupError(f"{source}: its config is invalid ({exc})") from None
-        arrays = {k: files[k] for k in ARRAYS}
+        config, arrays = _files.read_run(
+            data, source, ARRAYS, "tempsup run file", RunConfig.from_dict
+        )
         for name, arr in arrays.items():
             kind = "iu" if name == "step" else "fiu"
             if arr.dtype.kind not in kind:
@@ -211,20 +189,7 @@ class Run:
             "b_y": (n_frames, n_seeds, config.inputs),
             "terms": (n_frames, n_seeds, 4),
         }
-        for name, shape in expect.items():
-            if arrays[name].shape != shape:
-                raise TempsupError(
-                    f"{source}: {name} has shape {arrays[name].shape}, expected {shape}"
-                )
+        _files.check_shapes(source, arrays, expect)
         if n_frames == 0:
             raise TempsupError(f"{source}: holds no frames")
         return cls(config, arrays)
-
-    @classmethod
-    def load(cls, path: str | Path) -> Run:
-        path = Path(path)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise TempsupError(f"{path}: cannot read run file ({exc.strerror})") from None
-        return cls.from_bytes(data, source=str(path))

@@ -16,18 +16,16 @@ and read results without it.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from tempsup._specs import SweepSpecBase
+from tempsup import _files
+from tempsup._specs import SweepResultBase, SweepSpecBase
 from tempsup.config import MAX_ACTIVATIONS, MAX_WORK, SCHEMA_VERSION, RunConfig
 from tempsup.errors import TempsupError
 
@@ -76,18 +74,7 @@ def table_row(run: Run, file: str = "") -> dict[str, object]:
 
 
 def write_table(rows: Sequence[dict[str, object]], path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=TABLE_COLUMNS)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({c: _fmt(row.get(c, "")) for c in TABLE_COLUMNS})
-    return path
-
-
-def _fmt(value: object) -> object:
-    return f"{value:.6g}" if isinstance(value, float) else value
+    return _files.write_csv(rows, path, TABLE_COLUMNS)
 
 
 # ---- a sweep as a queued job (kind "sweep", tempsup.jobkinds) ------------------------
@@ -143,62 +130,19 @@ class SweepSpec(SweepSpecBase):
 
 
 @dataclass
-class SweepResult:
+class SweepResult(SweepResultBase):
     """A finished sweep: the table rows (TABLE_COLUMNS, `configs` order), the
     points' run keys, and the published frames stacked (axis 0 frames, 1 points).
 
     `runs` holds the points' Runs only on the worker that trained them (they are
     stored as run jobs of their own, `JobQueue.put_run`); it is not serialised.
+    Storage and frames: `tempsup._specs.SweepResultBase`.
     """
 
-    spec: SweepSpec
-    rows: list[dict[str, object]]
-    keys: list[str]
-    arrays: dict[str, np.ndarray]
-    runs: list[Run] | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def n_frames(self) -> int:
-        return int(self.arrays["step"].shape[0])
-
-    def frames(self, start: int = 0) -> list[dict[str, np.ndarray]]:
-        return [
-            {name: np.array(a[i]) for name, a in self.arrays.items()}
-            for i in range(start, self.n_frames)
-        ]
-
-    def to_bytes(self) -> bytes:
-        buf = io.BytesIO()
-        meta = {"spec": self.spec.to_dict(), "rows": self.rows, "keys": self.keys}
-        np.savez_compressed(buf, **self.arrays, meta=np.asarray(json.dumps(meta)))
-        return buf.getvalue()
-
-    @classmethod
-    def from_bytes(cls, data: bytes, source: str = "sweep result") -> SweepResult:
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-                files = dict(npz.items())
-            meta = json.loads(str(files.pop("meta")))
-            spec = SweepSpec.from_dict(meta["spec"])
-            rows, keys = list(meta["rows"]), [str(k) for k in meta["keys"]]
-        except TempsupError as exc:
-            raise TempsupError(f"{source}: its spec is invalid ({exc})") from None
-        except Exception as exc:  # numpy and json raise many types for damaged data
-            raise TempsupError(f"{source}: expected a tempsup sweep result ({exc})") from None
-        missing = [n for n in SWEEP_FRAME_ARRAYS if n not in files]
-        if missing:
-            raise TempsupError(f"{source}: missing {', '.join(missing)}")
-        arrays = {n: files[n] for n in SWEEP_FRAME_ARRAYS}
-        n_frames, n_points = arrays["step"].shape[0], len(spec.configs)
-        for name in SWEEP_FRAME_ARRAYS[1:]:
-            if arrays[name].shape != (n_frames, n_points):
-                raise TempsupError(
-                    f"{source}: {name} has shape {arrays[name].shape}, "
-                    f"expected {(n_frames, n_points)}"
-                )
-        if keys != spec.point_keys or len(rows) != n_points or n_frames == 0:
-            raise TempsupError(f"{source}: its rows and keys do not match its points")
-        return cls(spec, rows, keys, arrays)
+    spec_type: ClassVar[type] = SweepSpec
+    frame_arrays: ClassVar[tuple[str, ...]] = SWEEP_FRAME_ARRAYS
+    expected: ClassVar[str] = "a tempsup sweep result"
+    source: ClassVar[str] = "sweep result"
 
 
 def stream_sweep(

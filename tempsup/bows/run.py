@@ -25,8 +25,6 @@ The seed axis is always present (size 1 for one seed).
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -35,6 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from tempsup import _files
 from tempsup.bows import analysis
 from tempsup.bows.config import BowsConfig
 from tempsup.bows.data import Dataset, make_dataset, statistics
@@ -144,8 +143,9 @@ def train_runs(
 
 
 @dataclass
-class BowsRun:
-    """A run's frames stacked (axis 0 frames, axis 1 seeds) and the data statistics."""
+class BowsRun(_files.RunFile):
+    """A run's frames stacked (axis 0 frames, axis 1 seeds) and the data statistics;
+    `save` and `load` its file."""
 
     config: BowsConfig
     arrays: dict[str, np.ndarray]
@@ -237,42 +237,20 @@ class BowsRun:
             **nums,
         }
 
-    # ---- the run file -------------------------------------------------------------
+    # ---- the run file (the .npz container and save/load: `tempsup._files`) ------------
 
     def to_bytes(self) -> bytes:
-        buf = io.BytesIO()
-        np.savez_compressed(
-            buf,
+        return _files.pack(
             **self.arrays,
-            best=np.asarray(self.best),
-            config=np.asarray(json.dumps({"kind": self.kind, **self.config.to_dict()})),
+            best=self.best,
+            config=json.dumps({"kind": self.kind, **self.config.to_dict()}),
         )
-        return buf.getvalue()
-
-    def save(self, path: str | Path) -> Path:
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(self.to_bytes())
-        return path
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "run file") -> BowsRun:
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-                files = dict(npz.items())
-        except Exception as exc:  # numpy raises many types for a damaged file
-            raise TempsupError(f"{source}: expected a tempsup .npz run file ({exc})") from None
-        missing = [k for k in (*ARRAYS, "config") if k not in files]
-        if missing:
-            raise TempsupError(
-                f"{source}: not a correlated-features (bows) run file "
-                f"(missing {', '.join(missing)})"
-            )
-        try:
-            config = BowsConfig.from_dict(json.loads(str(files["config"])))
-        except (TempsupError, ValueError, TypeError) as exc:
-            raise TempsupError(f"{source}: its config is invalid ({exc})") from None
-        arrays = {k: files[k] for k in ARRAYS}
+        config, arrays = _files.read_run(
+            data, source, ARRAYS, "correlated-features (bows) run file", BowsConfig.from_dict
+        )
         loss = arrays["loss"]
         F, S = loss.shape if loss.ndim == 2 else (0, 0)
         d = arrays["cov"].shape[0] if arrays["cov"].ndim == 2 else -1
@@ -289,23 +267,10 @@ class BowsRun:
         }
         if config.structure != "text":
             expect["cov"] = (config.d, config.d)
-        for name, shape in expect.items():
-            if arrays[name].shape != shape:
-                raise TempsupError(
-                    f"{source}: {name} has shape {arrays[name].shape}, expected {shape}"
-                )
+        _files.check_shapes(source, arrays, expect)
         if F == 0:
             raise TempsupError(f"{source}: holds no frames")
         return cls(config, arrays)
-
-    @classmethod
-    def load(cls, path: str | Path) -> BowsRun:
-        path = Path(path)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise TempsupError(f"{path}: cannot read run file ({exc.strerror})") from None
-        return cls.from_bytes(data, source=str(path))
 
 
 # ---- sweeps -----------------------------------------------------------------------------
@@ -326,16 +291,4 @@ def table_row(run: BowsRun, file: str = "") -> dict[str, object]:
 
 
 def write_table(rows: Sequence[dict[str, object]], path: str | Path) -> Path:
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", newline="") as fh:
-        writer = csv.DictWriter(fh, fieldnames=TABLE_COLUMNS)
-        writer.writeheader()
-        for row in rows:
-            writer.writerow(
-                {
-                    c: f"{v:.6g}" if isinstance(v, float) else v
-                    for c, v in ((c, row.get(c, "")) for c in TABLE_COLUMNS)
-                }
-            )
-    return path
+    return _files.write_csv(rows, path, TABLE_COLUMNS)

@@ -23,16 +23,14 @@ read results without it.
 
 from __future__ import annotations
 
-import io
-import json
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from tempsup._specs import SweepSpecBase
+from tempsup._specs import SweepResultBase, SweepSpecBase
 from tempsup.bows import analysis
 from tempsup.bows.config import MAX_WORK, SCHEMA_VERSION, BowsConfig
 from tempsup.bows.data import make_dataset
@@ -207,66 +205,21 @@ def sweep_frame(spec: BowsSweepSpec, full: Frame) -> Frame:
 
 
 @dataclass
-class BowsSweepResult:
+class BowsSweepResult(SweepResultBase):
     """A finished sweep: the table rows (`tempsup.bows.run.TABLE_COLUMNS`, `configs`
     order), the points' run keys, and the published frames stacked (axis 0 frames,
     axis 1 points).
 
     `runs` holds the points' BowsRuns only on the worker that trained them (they
     are stored as "bows" jobs of their own, `load_point_runs` reads them back);
-    it is not serialised.
+    it is not serialised. Storage and frames: `tempsup._specs.SweepResultBase`,
+    as for the RNN's `tempsup.sweep.SweepResult`.
     """
 
-    spec: BowsSweepSpec
-    rows: list[dict[str, object]]
-    keys: list[str]
-    arrays: dict[str, np.ndarray]
-    runs: list[BowsRun] | None = field(default=None, repr=False, compare=False)
-
-    @property
-    def n_frames(self) -> int:
-        return int(self.arrays["step"].shape[0])
-
-    def frames(self, start: int = 0) -> list[Frame]:
-        return [
-            {name: np.array(a[i]) for name, a in self.arrays.items()}
-            for i in range(start, self.n_frames)
-        ]
-
-    def to_bytes(self) -> bytes:
-        buf = io.BytesIO()
-        meta = {"spec": self.spec.to_dict(), "rows": self.rows, "keys": self.keys}
-        np.savez_compressed(buf, **self.arrays, meta=np.asarray(json.dumps(meta)))
-        return buf.getvalue()
-
-    @classmethod
-    def from_bytes(cls, data: bytes, source: str = "bows sweep result") -> BowsSweepResult:
-        try:
-            with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-                files = dict(npz.items())
-            meta = json.loads(str(files.pop("meta")))
-            spec = BowsSweepSpec.from_dict(meta["spec"])
-            rows, keys = list(meta["rows"]), [str(k) for k in meta["keys"]]
-        except TempsupError as exc:
-            raise TempsupError(f"{source}: its spec is invalid ({exc})") from None
-        except Exception as exc:  # numpy and json raise many types for damaged data
-            raise TempsupError(f"{source}: expected a tempsup bows sweep result ({exc})") from None
-        missing = [n for n in SWEEP_FRAME_ARRAYS if n not in files]
-        if missing:
-            raise TempsupError(f"{source}: missing {', '.join(missing)}")
-        arrays = {n: files[n] for n in SWEEP_FRAME_ARRAYS}
-        n_frames, n_points = arrays["step"].shape[0], len(spec.configs)
-        if arrays["step"].shape != (n_frames,) or n_frames == 0:
-            raise TempsupError(f"{source}: step has shape {arrays['step'].shape}, no frames")
-        for name in SWEEP_FRAME_ARRAYS[1:]:
-            if arrays[name].shape != (n_frames, n_points):
-                raise TempsupError(
-                    f"{source}: {name} has shape {arrays[name].shape}, "
-                    f"expected {(n_frames, n_points)}"
-                )
-        if keys != spec.point_keys or len(rows) != n_points:
-            raise TempsupError(f"{source}: its rows and keys do not match its points")
-        return cls(spec, rows, keys, arrays)
+    spec_type: ClassVar[type] = BowsSweepSpec
+    frame_arrays: ClassVar[tuple[str, ...]] = SWEEP_FRAME_ARRAYS
+    expected: ClassVar[str] = "a tempsup bows sweep result"
+    source: ClassVar[str] = "bows sweep result"
 
 
 def sweep_result(
