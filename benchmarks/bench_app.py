@@ -55,8 +55,12 @@ def wait_ready(driver, css: str, timeout: float = 60.0) -> None:
 def click_to_first_frame(driver, base: str, seed: int) -> float:
     """Seconds from pressing Train (untrained default config) to the first frame drawn."""
     driver.get(f"{base}/?model=ssm&k=3&sparsity=0.9&hidden=2&inputs=1&seed={seed + 1}")
-    wait_label(driver, "frame")  # that link trains by itself; wait until it is shown
-    wait_ready(driver, "#ctl-seed")
+    wait_ready(driver, "#job-status")
+    deadline = time.monotonic() + 180  # that link trains by itself: let the worker go idle
+    while "Done" not in driver.find_element("id", "job-status").text:
+        if time.monotonic() > deadline:
+            raise TimeoutError("link run")
+        time.sleep(0.05)
     # change the base seed in the advanced box: a new, untrained default-sized config
     box = driver.find_element("css selector", "#ctl-seed")
     driver.execute_script("arguments[0].closest('details').open = true;", box)
@@ -70,7 +74,7 @@ def click_to_first_frame(driver, base: str, seed: int) -> float:
     t0 = driver.execute_script(
         "document.getElementById('btn-train').click(); return performance.now();"
     )
-    t1 = wait_label(driver, "frame 1/")  # the first frame (step 0) is on screen
+    t1 = wait_label(driver, "frame ")  # the first frame (step 0) is on screen
     return (t1 - t0) / 1000
 
 
