@@ -321,3 +321,31 @@ def test_cli_presets_list_json(tmp_path: Path) -> None:
     items = json.loads(out.stdout)
     assert [p["name"] for p in items] == NAMES
     assert items[0]["runs"][0]["key"] == pr.presets()[0].keys[0]
+
+
+def test_cli_reproduce_and_fill_in_process(tmp_path: Path, monkeypatch, capsys) -> None:
+    """The CLI glue on a tiny stand-in preset (the real ones are tests/test_reproduce.py)."""
+    import tempsup.reproduce as rp
+    from tempsup.cli import main
+
+    configs = tiny_configs()
+
+    def checker(runs: dict[str, Run]) -> list[pr.ClaimResult]:
+        loss = runs["a"].final_loss
+        ok = int(np.isfinite(loss).sum())
+        return [pr.ClaimResult("the loss is finite", {"min": float(loss.min())}, ok, 2, True)]
+
+    tiny = pr.Preset(
+        name="tiny", title="Tiny", claim="A stand-in.", configs=tuple(configs),
+        labels=("a", "b", "c"), recipe=("four steps",), main="a", checker=checker,
+    )  # fmt: skip
+    monkeypatch.setattr(rp, "preset_configs", lambda quick=False: configs)
+    monkeypatch.setattr(rp, "presets", lambda quick=False: [tiny])
+    assert main(["reproduce", "--quick", "--quiet", "--out-dir", str(tmp_path / "r")]) == 0
+    out = capsys.readouterr().out
+    assert "tiny: held (2/2 seeds): the loss is finite" in out and "1 of 1 claims held" in out
+    text = (tmp_path / "r" / "report.md").read_text()
+    assert "## Tiny" in text and "Seeds satisfying it: **2 of 2**" in text
+    assert (tmp_path / "r" / "tiny.html").is_file()
+    assert main(["presets", "fill", "--quiet", "--cache", str(tmp_path / "jobs")]) == 0
+    assert "stored 3 preset run(s)" in capsys.readouterr().out
