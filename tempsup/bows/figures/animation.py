@@ -4,7 +4,8 @@ The grid is laid out by hand (no make_subplots) because the matrices panel
 holds two axis pairs: every panel gets a cell in paper coordinates, and each
 of its local axes ("x", "x2", …) is renamed to a global one with its domain
 mapped into the cell. Frames carry only the traces that move, and of those
-only the keys that change (as in `tempsup.figures.animation`).
+only the keys that change; they, the play controls and the page come from
+`tempsup.figures._animation`, as for the RNN's `tempsup.figures.animation`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,16 @@ from tempsup.bows.config import MODEL_NAMES, STRUCTURE_NAMES
 from tempsup.bows.figures._common import Selection, select
 from tempsup.bows.figures._registry import MODULES, PANELS
 from tempsup.bows.run import BowsRun
+from tempsup.figures import _animation
+from tempsup.figures._animation import (
+    FRAME_MS,  # noqa: F401 - the play speed, still importable here
+    PAGE,  # noqa: F401 - the page template, still importable here
+    config_html,
+    lean_frames,
+    play_controls,
+    summary_html,
+    table,
+)
 from tempsup.palette import TEMPLATE
 
 # Cells (x0, x1, y0, y1) in paper coordinates.
@@ -28,7 +39,6 @@ CELLS = {
     "r2": (0.52, 1.0, 0.3, 0.6),
     "loss": (0.0, 1.0, 0.0, 0.2),
 }
-FRAME_MS = 120
 HEIGHT = 1500
 
 
@@ -102,12 +112,6 @@ def _place_shape(shape: dict[str, Any], refs: dict[str, str]) -> dict[str, Any]:
     return shape
 
 
-def _varying_keys(per_frame: list[dict[str, Any]]) -> list[str]:
-    first = per_frame[0]
-    keys = {k for t in per_frame for k in t}
-    return sorted(k for k in keys if any(t.get(k) != first.get(k) for t in per_frame))
-
-
 def animation_figure(run: BowsRun, seed: int | None = None) -> go.Figure:
     """The four panels in one figure, one Plotly frame per snapshot, play/pause and a slider."""
     sel = select(run, seed)
@@ -164,11 +168,10 @@ def animation_figure(run: BowsRun, seed: int | None = None) -> go.Figure:
         hovermode="closest",
         shapes=shapes,
         annotations=annotations,
-        updatemenus=[_buttons()],
-        sliders=[_slider(run)],
+        **play_controls(run["step"], y=-0.03, pad_top=10),
         **layout,
     )
-    fig.frames = _frames(run, moving)
+    fig.frames = lean_frames(run.n_frames, moving)
     return fig
 
 
@@ -186,83 +189,8 @@ def title(sel: Selection) -> str:
     return text
 
 
-def _frames(run: BowsRun, moving: list[tuple[int, list[dict[str, Any]]]]) -> list[go.Frame]:
-    keys = {index: _varying_keys(per_frame) for index, per_frame in moving}
-    moving = [(i, per) for i, per in moving if keys[i]]
-    frames = []
-    for f in range(run.n_frames):
-        data = [{"type": per[f]["type"], **{k: per[f][k] for k in keys[i]}} for i, per in moving]
-        frames.append(go.Frame(name=str(f), data=data, traces=[i for i, _ in moving]))
-    return frames
-
-
-def _buttons() -> dict[str, Any]:
-    play = {"frame": {"duration": FRAME_MS, "redraw": True}, "transition": {"duration": 0}}
-    pause = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate"}
-    return {
-        "type": "buttons",
-        "direction": "left",
-        "x": 0,
-        "xanchor": "left",
-        "y": -0.03,
-        "yanchor": "top",
-        "pad": {"r": 10, "t": 10},
-        "showactive": False,
-        "buttons": [
-            {"label": "▶ play", "method": "animate", "args": [None, {**play, "fromcurrent": True}]},
-            {"label": "❚❚ pause", "method": "animate", "args": [[None], pause]},
-        ],
-    }
-
-
-def _slider(run: BowsRun) -> dict[str, Any]:
-    go_to = {"frame": {"duration": 0, "redraw": True}, "mode": "immediate"}
-    go_to["transition"] = {"duration": 0}
-    return {
-        "active": run.n_frames - 1,
-        "x": 0.16,
-        "len": 0.84,
-        "y": -0.03,
-        "yanchor": "top",
-        "pad": {"t": 10},
-        "currentvalue": {"prefix": "step ", "font": {"size": 13, "color": "#222222"}},
-        "font": {"color": "rgba(0, 0, 0, 0)"},
-        "steps": [
-            {"label": str(int(s)), "method": "animate", "args": [[str(f)], go_to]}
-            for f, s in enumerate(run["step"])
-        ],
-    }
-
-
 # ---- standalone HTML -------------------------------------------------------------------
 
-PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title}</title>
-<style>
-body {{ font-family: {font}; color: #222; margin: 1.5rem auto; max-width: 1300px;
-       padding: 0 1rem; }}
-h1 {{ font-size: 1.35rem; margin-bottom: 0.2rem; }}
-table {{ border-collapse: collapse; font-size: 0.9rem; margin: 0.5rem 0 1rem; }}
-td, th {{ border-bottom: 1px solid #e4e4e4; padding: 0.2rem 0.8rem 0.2rem 0; text-align: left; }}
-th {{ font-weight: 600; }}
-pre {{ background: #f6f6f6; padding: 0.8rem; overflow-x: auto; font-size: 0.85rem; }}
-.muted {{ color: #666; font-size: 0.9rem; }}
-</style>
-</head>
-<body>
-<h1>{title}</h1>
-<p class="muted">{intro} Works offline: plotly.js is included in this file.</p>
-{link}
-{summary}
-{figure}
-{config}
-</body>
-</html>
-"""
 INTRO = (
     "Exported from tempsup's correlated-features lab (tied autoencoders on correlated "
     "features, after Prieto, Stevinson, Barsbey et al., arXiv 2603.09972)."
@@ -273,43 +201,8 @@ def page(
     title_text: str, fig: go.Figure, summary: str = "", config: str = "", link: str | None = None,
     intro: str = INTRO, div_id: str = "tempsup-bows",
 ) -> str:  # fmt: skip
-    """A standalone page around one figure (plotly.js inlined)."""
-    figure = fig.to_html(
-        include_plotlyjs=True,
-        full_html=False,
-        auto_play=False,
-        div_id=div_id,
-        config={"responsive": True, "displaylogo": False},
-    )
-    link_html = (
-        f'<p>Share link: <a id="tempsup-link" href="{html.escape(link, quote=True)}">'
-        f"{html.escape(link)}</a></p>"
-        if link
-        else ""
-    )
-    return PAGE.format(
-        title=html.escape(title_text),
-        font=TEMPLATE["layout"]["font"]["family"],
-        intro=html.escape(intro) + " Press play or drag the slider to replay training."
-        if fig.frames
-        else html.escape(intro),
-        link=link_html,
-        summary=summary,
-        figure=figure,
-        config=config,
-    )
-
-
-def table(rows: dict[str, Any]) -> str:
-    body = "".join(
-        f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(_fmt(v))}</td></tr>"
-        for k, v in rows.items()
-    )
-    return f"<table>{body}</table>"
-
-
-def _fmt(v: Any) -> str:
-    return f"{v:.4g}" if isinstance(v, float) else str(v)
+    """A standalone page around one figure (plotly.js inlined), with the lab's intro."""
+    return _animation.page(title_text, fig, summary, config, link, intro, div_id)
 
 
 def export_html(run: BowsRun, seed: int | None = None, link: str | None = None) -> str:
@@ -317,22 +210,11 @@ def export_html(run: BowsRun, seed: int | None = None, link: str | None = None) 
     sel = select(run, seed)
     cfg = run.config
     summary = {k: v for k, v in run.summary(sel.seed).items() if k != "key"}
-    config_json = json.dumps({"kind": cfg.kind, **cfg.to_dict()})
-    config = (
-        "<h2>Configuration</h2>"
-        + table({k: json.dumps(v) for k, v in cfg.to_dict().items()})
-        + '<details><summary>as JSON</summary><pre id="tempsup-config-text">'
-        + html.escape(json.dumps(cfg.to_dict(), indent=2, sort_keys=True))
-        + "</pre></details>"
-        + '<script type="application/json" id="tempsup-config">'
-        + config_json.replace("</", "<\\/")
-        + "</script>"
-    )
     return page(
         f"tempsup bows run {cfg.key}: {MODEL_NAMES[cfg.model]}, m = {cfg.m}",
         animation_figure(run, sel.seed),
-        summary="<h2>Summary (final frame)</h2>" + table(summary),
-        config=config,
+        summary=summary_html(summary),
+        config=config_html(cfg.to_dict(), json.dumps({"kind": cfg.kind, **cfg.to_dict()})),
         link=link,
     )
 
