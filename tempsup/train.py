@@ -9,18 +9,20 @@ browser) and may stop iterating at any frame: that is cancellation.
 Recipe (science.md §1b, measured on the paper's setting): Adam, lr 1e-2 with
 cosine decay to 0, batch 512, W_x ~ N(0, 1), W_h ~ N(0, 0.25/N_h), tied
 readout, best of 8 seeds. The loss is L = Σ_t Σ_i I_i (y_t,i − ŷ_t,i)²,
-averaged over the batch, summed over models.
+averaged over the batch, summed over models. Seeds, the batching rule, the
+schedule and the snapshot loop are shared with the bows lab (`tempsup._training`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Sequence
 
 import numpy as np
 import torch
 
-from tempsup.config import RunConfig, importance_weights, snapshot_steps
+from tempsup import _training
+from tempsup._training import model_seeds, optimizer_steps
+from tempsup.config import RunConfig, importance_weights
 from tempsup.data import delayed_targets, sample_inputs
 from tempsup.errors import TempsupError
 from tempsup.models import BatchedRNN
@@ -34,21 +36,9 @@ WARM_START_NOISE = 0.05
 CURRICULUM_FRACTION = 0.5
 
 
-def model_seeds(config: RunConfig) -> list[int]:
-    """Init seed of each of a run's models: the same in a run and in a sweep."""
-    return [config.seed * 1000 + s for s in range(config.seeds)]
-
-
 def check_batchable(configs: Sequence[RunConfig]) -> None:
     """Configs trained together may differ only in the SWEEPABLE fields."""
-    base = configs[0].to_dict()
-    for cfg in configs[1:]:
-        for name, value in cfg.to_dict().items():
-            if name not in SWEEPABLE and value != base[name]:
-                raise TempsupError(
-                    f"sweep: every point must share {name!r} (got {base[name]!r} and {value!r}); "
-                    f"only {', '.join(SWEEPABLE)} may vary within one batch"
-                )
+    _training.check_batchable(configs, SWEEPABLE)
 
 
 def train(
@@ -90,7 +80,6 @@ def train(
     weights = torch.tensor(importance_weights(cfg)).view(1, 1, -1, 1)  # (1, 1, N_x, 1)
     data_gen = torch.Generator().manual_seed(cfg.seed + 7_919)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    marks = set(snapshot_steps(cfg.steps, cfg.snapshot_every))
     ramp = max(1, int(cfg.steps * CURRICULUM_FRACTION))
 
     def batch_loss(p: torch.Tensor) -> torch.Tensor:
@@ -99,29 +88,19 @@ def train(
         z = model.preactivation(x)  # (M, T, N_x, B)
         return SquaredError.apply(z, y, weights if cfg.inputs > 1 else None, model.relu_readout)
 
-    with torch.no_grad():
-        yield _snapshot(model, 0, batch_loss(start_p))
-    loss_sum = torch.zeros(n_models)
-    since = 0
-    for step in range(1, cfg.steps + 1):
-        frac = min(1.0, (step - 1) / ramp)
-        p = start_p + (target_p - start_p) * frac
-        if cfg.schedule == "cosine":
-            lr = cfg.lr * 0.5 * (1.0 + math.cos(math.pi * (step - 1) / cfg.steps))
-            for group in opt.param_groups:
-                group["lr"] = lr
-        per_model = batch_loss(p)
+    def step(i: int, lr: float) -> torch.Tensor:  # lr: set on `opt` by optimizer_steps
+        frac = min(1.0, (i - 1) / ramp)
+        per_model = batch_loss(start_p + (target_p - start_p) * frac)  # (M,)
         opt.zero_grad(set_to_none=True)
         per_model.sum().backward()
         opt.step()
-        loss_sum += per_model.detach()
-        since += 1
-        if on_step is not None:
-            on_step(step)
-        if step in marks:
-            yield _snapshot(model, step, loss_sum / since)
-            loss_sum.zero_()
-            since = 0
+        return per_model
+
+    with torch.no_grad():
+        yield _snapshot(model, 0, batch_loss(start_p))
+    yield from optimizer_steps(
+        opt, cfg, n_models, step, lambda i, loss: _snapshot(model, i, loss), on_step
+    )
 
 
 class SquaredError(torch.autograd.Function):

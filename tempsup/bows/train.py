@@ -13,22 +13,23 @@ then the Adam step, which is AdamW's update), and the gradient norm is
 clipped per model (over that model's W and b), so models never influence each
 other. Every model sees the same minibatches (one data set, one shuffle per
 epoch, from `seed`). The loss is ‖x − x̂‖² summed over features, averaged over
-the batch.
+the batch. Seeds, the batching rule, the schedule and the snapshot loop are
+the RNNs' (`tempsup._training`).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from tempsup import _training
+from tempsup._training import model_seeds, optimizer_steps
 from tempsup.bows.config import BowsConfig
 from tempsup.bows.data import Dataset, make_dataset
 from tempsup.bows.model import BatchedTiedAE
-from tempsup.config import snapshot_steps
 from tempsup.errors import TempsupError
 
 # Fields that may differ between the configs of one batch (a sweep).
@@ -49,21 +50,9 @@ class Snapshot:
     loss: np.ndarray  # (M,)
 
 
-def model_seeds(config: BowsConfig) -> list[int]:
-    """Init seed of each of a run's models: the same in a run and in a sweep."""
-    return [config.seed * 1000 + s for s in range(config.seeds)]
-
-
 def check_batchable(configs: Sequence[BowsConfig]) -> None:
     """Configs trained together may differ only in the SWEEPABLE fields."""
-    base = configs[0].to_dict()
-    for cfg in configs[1:]:
-        for name, value in cfg.to_dict().items():
-            if name not in SWEEPABLE and value != base[name]:
-                raise TempsupError(
-                    f"sweep: every point must share {name!r} (got {base[name]!r} and {value!r}); "
-                    f"only {', '.join(SWEEPABLE)} may vary within one batch"
-                )
+    _training.check_batchable(configs, SWEEPABLE)
 
 
 def epoch_indices(gen: torch.Generator, n_data: int, n_samples: int) -> torch.Tensor:
@@ -101,27 +90,13 @@ def train(
     wd = torch.tensor([c.weight_decay for c in configs for _ in range(c.seeds)])  # (M,)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
     gen = torch.Generator().manual_seed(cfg.seed + 7_919)
-    marks = set(snapshot_steps(cfg.steps, cfg.snapshot_every))
     batches = _minibatches(gen, X, cfg)
+    first = next(batches)  # step 0's loss is measured on step 1's minibatch
+    pending = [first]
 
-    first = next(batches)
-    with torch.no_grad():
-        yield _snapshot(model, 0, model.loss(first))
-    loss_sum = torch.zeros(model.n_models)
-    since = 0
-    step = 0
-    xb: torch.Tensor | None = first
-    while step < cfg.steps:
-        if xb is None:
-            xb = next(batches)
-        step += 1
-        lr = cfg.lr
-        if cfg.schedule == "cosine":
-            lr = cfg.lr * 0.5 * (1.0 + math.cos(math.pi * (step - 1) / cfg.steps))
-        for group in opt.param_groups:
-            group["lr"] = lr
+    def step(i: int, lr: float) -> torch.Tensor:
+        xb = pending.pop() if pending else next(batches)  # (B, d)
         per_model = model.loss(xb)  # (M,)
-        xb = None
         opt.zero_grad(set_to_none=True)
         per_model.sum().backward()
         with torch.no_grad():
@@ -131,14 +106,13 @@ def train(
             model.W.mul_(decay.view(-1, 1, 1))
             model.b.mul_(decay.view(-1, 1))
         opt.step()
-        loss_sum += per_model.detach()
-        since += 1
-        if on_step is not None:
-            on_step(step)
-        if step in marks:
-            yield _snapshot(model, step, loss_sum / since)
-            loss_sum.zero_()
-            since = 0
+        return per_model
+
+    with torch.no_grad():
+        yield _snapshot(model, 0, model.loss(first))
+    yield from optimizer_steps(
+        opt, cfg, model.n_models, step, lambda i, loss: _snapshot(model, i, loss), on_step
+    )
 
 
 def _minibatches(gen: torch.Generator, X: torch.Tensor, cfg: BowsConfig) -> Iterator[torch.Tensor]:
