@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from tempsup.errors import TempsupError
-from tempsup.palette import base_layout
+from tempsup.palette import CURSOR, LOSS, base_layout
 from tempsup.run import Run
 
 SIG_DIGITS = 4  # floats in figures: 4 significant digits keeps frames small and plots exact enough
@@ -147,3 +147,70 @@ def layout_from_parts(parts: Parts, revision: str = "") -> dict[str, Any]:
 
 def uirevision(panel: str, sel: Selection) -> str:
     return f"{sel.config.key}:{sel.seed}:{sel.feature}:{panel}"
+
+
+# ---- loss over training: the RNN's and the bows lab's loss panels ----------------------
+
+
+def positive(v: Any) -> list:
+    """Values for a log axis: non-positive ones become gaps (None)."""
+    v = np.asarray(v, dtype=float)
+    return rnd(np.where(v > 0, v, np.nan))
+
+
+def log_range(values: np.ndarray, decades: int) -> list[float]:
+    """A log axis range (log10 units) over the positive finite `values`, at most `decades`
+    below the largest, padded by 0.1: one range for every frame, so the axis stays put."""
+    values = np.asarray(values, dtype=float)
+    values = values[np.isfinite(values) & (values > 0)]
+    hi = float(values.max()) if values.size else 1.0
+    lo = max(float(values.min()), hi * 10.0**-decades) if values.size else 0.1
+    return [np.log10(lo) - 0.1, np.log10(hi) + 0.1]
+
+
+def step_cursor(step: int, log_range: list[float], loss: Any) -> list[dict[str, Any]]:
+    """The moving traces of a loss panel: a dashed line at the frame's `step` across the
+    whole `log_range`, and a dot on the shown seed's `loss` (a 1-element array)."""
+    lo, hi = (10.0**v for v in log_range)
+    return [
+        {
+            "type": "scatter",
+            "x": [step, step],
+            "y": rnd([lo, hi]),
+            "mode": "lines",
+            "line": {"color": CURSOR, "width": 1.5, "dash": "dash"},
+            "name": "current step",
+            "showlegend": False,
+            "hoverinfo": "skip",
+        },
+        {
+            "type": "scatter",
+            "x": [step],
+            "y": positive(loss),
+            "mode": "markers",
+            "marker": {"color": LOSS, "size": 9},
+            "name": "current loss",
+            "showlegend": False,
+            "hovertemplate": "step %{x}: loss %{y}<extra></extra>",
+        },
+    ]
+
+
+def loss_axes(last: int, log_range: list[float], narrow_dtick: str | None = None) -> dict:
+    """A loss panel's axes: training steps 0 … `last` (padded 2 %), the loss on a log axis
+    labelled by decade when it spans more than 2.5 of them (else `narrow_dtick`, if any)."""
+    pad = max(last, 1) * 0.02
+    yaxis = {
+        "type": "log",
+        "range": rnd(log_range),
+        "title": {"text": "loss"},
+        "exponentformat": "power",
+    }
+    if log_range[1] - log_range[0] > 2.5:
+        yaxis["dtick"] = 1
+    elif narrow_dtick is not None:
+        yaxis["dtick"] = narrow_dtick
+    return {
+        "xaxis": {"range": rnd([-pad, last + pad]), "title": {"text": "training step"}},
+        "yaxis": yaxis,
+    }

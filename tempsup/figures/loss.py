@@ -24,20 +24,23 @@ from typing import Any
 
 import numpy as np
 
-from tempsup.figures._common import Parts, Selection, rnd, thin
-from tempsup.palette import CURSOR, LOSS, OTHER_SEEDS, TERM_COLORS
+from tempsup.figures._common import (
+    Parts,
+    Selection,
+    log_range,
+    loss_axes,
+    positive,
+    rnd,
+    step_cursor,
+    thin,
+)
+from tempsup.palette import LOSS, OTHER_SEEDS, TERM_COLORS
 from tempsup.run import TERM_NAMES
 
 HISTORY_POINTS = 400  # each curve keeps at most this many steps (long runs are thinned)
 OTHER_SEEDS_SHOWN = 24  # faint curves of at most this many other seeds
 DECADES = 6  # the y axis shows at most this many decades below the largest value
 MEAN = TERM_NAMES.index("mean correction")
-
-
-def _positive(v: np.ndarray) -> list:
-    """Values for a log axis: non-positive ones become gaps (None)."""
-    v = np.asarray(v, dtype=float)
-    return rnd(np.where(v > 0, v, np.nan))
 
 
 def prepare(sel: Selection) -> dict[str, Any]:
@@ -51,17 +54,13 @@ def prepare(sel: Selection) -> dict[str, Any]:
     total = terms.sum(axis=1)
     # The range follows the shown seed; other seeds may leave it (e.g. huge initial losses).
     values = np.concatenate([loss[:, sel.seed], drawn.ravel(), total])
-    values = values[np.isfinite(values) & (values > 0)]
-    hi = float(values.max()) if values.size else 1.0
-    lo = max(float(values.min()), hi * 10.0**-DECADES) if values.size else 0.1
-    log_range = [np.log10(lo) - 0.1, np.log10(hi) + 0.1]
     return {
         "loss": loss,
         "terms": terms,
         "drawn": drawn,
         "total": total,
         "mean_name": mean_name,
-        "log_range": log_range,
+        "log_range": log_range(values, DECADES),
     }
 
 
@@ -76,45 +75,21 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
         xs, ys = [], []
         for m in others:
             xs += [*steps, None]
-            ys += [*_positive(loss[:, m]), None]
+            ys += [*positive(loss[:, m]), None]
         out.append(_line(xs, ys, "other seeds (measured)", OTHER_SEEDS, 1.0, hover=False))
-    out.append(_line(steps, _positive(loss[:, seed]), f"measured loss (seed {seed})", LOSS, 2.5))
-    out.append(_line(steps, _positive(total), "sum of the four terms", LOSS, 1.5, dash="dot"))
+    out.append(_line(steps, positive(loss[:, seed]), f"measured loss (seed {seed})", LOSS, 2.5))
+    out.append(_line(steps, positive(total), "sum of the four terms", LOSS, 1.5, dash="dot"))
     for t, name in enumerate(TERM_NAMES):
         label = d["mean_name"] if t == MEAN else name
         dash = "dash" if t == MEAN else "solid"  # dashed: drawn as a magnitude
-        trace = _line(steps, _positive(drawn[:, t]), label, TERM_COLORS[name], 1.8, dash)
+        trace = _line(steps, positive(drawn[:, t]), label, TERM_COLORS[name], 1.8, dash)
         if t == MEAN:
             trace["customdata"] = rnd(terms[:, t])
             trace["hovertemplate"] = "step %{x}: mean correction = %{customdata}<extra></extra>"
         out.append(trace)
-    lo, hi = (10.0**v for v in d["log_range"])
-    step = int(run["step"][frame])
-    out.append(
-        {
-            "type": "scatter",
-            "x": [step, step],
-            "y": rnd([lo, hi]),
-            "mode": "lines",
-            "line": {"color": CURSOR, "width": 1.5, "dash": "dash"},
-            "name": "current step",
-            "showlegend": False,
-            "hoverinfo": "skip",
-        }
+    return out + step_cursor(
+        int(run["step"][frame]), d["log_range"], d["loss"][frame, seed : seed + 1]
     )
-    out.append(
-        {
-            "type": "scatter",
-            "x": [step],
-            "y": _positive(d["loss"][frame, seed : seed + 1]),
-            "mode": "markers",
-            "marker": {"color": LOSS, "size": 9},
-            "name": "current loss",
-            "showlegend": False,
-            "hovertemplate": "step %{x}: loss %{y}<extra></extra>",
-        }
-    )
-    return out
 
 
 def _line(x, y, name, color, width, dash="solid", hover=True) -> dict[str, Any]:
@@ -136,8 +111,6 @@ def _line(x, y, name, color, width, dash="solid", hover=True) -> dict[str, Any]:
 def parts(sel: Selection, d: dict[str, Any]) -> Parts:
     cfg, run = sel.config, sel.run
     steps = run["step"]
-    last = int(steps[-1]) if len(steps) else 1
-    pad = max(last, 1) * 0.02
     if cfg.relu_readout:
         title = "Loss and its first-order (ReLU readout) terms"
     else:
@@ -146,15 +119,6 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
     n_traces = (1 if run["loss"].shape[1] > 1 else 0) + 2 + len(TERM_NAMES) + 2
     return Parts(
         title=title,
-        axes={
-            "xaxis": {"range": rnd([-pad, last + pad]), "title": {"text": "training step"}},
-            "yaxis": {
-                "type": "log",
-                "range": rnd(d["log_range"]),
-                "title": {"text": "loss"},
-                "exponentformat": "power",
-                **({"dtick": 1} if d["log_range"][1] - d["log_range"][0] > 2.5 else {}),
-            },
-        },
+        axes=loss_axes(int(steps[-1]) if len(steps) else 1, d["log_range"]),
         moving=(n_traces - 2, n_traces - 1),
     )
