@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tempsup._arrays import as_float, check_count
 from tempsup.errors import TempsupError
 
 # Keys of `summary` comparable across runs under any readout (functions of a_s and eig(W_h)).
@@ -63,16 +64,12 @@ def feature_directions(W_x: np.ndarray, W_h: np.ndarray, n: int, relu_hidden: bo
     homogeneity a lone input u >= 0 then sits exactly at u * w_s, which is what
     the sparse regime (one input in the window) sees.
     """
-    W_x = _as_float("W_x", W_x, min_ndim=2)
-    W_h = _as_float("W_h", W_h, min_ndim=2)
+    W_x = as_float("W_x", W_x, min_ndim=2)
+    W_h = as_float("W_h", W_h, min_ndim=2)
     _check_square("W_h", W_h)
-    if W_x.shape[-2] != W_h.shape[-1]:
-        raise TempsupError(
-            f"W_x: expected shape (..., N_h, N_x) with N_h = {W_h.shape[-1]} (from W_h), "
-            f"got {W_x.shape}"
-        )
+    _check_dim("W_x", W_x, -2, "N_h", W_h.shape[-1], "W_h", "(..., N_h, N_x)")
     _check_lead("W_x and W_h", W_x.shape[:-2], W_h.shape[:-2])
-    _check_count("n", n, 1)
+    check_count("n", n, 1)
     w = np.broadcast_to(W_x, np.broadcast_shapes(W_x.shape[:-2], W_h.shape[:-2]) + W_x.shape[-2:])
     out = [w]
     for _ in range(1, n):
@@ -87,13 +84,9 @@ def projections(W_y: np.ndarray, W_s: np.ndarray) -> np.ndarray:
     These are gauge invariant (unlike W_s itself), so they are the quantity to
     compare across runs. For scalar input A[..., s, 0, 0] is a_s.
     """
-    W_y = _as_float("W_y", W_y, min_ndim=2)
-    W_s = _as_float("W_s", W_s, min_ndim=3)
-    if W_y.shape[-2] != W_s.shape[-2]:
-        raise TempsupError(
-            f"W_y: expected shape (..., N_h, N_x) with N_h = {W_s.shape[-2]} (from W_s), "
-            f"got {W_y.shape}"
-        )
+    W_y = as_float("W_y", W_y, min_ndim=2)
+    W_s = as_float("W_s", W_s, min_ndim=3)
+    _check_dim("W_y", W_y, -2, "N_h", W_s.shape[-2], "W_s", "(..., N_h, N_x)")
     _check_lead("W_y and W_s", W_y.shape[:-2], W_s.shape[:-3])
     return np.swapaxes(W_y, -1, -2)[..., None, :, :] @ W_s  # (..., n, N_x, N_x)
 
@@ -107,7 +100,7 @@ def eigenvalues(W_h: np.ndarray) -> np.ndarray:
     Within a conjugate pair the one with positive imaginary part comes first, so
     arg(λ_0) is the per-step rotation angle of a spiral sink. Gauge invariant.
     """
-    W_h = _as_float("W_h", W_h, min_ndim=2)
+    W_h = as_float("W_h", W_h, min_ndim=2)
     _check_square("W_h", W_h)
     lam = np.linalg.eigvals(W_h)  # (..., N_h)
     # Round the modulus so that a conjugate pair ties exactly and the imaginary part decides.
@@ -117,7 +110,7 @@ def eigenvalues(W_h: np.ndarray) -> np.ndarray:
 
 def spectral_radius(W_h: np.ndarray) -> np.ndarray:
     """ρ(W_h) = max |λ|, shape (...): the rate at which a linear recurrence forgets."""
-    W_h = _as_float("W_h", W_h, min_ndim=2)
+    W_h = as_float("W_h", W_h, min_ndim=2)
     _check_square("W_h", W_h)
     return np.abs(np.linalg.eigvals(W_h)).max(axis=-1)
 
@@ -127,7 +120,7 @@ def spectral_radius(W_h: np.ndarray) -> np.ndarray:
 
 def norms(W_s: np.ndarray) -> np.ndarray:
     """‖w_s‖ per age and feature, shape (..., n, N_x)."""
-    W_s = _as_float("W_s", W_s, min_ndim=3)
+    W_s = as_float("W_s", W_s, min_ndim=3)
     return np.linalg.norm(W_s, axis=-2)
 
 
@@ -138,7 +131,7 @@ def step_angles(W_s: np.ndarray) -> np.ndarray:
     that turns add up into a swept angle beyond 180°; otherwise it is the
     unsigned angle in [0, π]. A zero vector gives 0, never NaN.
     """
-    W_s = _as_float("W_s", W_s, min_ndim=3)
+    W_s = as_float("W_s", W_s, min_ndim=3)
     u, v = W_s[..., :-1, :, :], W_s[..., 1:, :, :]  # (..., n-1, N_h, N_x)
     if W_s.shape[-2] == 2:
         cross = u[..., 0, :] * v[..., 1, :] - u[..., 1, :] * v[..., 0, :]
@@ -159,8 +152,8 @@ def swept_angle(W_s: np.ndarray, k: int) -> np.ndarray:
     sparse SSM) and is negative for clockwise turns; unsigned sum for N_h ≠ 2.
     Gauge dependent: compare only with the tied readout (sign = handedness).
     """
-    W_s = _as_float("W_s", W_s, min_ndim=3)
-    _check_count("k", k, 0)
+    W_s = as_float("W_s", W_s, min_ndim=3)
+    check_count("k", k, 0)
     if W_s.shape[-3] < k + 1:
         raise TempsupError(
             f"W_s: expected at least k + 1 = {k + 1} directions to reach w_k, got {W_s.shape[-3]}"
@@ -182,27 +175,20 @@ def interference_free(
     any input size u >= 0 when b_i = 0. `atol` counts round-off positives (an
     exactly orthogonal w_s gives a_s ~ 1e-16) as silent. Shape as A, (..., n, N_x, N_x).
     """
-    A = _as_float("A", A, min_ndim=3)
+    A = as_float("A", A, min_ndim=3)
     if b_y is None:
         return np.less_equal(A, atol)
-    b = _as_float("b_y", b_y, min_ndim=1)
-    if b.shape[-1] != A.shape[-2]:
-        raise TempsupError(
-            f"b_y: expected shape (..., N_x) with N_x = {A.shape[-2]} (from A), got {b.shape}"
-        )
+    b = as_float("b_y", b_y, min_ndim=1)
+    _check_dim("b_y", b, -1, "N_x", A.shape[-2], "A", "(..., N_x)")
     _check_lead("A and b_y", A.shape[:-3], b.shape[:-1])
     return np.less_equal(A + b[..., None, :, None], atol)  # b_i belongs to readout i (axis -2)
 
 
 def in_half_space(points: np.ndarray, w_y: np.ndarray, b: float | np.ndarray = 0.0) -> np.ndarray:
     """Whether hidden states (..., N_h) lie in {h : w_yᵀ h + b <= 0}, for drawing the region."""
-    points = _as_float("points", points, min_ndim=1)
-    w_y = _as_float("w_y", w_y, min_ndim=1)
-    if w_y.shape[-1] != points.shape[-1]:
-        raise TempsupError(
-            f"w_y: expected a readout vector of length N_h = {points.shape[-1]} (from points), "
-            f"got shape {w_y.shape}"
-        )
+    points = as_float("points", points, min_ndim=1)
+    w_y = as_float("w_y", w_y, min_ndim=1)
+    _check_dim("w_y", w_y, -1, "N_h", points.shape[-1], "points", "(..., N_h)")
     return (points * w_y).sum(axis=-1) + np.asarray(b, dtype=float) <= 0.0
 
 
@@ -236,10 +222,10 @@ def summary(
     See the module docstring and `GAUGE_INVARIANT` / `GAUGE_DEPENDENT` for which
     of these may be compared across runs with a free readout.
     """
-    _check_count("k", k, 0)
+    check_count("k", k, 0)
     if n is None:
         n = k + 4
-    _check_count("n", n, k + 1, hint="n must exceed k so that w_k is included")
+    check_count("n", n, k + 1, hint="n must exceed k so that w_k is included")
     W_s = feature_directions(W_x, W_h, n, relu_hidden)  # (..., n, N_h, N_x)
     if W_y is None:
         W_y = W_s[..., k, :, :]
@@ -265,18 +251,7 @@ def summary(
 
 
 # ---- input checks: each says what was expected and what was received ----------------
-
-
-def _as_float(name: str, x: object, min_ndim: int) -> np.ndarray:
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise TempsupError(f"{name}: expected a numeric array, got {type(x).__name__}") from None
-    if arr.ndim < min_ndim:
-        raise TempsupError(
-            f"{name}: expected at least {min_ndim} dimension(s), got shape {arr.shape}"
-        )
-    return arr
+# (as_float and check_count, which tempsup.theory uses too, are in tempsup._arrays)
 
 
 def _check_square(name: str, M: np.ndarray) -> None:
@@ -293,7 +268,11 @@ def _check_lead(names: str, a: tuple[int, ...], b: tuple[int, ...]) -> None:
         ) from None
 
 
-def _check_count(name: str, value: object, lo: int, hint: str = "") -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
-        extra = f" ({hint})" if hint else ""
-        raise TempsupError(f"{name}: expected an integer >= {lo}, got {value!r}{extra}")
+def _check_dim(
+    name: str, arr: np.ndarray, axis: int, dim: str, size: int, source: str, layout: str
+) -> None:
+    """`arr`'s axis `axis` (the dimension called `dim`) has the `size` read off `source`."""
+    if arr.shape[axis] != size:
+        raise TempsupError(
+            f"{name}: expected shape {layout} with {dim} = {size} (from {source}), got {arr.shape}"
+        )

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tempsup._arrays import as_float, check_count
 from tempsup.config import INPUT_DISTS
 from tempsup.errors import TempsupError
 
@@ -147,7 +148,7 @@ def relu_readout_terms(
     correction) — a rough guide only; for b_y <= 0 the first-order loss is
     `relu_sparse_approx(..., b_y=, dist=)`.
     """
-    A = _as_float("A", A, min_ndim=0)  # shape checked by loss_terms
+    A = as_float("A", A, min_ndim=0)  # shape checked by loss_terms
     return loss_terms(np.maximum(A, 0.0), k, p, mu, nu, T, importance, b_y)
 
 
@@ -226,8 +227,8 @@ def zero_output_loss(
 
     The baseline a seed must beat to count as having learned anything.
     """
-    _check_int("k", k, 0)
-    _check_int("T", T, 1)
+    check_count("k", k, 0)
+    check_count("T", T, 1)
     p = _check_array("p", p, 0.0, 1.0)
     nu = _check_array("nu", nu, 0.0, np.inf)
     imp = np.ones(1) if importance is None else _check_array("importance", importance, 0, np.inf)
@@ -280,14 +281,14 @@ def _prepare(
     b_y: object,
 ) -> tuple:
     """Validate once at the public boundary; return float arrays ready to broadcast."""
-    A = _as_float("A", A, min_ndim=0)
+    A = as_float("A", A, min_ndim=0)
     if A.ndim < 3 or A.shape[-1] != A.shape[-2]:
         raise TempsupError(
             f"A: expected projections of shape (..., n, N_x, N_x), got {A.shape} "
             "(for a scalar kernel a of shape (..., n) pass a[..., None, None])"
         )
-    _check_int("k", k, 0)
-    _check_int("T", T, 1)
+    check_count("k", k, 0)
+    check_count("T", T, 1)
     if A.shape[-3] < T:
         raise TempsupError(
             f"A: expected at least T = {T} ages (n >= T), got n = {A.shape[-3]} in shape {A.shape}"
@@ -306,7 +307,7 @@ def _prepare(
             )
     b = None
     if b_y is not None:
-        b = _as_float("b_y", b_y, min_ndim=1)
+        b = as_float("b_y", b_y, min_ndim=1)
         if b.shape[-1] != n_x:
             raise TempsupError(f"b_y: expected shape (..., N_x) with N_x = {n_x}, got {b.shape}")
     shapes = {"p": p.shape, "mu": mu.shape, "nu": nu.shape, "importance": imp.shape[:-1]}
@@ -322,26 +323,9 @@ def _prepare(
     return A, k, T, p, mu, nu, imp, b
 
 
-def _as_float(name: str, x: object, min_ndim: int) -> np.ndarray:
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise TempsupError(f"{name}: expected a numeric array, got {type(x).__name__}") from None
-    if arr.ndim < min_ndim:
-        raise TempsupError(
-            f"{name}: expected at least {min_ndim} dimension(s), got shape {arr.shape}"
-        )
-    return arr
-
-
 def _check_array(name: str, x: object, lo: float, hi: float) -> np.ndarray:
-    arr = _as_float(name, x, min_ndim=0)
+    arr = as_float(name, x, min_ndim=0)
     if not np.all((arr >= lo) & (arr <= hi)):  # also rejects NaN
         bad = arr[~((arr >= lo) & (arr <= hi))].ravel()[0]
         raise TempsupError(f"{name}: expected values in [{lo:g}, {hi:g}], got {bad!r}")
     return arr
-
-
-def _check_int(name: str, value: object, lo: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
-        raise TempsupError(f"{name}: expected an integer >= {lo}, got {value!r}")
