@@ -52,36 +52,47 @@ def flag(name: str) -> str:
 
 def add_config_flags(parser: argparse.ArgumentParser, lists: Sequence[str] = ()) -> None:
     """One flag per RunConfig field; fields in `lists` take comma-separated values."""
-    for f in dataclasses.fields(RunConfig):
-        default = getattr(DEFAULTS, f.name)
-        help_ = f"{FLAG_HELP[f.name]} (default: {default})"
-        if isinstance(default, bool):
-            parser.add_argument(
-                flag(f.name), action=argparse.BooleanOptionalAction, default=default, help=help_
-            )
-            continue
-        kind: Callable[[str], Any] = {int: int, float: float}.get(type(default), str)
-        if f.name == "curriculum":
-            kind = float
-        if f.name in lists:
-            parser.add_argument(flag(f.name), type=_list_of(kind, flag(f.name)), help=help_)
-        else:
-            parser.add_argument(flag(f.name), type=_typed(kind, flag(f.name)), help=help_)
+    _add_field_flags(parser, DEFAULTS, FLAG_HELP, lists, kinds={"curriculum": float})
     parser.add_argument(
         "--free-readout", dest="tied", action="store_false", help="same as --no-tied"
     )
 
 
 def config_from_args(args: argparse.Namespace, **override: Any) -> RunConfig:
-    values = {
-        f.name: getattr(args, f.name)
-        for f in dataclasses.fields(RunConfig)
-        if getattr(args, f.name) is not None
-    }
-    values.update(override)
+    values = {**_field_values(args, RunConfig), **override}
     if "snapshot_every" not in values and "steps" in values:  # short runs: fewer frames
         values["snapshot_every"] = min(DEFAULTS.snapshot_every, values["steps"])
     return RunConfig(**values)
+
+
+def _add_field_flags(
+    parser: argparse.ArgumentParser,
+    defaults: Any,
+    helps: dict[str, str],
+    lists: Sequence[str],
+    kinds: dict[str, Callable[[str], Any]] | None = None,
+) -> None:
+    """One flag per field of the config `defaults`, parsed like its default value (a
+    field whose default is None names its parser in `kinds`; else it takes text)."""
+    for f in dataclasses.fields(defaults):
+        default = getattr(defaults, f.name)
+        help_ = f"{helps[f.name]} (default: {default})"
+        if isinstance(default, bool):
+            parser.add_argument(
+                flag(f.name), action=argparse.BooleanOptionalAction, default=default, help=help_
+            )
+            continue
+        kind = (kinds or {}).get(f.name) or {int: int, float: float}.get(type(default), str)
+        if f.name in lists:
+            parser.add_argument(flag(f.name), type=_list_of(kind, flag(f.name)), help=help_)
+        else:
+            parser.add_argument(flag(f.name), type=_typed(kind, flag(f.name)), help=help_)
+
+
+def _field_values(args: argparse.Namespace, config_type: type) -> dict[str, Any]:
+    """The config fields given on the command line (flags left out are None)."""
+    names = [f.name for f in dataclasses.fields(config_type)]
+    return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
 
 
 def _typed(kind: Callable[[str], Any], name: str) -> Callable[[str], Any]:
@@ -315,28 +326,14 @@ BOWS_FLAG_HELP = {
 def add_bows_flags(parser: argparse.ArgumentParser, lists: Sequence[str] = ()) -> None:
     """One flag per BowsConfig field; fields in `lists` take comma-separated values."""
     from tempsup.bows.config import DEFAULTS as BOWS_DEFAULTS
-    from tempsup.bows.config import BowsConfig
 
-    for f in dataclasses.fields(BowsConfig):
-        default = getattr(BOWS_DEFAULTS, f.name)
-        help_ = f"{BOWS_FLAG_HELP[f.name]} (default: {default})"
-        kind: Callable[[str], Any] = {int: int, float: float}.get(type(default), str)
-        if f.name in lists:
-            parser.add_argument(flag(f.name), type=_list_of(kind, flag(f.name)), help=help_)
-        else:
-            parser.add_argument(flag(f.name), type=_typed(kind, flag(f.name)), help=help_)
+    _add_field_flags(parser, BOWS_DEFAULTS, BOWS_FLAG_HELP, lists)
 
 
 def bows_config_from_args(args: argparse.Namespace, **override: Any) -> Any:
     from tempsup.bows.config import BowsConfig
 
-    values = {
-        f.name: getattr(args, f.name)
-        for f in dataclasses.fields(BowsConfig)
-        if getattr(args, f.name) is not None
-    }
-    values.update(override)
-    return BowsConfig(**values)
+    return BowsConfig(**{**_field_values(args, BowsConfig), **override})
 
 
 def _bows_line(s: dict[str, Any]) -> str:
@@ -407,11 +404,16 @@ def add_bows_parser(sub: Any) -> None:
     add_bows_flags(sweep_p, lists=("m", "weight_decay"))
     sweep_p.add_argument("--out-dir", default="sweep", help="folder for sweep.csv and run files")
     sweep_p.add_argument("--html", action="store_true", help="also write sweep.html there")
-    for p in (train_p, sweep_p):
-        p.add_argument("--json", action="store_true", help="print the summary as JSON")
-        p.add_argument("--quiet", action="store_true", help="no progress bar")
-        p.add_argument("--threads", type=int, default=None, help="torch threads (default: 1)")
-        p.set_defaults(func=cmd_bows_train if p is train_p else cmd_bows_sweep)
+    _add_training_flags(train_p, cmd_bows_train)
+    _add_training_flags(sweep_p, cmd_bows_sweep)
+
+
+def _add_training_flags(parser: argparse.ArgumentParser, func: Callable[..., Any]) -> None:
+    """What every training command takes besides the config, and the function it runs."""
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: 1)")
+    parser.set_defaults(func=func)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -426,11 +428,8 @@ def build_parser() -> argparse.ArgumentParser:
     sweep_p = sub.add_parser("sweep", help="train a sparsity (and k) sweep as one batch")
     add_config_flags(sweep_p, lists=("sparsity", "k"))
     sweep_p.add_argument("--out-dir", default="sweep", help="folder for sweep.csv and run files")
-    for p in (train_p, sweep_p):
-        p.add_argument("--json", action="store_true", help="print the summary as JSON")
-        p.add_argument("--quiet", action="store_true", help="no progress bar")
-        p.add_argument("--threads", type=int, default=None, help="torch threads (default: 1)")
-        p.set_defaults(func=cmd_train if p is train_p else cmd_sweep)
+    _add_training_flags(train_p, cmd_train)
+    _add_training_flags(sweep_p, cmd_sweep)
     worker_p = sub.add_parser("worker", help="train jobs queued by the app (job-queue worker)")
     worker_p.add_argument("--cache", help="job directory (default: $TEMPSUP_CACHE or cache/jobs)")
     worker_p.add_argument("-n", "--workers", type=int, default=1, help="processes (default: 1)")
