@@ -19,7 +19,15 @@ import numpy as np
 
 from tempsup.bows.run import BowsRun
 from tempsup.errors import TempsupError
-from tempsup.figures._common import Parts, corner_text, fmt, layout_from_parts, rnd, thin
+from tempsup.figures._common import (
+    Parts,
+    corner_text,
+    fmt,
+    frame_index,
+    layout_from_parts,
+    rnd,
+    thin,
+)
 
 # Colours of the lab; the shared ones (loss, cursor, diverging heatmaps) come
 # from tempsup.palette, so both labs look alike.
@@ -72,14 +80,6 @@ def select(run: BowsRun, seed: int | None) -> Selection:
     if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < n:
         raise TempsupError(f"seed: expected an integer in [0, {n - 1}] or None, got {seed!r}")
     return Selection(run, int(s))
-
-
-def frame_index(run: BowsRun, frame: int) -> int:
-    """A frame index in [0, F), accepting Python's negative indexing."""
-    n = run.n_frames
-    if isinstance(frame, bool) or not isinstance(frame, (int, np.integer)) or not -n <= frame < n:
-        raise TempsupError(f"frame: expected an integer in [{-n}, {n - 1}], got {frame!r}")
-    return int(frame) % n
 
 
 def shown_features(run: BowsRun, limit: int) -> np.ndarray:
