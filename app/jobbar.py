@@ -7,6 +7,7 @@ job on screen, so a late poll about an old job never overwrites a newer one.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from dash import (
@@ -90,3 +91,38 @@ def wire_cancel(button: str, job_store: str, status_store: str) -> None:
         if status is None:
             return job_status(key, None, "Nothing to cancel.")
         return job_status(key, status, "Cancelling…" if status.active else None)
+
+
+@dataclass(frozen=True)
+class Polled:
+    """A job a poll reports on: its key, store, status and spec."""
+
+    key: str
+    queue: Any
+    status: JobStatus
+    spec: Any
+
+    @property
+    def bar(self) -> dict[str, Any]:
+        return job_status(self.key, self.status)
+
+    @property
+    def done(self) -> bool:
+        return self.status.state == JobState.DONE
+
+
+def polled(store: Any, spec_type: type = object, gone: str = "The job disappeared; press Train."):
+    """The job a poll callback reports on, or the outputs that stop polling.
+
+    Poll callbacks output (content, job-status store, interval disabled); when
+    there is nothing to poll this returns that triple, else a `Polled`.
+    """
+    key = job_key(store)
+    if key is None:
+        return no_update, no_update, True
+    queue = job_queue()
+    status = queue.status(key)
+    spec = queue.spec(key) if status is not None else None
+    if status is None or not isinstance(spec, spec_type):
+        return no_update, job_status(key, None, gone), True
+    return Polled(key, queue, status, spec)

@@ -12,7 +12,7 @@ from dash import ClientsideFunction, Input, Output, State, callback, clientside_
 from app import ids
 from app.panels import PANELS
 from app.view import empty_view
-from app.widgets import wire_player
+from app.widgets import player_row, wire_player
 
 TICK_MS = 120  # ~8 frames a second: 100 frames play in about 12 s
 
@@ -21,27 +21,7 @@ def layout() -> html.Div:
     return html.Div(
         className="card player",
         children=[
-            html.Div(
-                className="player-row",
-                children=[
-                    html.Button("◀", id=ids.PREV, n_clicks=0, title="previous frame (←)"),
-                    html.Button("Play", id=ids.PLAY, n_clicks=0, title="play / pause (space)"),
-                    html.Button("▶", id=ids.NEXT, n_clicks=0, title="next frame (→)"),
-                    html.Div(
-                        className="scrubber",
-                        children=dcc.Slider(
-                            id=ids.FRAME,
-                            min=0,
-                            max=0,
-                            step=1,
-                            value=0,
-                            marks=None,
-                            updatemode="drag",
-                        ),
-                    ),
-                    html.Span(id=ids.FRAME_LABEL, className="frame-label"),
-                ],
-            ),
+            player_row(ids.PLAY, ids.FRAME, ids.FRAME_LABEL, steppers=(ids.PREV, ids.NEXT)),
             html.Div(
                 className="player-row",
                 children=[

@@ -38,6 +38,35 @@ def number_field(
     )  # fmt: skip
 
 
+def scrubber(id_: str, *, maximum: float = 0, step: float = 1, value: float = 0,
+             marks: dict | None = None) -> html.Div:  # fmt: skip
+    """The slider that picks the frame (or the fraction of training) on screen."""
+    return html.Div(
+        className="scrubber",
+        children=dcc.Slider(
+            id=id_, min=0, max=maximum, step=step, value=value, marks=marks, updatemode="drag"
+        ),  # fmt: skip
+    )
+
+
+def player_row(
+    play: str, frame: str, label: str, steppers: tuple[str, str] | None = None
+) -> html.Div:
+    """◀ Play ▶, the frame scrubber and the label under it (see `wire_player`)."""
+    play_button = html.Button("Play", id=play, n_clicks=0, title="play / pause (space)")
+    buttons = [play_button]
+    if steppers is not None:
+        buttons = [
+            html.Button("◀", id=steppers[0], n_clicks=0, title="previous frame (←)"),
+            play_button,
+            html.Button("▶", id=steppers[1], n_clicks=0, title="next frame (→)"),
+        ]
+    return html.Div(
+        className="player-row",
+        children=[*buttons, scrubber(frame), html.Span(id=label, className="frame-label")],
+    )
+
+
 def wire_player(
     *,
     frame: str,

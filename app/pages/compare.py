@@ -29,6 +29,7 @@ from app.panels import PANELS
 from app.services import job_queue
 from app.urlstate import config_from_query, query_from_config
 from app.view import empty_view, full_view
+from app.widgets import scrubber
 from tempsup.config import MODEL_NAMES, RunConfig
 from tempsup.errors import TempsupError
 from tempsup.jobs import JobState
@@ -109,18 +110,13 @@ def layout() -> html.Div:
                         className="player-row",
                         children=[
                             html.Button("Play", id=ids.COMPARE_PLAY, n_clicks=0),
-                            html.Div(
-                                className="scrubber",
-                                children=dcc.Slider(
-                                    id=ids.COMPARE_FRAC,
-                                    min=0,
-                                    max=1,
-                                    step=0.01,
-                                    value=1,
-                                    marks={0: "start", 1: "end"},
-                                    updatemode="drag",
-                                ),
-                            ),
+                            scrubber(
+                                ids.COMPARE_FRAC,
+                                maximum=1,
+                                step=0.01,
+                                value=1,
+                                marks={0: "start", 1: "end"},
+                            ),  # fmt: skip
                         ],
                     ),
                     html.Div(id=ids.COMPARE_LABEL, className="frame-label"),

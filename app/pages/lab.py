@@ -31,12 +31,12 @@ from dash import (
 
 import tempsup.bows.jobs  # noqa: F401 - registers the "bows" job kind in this process
 from app import ids
-from app.jobbar import job_key, job_status, progress, wire_cancel, wire_job_bar
+from app.jobbar import job_key, job_status, polled, progress, wire_cancel, wire_job_bar
 from app.pages import register
 from app.pages.phase import parse_list
 from app.services import job_queue
 from app.view import empty_view, lab_view
-from app.widgets import number_field, wire_player
+from app.widgets import number_field, player_row, wire_player
 from tempsup.bows.config import STRUCTURE_NAMES, BowsConfig
 from tempsup.bows.figures import PANELS, export_html, export_sweep_html, sweep_figure
 from tempsup.bows.sweep import BowsSweepResult, BowsSweepSpec, load_point_runs, progress_figure
@@ -126,26 +126,7 @@ def layout() -> html.Div:
         ],
     )
     player = html.Div(
-        className="card player",
-        children=html.Div(
-            className="player-row",
-            children=[
-                html.Button("Play", id=ids.LAB_PLAY, n_clicks=0),
-                html.Div(
-                    className="scrubber",
-                    children=dcc.Slider(
-                        id=ids.LAB_FRAME,
-                        min=0,
-                        max=0,
-                        step=1,
-                        value=0,
-                        marks=None,
-                        updatemode="drag",
-                    ),
-                ),
-                html.Span(id=ids.LAB_LABEL, className="frame-label"),
-            ],
-        ),
+        className="card player", children=player_row(ids.LAB_PLAY, ids.LAB_FRAME, ids.LAB_LABEL)
     )
     panels = html.Div(
         className="panels",
@@ -334,18 +315,13 @@ def train_lab(_n, structure, m, model, wd, sharpness, epochs, seeds, text_path, 
 )
 def poll_lab(_n, job):
     """Progress while training; the whole animated view once done."""
-    key = job_key(job)
-    if key is None:
-        return no_update, no_update, True
-    queue = job_queue()
-    status = queue.status(key)
-    if status is None:
-        return no_update, job_status(key, None, "The job disappeared; press Train."), True
-    if status.state == JobState.DONE:
-        run = queue.result(key)
-        if run is not None:
-            return lab_view(run, run.best), job_status(key, status), True
-    return no_update, job_status(key, status), not status.active
+    job = polled(job)
+    if isinstance(job, tuple):
+        return job
+    run = job.queue.result(job.key) if job.done else None
+    if run is not None:
+        return lab_view(run, run.best), job.bar, True
+    return no_update, job.bar, not job.status.active
 
 
 wire_cancel(ids.LAB_CANCEL, ids.LAB_JOB, ids.LAB_STATUS)
@@ -423,15 +399,10 @@ def run_lab_sweep(_n, structure, m, model, wd, sharpness, epochs, seeds, text_pa
 )
 def poll_lab_sweep(_n, job):
     """The measures against m from the newest frame; the whole sweep figure once done."""
-    key = job_key(job)
-    if key is None:
-        return no_update, no_update, True
-    queue = job_queue()
-    status = queue.status(key)
-    spec = queue.spec(key)
-    if status is None or not isinstance(spec, BowsSweepSpec):
-        return no_update, job_status(key, None, "The sweep disappeared; run it again."), True
-    bar = job_status(key, status)
+    job = polled(job, BowsSweepSpec, "The sweep disappeared; run it again.")
+    if isinstance(job, tuple):
+        return job
+    key, queue, status, spec, bar = job.key, job.queue, job.status, job.spec, job.bar
     if status.state == JobState.DONE:
         runs = _sweep_runs(key)
         if runs:

@@ -22,7 +22,7 @@ from dash import (
 )
 
 from app import ids
-from app.jobbar import job_key, job_status, progress, wire_cancel, wire_job_bar
+from app.jobbar import job_key, job_status, polled, progress, wire_cancel, wire_job_bar
 from app.pages import register
 from app.services import job_queue
 from app.urlstate import query_from_config
@@ -202,15 +202,10 @@ def run_sweep(_n: int, model, sparsities, ks, seeds, steps, hidden, client):
 )
 def poll_sweep(_n: int, job: Any):
     """Redraw the diagram from the newest frame; the finished table when done."""
-    key = job_key(job)
-    if key is None:
-        return no_update, no_update, True
-    queue = job_queue()
-    status = queue.status(key)
-    spec = queue.spec(key)
-    if status is None or not isinstance(spec, SweepSpec):
-        return no_update, job_status(key or "", None, "The sweep disappeared; run it again."), True
-    bar = job_status(key, status)
+    job = polled(job, SweepSpec, "The sweep disappeared; run it again.")
+    if isinstance(job, tuple):
+        return job
+    key, queue, status, spec, bar = job.key, job.queue, job.status, job.spec, job.bar
     if status.state == JobState.DONE:
         result = queue.result(key)
         if result is not None:
