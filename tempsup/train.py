@@ -113,12 +113,17 @@ class SquaredError(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, z, y, weights, relu):  # noqa: ANN001 - autograd signature
+        m, batch = z.shape[0], z.shape[-1]
         y_hat = torch.relu(z) if relu else z
-        err = y_hat - y  # (M, T, N_x, B)
-        werr = err * weights if weights is not None else err
-        loss = (werr * err).sum(dim=(1, 2, 3)) / z.shape[-1]  # (M,)
+        err = y_hat - y  # (M, T, N_x, B), a fresh tensor: in-place from here on
+        if weights is None:  # one fused pass for the sum of squares
+            loss = torch.linalg.vector_norm(err.view(m, -1), dim=1).square() / batch  # (M,)
+            werr = err
+        else:
+            werr = err * weights
+            loss = (werr * err).sum(dim=(1, 2, 3)) / batch  # (M,)
         if relu:  # no gradient through an inactive readout; sign() is 4x faster than masking
-            werr = werr * y_hat.sign_()
+            werr = werr.mul_(y_hat.sign_())
         ctx.save_for_backward(werr)
         ctx.batch = z.shape[-1]
         return loss
