@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from urllib.parse import urlparse
 
 import dash
-from dash import Input, Output, dcc, html, set_props
+import flask
+from dash import Input, Output, State, dcc, html, no_update, set_props
 
 from app import ids
 
@@ -25,6 +27,9 @@ app = dash.Dash(
     title="tempsup",
     suppress_callback_exceptions=True,  # page components exist only on their page
     on_error=lambda exc: report_error(exc),
+    # load the graph and slider bundles with the page: Dash holds callbacks until
+    # lazily loaded components are ready, which delayed a shared link by ~0.2 s
+    eager_loading=True,
 )
 server = app.server
 
@@ -51,6 +56,28 @@ def report_error(exc: Exception) -> None:
     set_props(ids.ALERT, {"children": text})
 
 
+def _requested_path() -> str:
+    """The path of the page being opened, when Dash asks for the layout.
+
+    The browser sends the page's URL as the referrer of its layout request, so
+    the first page is part of the layout itself — a shared link saves a round
+    trip (`route` then only handles later navigation).
+    """
+    if not flask.has_request_context():
+        return "/"
+    return urlparse(flask.request.referrer or "").path or "/"
+
+
+def page_content(pathname: object) -> html.Div:
+    page = PAGES.get(pathname if isinstance(pathname, str) and pathname else "/")
+    if page is None:
+        return html.Div(
+            className="card",
+            children=[html.H2("Page not found"), dcc.Link("Back to the explorer", href="/")],
+        )
+    return page.layout()
+
+
 def nav() -> html.Nav:
     return html.Nav(
         className="nav",
@@ -59,6 +86,7 @@ def nav() -> html.Nav:
 
 
 def layout() -> html.Div:
+    path = _requested_path()
     return html.Div(
         className="page",
         children=[
@@ -84,7 +112,8 @@ def layout() -> html.Div:
                 ],
             ),
             html.Div(id=ids.ALERT, className="error alert", role="alert"),
-            html.Div(id=ids.PAGE),
+            dcc.Store(id=ids.PAGE_PATH, data=path),
+            html.Div(id=ids.PAGE, children=page_content(path)),
         ],
     )
 
@@ -94,15 +123,17 @@ app.layout = layout
 app.validation_layout = html.Div([layout(), *[p.layout() for p in ordered()]])
 
 
-@app.callback(Output(ids.PAGE, "children"), Input(ids.ROOT_URL, "pathname"))
-def route(pathname: str | None) -> html.Div:
-    page = PAGES.get(pathname if isinstance(pathname, str) and pathname else "/")
-    if page is None:
-        return html.Div(
-            className="card",
-            children=[html.H2("Page not found"), dcc.Link("Back to the explorer", href="/")],
-        )
-    return page.layout()
+@app.callback(
+    Output(ids.PAGE, "children"),
+    Output(ids.PAGE_PATH, "data"),
+    Input(ids.ROOT_URL, "pathname"),
+    State(ids.PAGE_PATH, "data"),
+)
+def route(pathname: object, shown: object):
+    """Navigation between pages (the first page comes with the layout)."""
+    if pathname == shown:
+        return no_update, no_update
+    return page_content(pathname), pathname if isinstance(pathname, str) else "/"
 
 
 @server.route("/healthz")

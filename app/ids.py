@@ -3,6 +3,7 @@
 # page and shared state
 ROOT_URL = "root-url"  # routing: pathname picks the page
 PAGE = "page-content"
+PAGE_PATH = "page-path"  # the path whose page is shown (routing skips a re-render)
 ALERT = "alert"  # one line for errors no panel owns (see app.report_error)
 URL = "url"  # the explorer's config in the query string
 CONFIG = "config-store"  # the validated config being viewed: {"config": {...}, "key": "..."}

@@ -54,44 +54,60 @@ def empty_view(message: str) -> dict[str, Any]:
     }
 
 
-def frame_data(run: Run, seed: int, feature: int, start: int) -> dict[str, list[Any]]:
+def frame_data(
+    run: Any, seed: int, feature: int, start: int, figs: Any = figures, lean: bool = False
+) -> dict[str, list[Any]]:
     """Per panel, per frame from `start`: only the traces that move with the frame.
 
     The rest (e.g. the loss history) lives once in `base`; the browser splices
-    the moving traces in at the indices of `moving` (assets/tempsup.js).
+    the moving traces in at the indices of `moving` (assets/tempsup.js). With
+    `lean` (a finished run, whose base is final), a moving trace keeps only the
+    keys that differ from the base's: the browser merges it over the base.
     """
+    kw = {"feature": feature} if figs is figures else {}
     out = {}
-    for p in PANEL_NAMES:
-        moving = figures.moving_traces(p, run, seed, feature=feature)
-        frames = figures.all_frame_traces(p, run, seed, feature=feature, start=start)
-        out[p] = [[traces[i] for i in moving] for traces in frames]
+    for p in figs.PANELS:
+        moving = figs.moving_traces(p, run, seed, **kw)
+        base = figs.frame_traces(p, run, seed, -1, **kw) if lean else None
+        frames = figs.all_frame_traces(p, run, seed, start=start, **kw)
+        out[p] = [
+            [_delta(traces[i], base[i]) if base else traces[i] for i in moving] for traces in frames
+        ]
     return out
 
 
-def shared_parts(run: Run, seed: int, feature: int) -> dict[str, Any]:
+def _delta(trace: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """The keys of `trace` that differ from `base` (all of it if it lacks one of base's)."""
+    if set(base) - set(trace):
+        return trace
+    return {k: v for k, v in trace.items() if base.get(k) != v}
+
+
+def shared_parts(run: Any, seed: int, feature: int, figs: Any = figures) -> dict[str, Any]:
     """What every frame shares: layouts, the full traces of the last frame, moving indices.
 
     Re-sent on every poll while training (axis ranges and the loss history grow).
     """
+    kw = {"feature": feature} if figs is figures else {}
     return {
-        "layouts": {p: figures.panel_layout(p, run, seed, feature=feature) for p in PANEL_NAMES},
-        "base": {p: figures.frame_traces(p, run, seed, -1, feature=feature) for p in PANEL_NAMES},
-        "moving": {p: figures.moving_traces(p, run, seed, feature=feature) for p in PANEL_NAMES},
-        "summary": run_summary(run, seed),
+        "layouts": {p: figs.panel_layout(p, run, seed, **kw) for p in figs.PANELS},
+        "base": {p: figs.frame_traces(p, run, seed, -1, **kw) for p in figs.PANELS},
+        "moving": {p: figs.moving_traces(p, run, seed, **kw) for p in figs.PANELS},
+        "summary": run_summary(run, seed) if figs is figures else _lab_summary(run, seed),
     }
 
 
-def full_view(run: Run, seed: int, feature: int = 0) -> dict[str, Any]:
+def full_view(run: Any, seed: int, feature: int = 0, figs: Any = figures) -> dict[str, Any]:
     """The whole store for a finished run, cached: a shared link opened by a whole
     class is computed once per web process (a finished run never changes: its key
     is its content)."""
-    return _full_view(_RunRef(run), seed, feature)
+    return _full_view(_RunRef(run), seed, feature, figs)
 
 
 class _RunRef:
     """Hashable by the run's key, so lru_cache can hold views per run."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Any) -> None:
         self.run = run
 
     def __hash__(self) -> int:
@@ -102,7 +118,7 @@ class _RunRef:
 
 
 @lru_cache(maxsize=32)
-def _full_view(ref: _RunRef, seed: int, feature: int) -> dict[str, Any]:
+def _full_view(ref: _RunRef, seed: int, feature: int, figs: Any) -> dict[str, Any]:
     run = ref.run
     return {
         "key": run.config.key,
@@ -111,8 +127,9 @@ def _full_view(ref: _RunRef, seed: int, feature: int) -> dict[str, Any]:
         "n": run.n_frames,
         "steps": [int(s) for s in np.asarray(run["step"])],
         "message": "",
-        "frames": frame_data(run, seed, feature, 0),
-        **shared_parts(run, seed, feature),
+        "panels": list(figs.PANELS),
+        "frames": frame_data(run, seed, feature, 0, figs, lean=True),
+        **shared_parts(run, seed, feature, figs),
     }
 
 
@@ -127,31 +144,10 @@ def run_summary(run: Run, seed: int) -> str:
 
 
 def lab_view(run: Any, seed: int) -> dict[str, Any]:
-    """The store for a correlated-features lab run (`tempsup.bows.figures`).
-
-    Same shape as the explorer's, plus `panels`, the order the browser draws.
-    """
+    """The store for a correlated-features lab run (`tempsup.bows.figures`)."""
     from tempsup.bows import figures as bows_figures
 
-    panels = list(bows_figures.PANELS)
-    moving = {p: bows_figures.moving_traces(p, run, seed) for p in panels}
-    return {
-        "key": run.config.key,
-        "seed": seed,
-        "feature": 0,
-        "n": run.n_frames,
-        "steps": [int(s) for s in np.asarray(run["step"])],
-        "message": "",
-        "panels": panels,
-        "layouts": {p: bows_figures.panel_layout(p, run, seed) for p in panels},
-        "base": {p: bows_figures.frame_traces(p, run, seed, -1) for p in panels},
-        "moving": moving,
-        "frames": {
-            p: [[t[i] for i in moving[p]] for t in bows_figures.all_frame_traces(p, run, seed)]
-            for p in panels
-        },
-        "summary": _lab_summary(run, seed),
-    }
+    return full_view(run, seed, 0, bows_figures)
 
 
 def _lab_summary(run: Any, seed: int) -> str:

@@ -40,7 +40,10 @@
           const data = (view.base[p] || []).slice();
           const moving = view.moving[p] || [];
           const frameTraces = (view.frames[p] || [])[i] || [];
-          moving.forEach((idx, j) => { if (frameTraces[j]) data[idx] = frameTraces[j]; });
+          // a frame's trace may hold only what differs from the shared one: merge it over
+          moving.forEach((idx, j) => {
+            if (frameTraces[j]) data[idx] = Object.assign({}, data[idx], frameTraces[j]);
+          });
           return { data: data, layout: view.layouts[p] || {} };
         });
         const label = "step " + view.steps[i] + " · frame " + (i + 1) + "/" + view.n +
