@@ -16,6 +16,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -103,15 +104,15 @@ def read_run(
     return config, {k: files[k] for k in names}
 
 
-class RunFile:
+class RunFile(ABC):
     """`save` and `load` for a run class that has `to_bytes()` and `from_bytes(data, source=)`."""
 
-    def to_bytes(self) -> bytes:
-        raise NotImplementedError
+    @abstractmethod
+    def to_bytes(self) -> bytes: ...
 
     @classmethod
-    def from_bytes(cls: type[R], data: bytes, source: str = "run file") -> R:
-        raise NotImplementedError
+    @abstractmethod
+    def from_bytes(cls: type[R], data: bytes, source: str = "run file") -> R: ...
 
     def save(self, path: str | Path) -> Path:
         return write_bytes(path, self.to_bytes())

@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import json
 import math
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -52,22 +53,23 @@ def parse_json(text: str, what: str) -> Any:
         raise TempsupError(f"{what}: expected JSON, could not parse it ({exc})") from None
 
 
-class Spec:
+class Spec(ABC):
     """JSON out, JSON in and the content key, for a spec that provides `to_dict`,
     `from_dict` (strict, raising TempsupError) and `_key_payload`."""
 
     what: ClassVar[str]  # the spec's name in error messages: "config", "sweep", …
 
-    def to_dict(self) -> dict[str, Any]:
-        raise NotImplementedError
+    @abstractmethod
+    def to_dict(self) -> dict[str, Any]: ...
 
     @classmethod
-    def from_dict(cls, data: Any) -> Any:
-        raise NotImplementedError
+    @abstractmethod
+    def from_dict(cls, data: Any) -> Any: ...
 
+    @abstractmethod
     def _key_payload(self) -> dict[str, Any]:
         """What `key` hashes: the spec's content plus whatever keeps it apart from others."""
-        raise NotImplementedError
+        ...
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True)
@@ -196,8 +198,8 @@ class SweepSpecBase(Spec):
     base: Any
     configs: Any  # list of one config per point (a cached property of the subclass)
 
-    def _outer_default(self) -> tuple:
-        raise NotImplementedError
+    @abstractmethod
+    def _outer_default(self) -> tuple: ...
 
     def _check_points(self, max_points: int) -> int:
         """Check the base and both lists, store the lists sorted, validate every point;

@@ -71,6 +71,7 @@ import sys
 import threading
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -358,7 +359,7 @@ def _positive_int(owner: str, name: str, value: Any, allow_none: bool = False) -
         raise TempsupError(f"{owner}: {name} expected an integer >= 1, got {value!r}")
 
 
-class BaseQueue:
+class BaseQueue(ABC):
     """The queue's logic over a `Store`; `JobQueue` and `RedisQueue` supply the store.
 
     `max_queue` bounds the jobs waiting in total, `max_per_client` the queued or
@@ -416,20 +417,22 @@ class BaseQueue:
     # ---- what a backend provides ------------------------------------------------------
 
     @property
-    def store(self) -> Store:
-        raise NotImplementedError
+    @abstractmethod
+    def store(self) -> Store: ...
 
+    @abstractmethod
     def copy(self) -> BaseQueue:
         """A new handle on the same queue (for another thread: handles are not shared)."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def worker_command(
         self, threads: int = 1, parent: int | None = None, poll: float = 0.2
     ) -> tuple[list[str], dict[str, str]]:
         """The command line and extra environment of one worker process for this queue."""
-        raise NotImplementedError
+        ...
 
-    def _notify(self) -> None:
+    def _notify(self) -> None:  # noqa: B027 - a hook: most backends need nothing here
         """Jobs were queued: wake the workers (diskcache workers poll: nothing to do)."""
 
     def close(self) -> None:
