@@ -58,7 +58,8 @@ sys.path.insert(0, str(ROOT))
 
 from tempsup.config import RunConfig  # noqa: E402
 from tempsup.jobs import JobQueue  # noqa: E402
-from tests.services import RedisServer, free_port  # noqa: E402
+from tests.net import free_port, wait_healthy  # noqa: E402
+from tests.services import RedisServer  # noqa: E402
 
 CLIENT_DEADLINE = 240.0  # seconds a client waits for its job before giving up (a failure)
 POLL_EVERY = 0.5
@@ -203,17 +204,7 @@ def server(cache: Path, env_extra: dict[str, str]):
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/healthz", timeout=2) as resp:
-                    if resp.read() == b"ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("server did not start:\n" + log.name)
-            time.sleep(0.2)
+        wait_healthy(base, proc, 90, log.name)
         yield base
     finally:
         proc.send_signal(signal.SIGTERM)  # gunicorn stops its web workers, then the pool

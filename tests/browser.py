@@ -10,22 +10,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests.net import free_port, wait_healthy
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def find_binary(*names: str) -> str | None:
@@ -54,21 +47,12 @@ def app_server(cache: Path, workers: int = 1, env: dict[str, str] | None = None)
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(url + "/healthz", timeout=2) as resp:
-                    if resp.read() == b"ok":
-                        break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                log.flush()
-                raise RuntimeError(
-                    "app server did not start:\n"
-                    + (cache.parent / f"server-{port}.log").read_text()
-                )
-            time.sleep(0.2)
+        log_path = cache.parent / f"server-{port}.log"
+        try:
+            wait_healthy(url, proc, 60)
+        except RuntimeError:
+            log.flush()
+            raise RuntimeError("app server did not start:\n" + log_path.read_text()) from None
         yield url
     finally:
         os.killpg(proc.pid, 15)

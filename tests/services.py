@@ -17,13 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.net import free_port
+
 START_TIMEOUT = 15.0
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def need_redis_server() -> str:

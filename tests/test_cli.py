@@ -147,7 +147,10 @@ def test_train_json_and_default_file_name(json_run) -> None:
 
 def test_console_script_is_installed() -> None:
     if not CONSOLE_SCRIPT.exists():
-        pytest.skip("console script not installed (pip install -e .)")
+        message = "console script not installed (scripts/setup does: pip install -e .)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
     result = subprocess.run(
         [str(CONSOLE_SCRIPT), "--help"], capture_output=True, text=True, timeout=60
     )

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from tempsup.config import DEFAULTS
 from tempsup.jobs import JobQueue, JobState
-from tests.browser import ROOT, free_port
+from tests.browser import ROOT
+from tests.net import free_port, wait_healthy
 
 
 def _get(url: str) -> tuple[int, bytes]:
@@ -40,15 +41,7 @@ def test_gunicorn_serves_the_app_and_runs_the_workers(tmp_path: Path) -> None:
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, **quiet)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if _get(f"http://127.0.0.1:{port}/healthz") == (200, b"ok"):
-                    break
-            except OSError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "gunicorn did not start"
-            time.sleep(0.3)
+        wait_healthy(f"http://127.0.0.1:{port}", proc, 60)
         status, page = _get(f"http://127.0.0.1:{port}/")
         assert status == 200 and b"tempsup" in page
         pids = _pool_pids(cache)
