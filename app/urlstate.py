@@ -8,7 +8,6 @@ page shows beside the controls.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import re
 from typing import Any
@@ -70,13 +69,16 @@ def config_from_query(search: str | None) -> tuple[RunConfig, list[str]]:
             errors.append(str(exc))
     try:
         return RunConfig(**values), errors
-    except TempsupError as exc:
-        errors.append(str(exc))
-    # keep each field that is valid on its own, drop the rest
+    except TempsupError:
+        pass
+    # keep each field that is valid on its own, drop (and name) the rest; fields that
+    # bound others go first (k < seq_len, snapshot_every <= steps)
     config = DEFAULTS
-    for name, value in values.items():
-        with contextlib.suppress(TempsupError):
-            config = config.replace(**{name: value})
+    for name in sorted(values, key=lambda n: n not in ("seq_len", "steps")):
+        try:
+            config = config.replace(**{name: values[name]})
+        except TempsupError as exc:
+            errors.append(str(exc))
     return config, errors
 
 
