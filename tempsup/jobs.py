@@ -1105,14 +1105,14 @@ def _env_number(name: str, default: float | None) -> float | None:
 def queue_limits_from_env() -> dict[str, Any]:
     """The public demo's limits, each from the environment with a default:
 
-    TEMPSUP_MAX_WORK (2e11 multiply-adds, two or three minutes on one core),
+    TEMPSUP_MAX_WORK (2e12 multiply-adds: every preset stays retrainable; ~20 min on one core),
     TEMPSUP_MAX_QUEUE (50 waiting jobs), TEMPSUP_MAX_PER_CLIENT (3 active jobs),
     TEMPSUP_MAX_PER_MINUTE (30 new jobs per client per minute; "off" disables: the
     active-jobs limit already bounds concurrency, this one stops a scripted flood).
     """
     rate = _env_number("TEMPSUP_MAX_PER_MINUTE", 30)
     return {
-        "max_work": _env_number("TEMPSUP_MAX_WORK", 2e11),
+        "max_work": _env_number("TEMPSUP_MAX_WORK", 2e12),
         "max_queue": int(_env_number("TEMPSUP_MAX_QUEUE", 50) or 50),
         "max_per_client": int(_env_number("TEMPSUP_MAX_PER_CLIENT", 3) or 3),
         "max_rate": None if rate is None else max(1, int(rate)),
