@@ -78,8 +78,9 @@ def start_preset_fill() -> subprocess.Popen | None:
     after the first start this exits at once; the web process never runs torch.
     """
     mode = preset_mode()
-    if mode == "off":
-        return None
+    default_workers = 0 if job_queue().backend == "redis" else 1
+    if mode == "off" or _env_int("TEMPSUP_WORKERS", default_workers) <= 0:
+        return None  # no training on this machine: run `tempsup presets fill` where workers run
     cmd = [sys.executable, "-m", "tempsup.cli", "presets", "fill", "--quiet"]
     if mode == "quick":
         cmd.append("--quick")
