@@ -56,25 +56,28 @@ def report_error(exc: Exception) -> None:
     set_props(ids.ALERT, {"children": text})
 
 
-def _requested_path() -> str:
-    """The path of the page being opened, when Dash asks for the layout.
+def _requested_url() -> tuple[str, str | None]:
+    """Path and query of the page being opened, when Dash asks for the layout.
 
     The browser sends the page's URL as the referrer of its layout request, so
     the first page is part of the layout itself — a shared link saves a round
     trip (`route` then only handles later navigation).
     """
     if not flask.has_request_context():
-        return "/"
-    return urlparse(flask.request.referrer or "").path or "/"
+        return "/", None
+    url = urlparse(flask.request.referrer or "")
+    return url.path or "/", url.query
 
 
-def page_content(pathname: object) -> html.Div:
+def page_content(pathname: object, query: str | None = None) -> html.Div:
     page = PAGES.get(pathname if isinstance(pathname, str) and pathname else "/")
     if page is None:
         return html.Div(
             className="card",
             children=[html.H2("Page not found"), dcc.Link("Back to the explorer", href="/")],
         )
+    if query is not None and page.initial is not None:
+        return page.initial(query)
     return page.layout()
 
 
@@ -86,7 +89,7 @@ def nav() -> html.Nav:
 
 
 def layout() -> html.Div:
-    path = _requested_path()
+    path, query = _requested_url()
     return html.Div(
         className="page",
         children=[
@@ -113,7 +116,7 @@ def layout() -> html.Div:
             ),
             html.Div(id=ids.ALERT, className="error alert", role="alert"),
             dcc.Store(id=ids.PAGE_PATH, data=path),
-            html.Div(id=ids.PAGE, children=page_content(path)),
+            html.Div(id=ids.PAGE, children=page_content(path, query)),
         ],
     )
 

@@ -60,8 +60,25 @@ def _marks(values: tuple[int, ...]) -> dict[int, str]:
     return {v: str(v) for v in values}
 
 
-def layout() -> html.Div:
-    """The control card: the main settings, then "advanced" folded away."""
+def layout(config: RunConfig = DEFAULTS) -> html.Div:
+    """The control card showing `config`: the main settings, then "advanced" folded away."""
+    values = dict(zip([i for i, _ in FIELD_CONTROLS] + [ids.OPTIONS], control_values(config),
+                      strict=True))  # fmt: skip
+    return _with_values(_card(), values)
+
+
+def _with_values(component: Any, values: dict[str, Any]) -> Any:
+    """Set the `value` of every control in a layout tree from `values` (by id)."""
+    if getattr(component, "id", None) in values:
+        component.value = values[component.id]
+    children = getattr(component, "children", None)
+    for child in children if isinstance(children, list) else [children]:
+        if child is not None and hasattr(child, "to_plotly_json"):
+            _with_values(child, values)
+    return component
+
+
+def _card() -> html.Div:
     return html.Div(
         className="card controls",
         children=[
@@ -201,12 +218,12 @@ def sync_controls(search: str | None, *values: Any) -> tuple[Any, ...]:
     n_controls = len(FIELD_CONTROLS) + 1
     if ctx.triggered_id == ids.URL or ctx.triggered_id is None:
         config, errors = config_from_query(search)
-        if current and current.get("key") == config.key:
-            return (no_update,) * (3 + n_controls)
-        message = "Ignored from the link: " + "; ".join(errors) if errors else ""
         # a bare or partly invalid link is rewritten to the config actually shown
         bare = not (isinstance(search, str) and search.strip("?"))
         url = query_from_config(config) if errors or bare else no_update
+        if current and current.get("key") == config.key:  # the page came prefilled
+            return (url,) + (no_update,) * (2 + n_controls)
+        message = "Ignored from the link: " + "; ".join(errors) if errors else ""
         return (url, config_store(config, autostart=True), message, *control_values(config))
     try:
         config = config_from_controls(controls, options)

@@ -38,8 +38,8 @@ ACTIVE = (JobState.QUEUED, JobState.RUNNING)
 POLL_MS = 300
 
 
-def layout() -> html.Div:
-    """Train / Cancel, the progress bar and the status line."""
+def layout(status: dict[str, Any] | None = None) -> html.Div:
+    """Train / Cancel, the progress bar and the status line (`status`: a JOB_STATUS)."""
     return html.Div(
         className="card jobbar",
         children=[
@@ -54,7 +54,7 @@ def layout() -> html.Div:
             ),
             *progress(ids.PROGRESS_BAR, ids.STATUS),
             dcc.Interval(id=ids.POLL, interval=POLL_MS, disabled=True),
-            dcc.Store(id=ids.JOB_STATUS),
+            dcc.Store(id=ids.JOB_STATUS, data=status),
             dcc.Download(id=ids.DOWNLOAD),
         ],
     )
@@ -81,6 +81,23 @@ def _int_or_none(value: Any) -> int | None:
 def _feature(value: Any, config: RunConfig) -> int:
     feature = _int_or_none(value) or 0
     return feature if 0 <= feature < config.inputs else 0
+
+
+def cached_state(config: RunConfig) -> dict[str, Any] | None:
+    """Everything the page shows for an already trained config, or None.
+
+    Used to build a shared link's page with its run already inside, so a cached
+    link needs no callback round trip at all.
+    """
+    queue = job_queue()
+    status = queue.status(config.key)
+    if status is None or status.state != JobState.DONE:
+        return None
+    run = queue.run(config.key)
+    if run is None:
+        return None
+    job, view, _, bar, options, seed = _finished(run, status, None, 0)
+    return {"job": job, "view": view, "status": bar, "options": options, "seed": seed}
 
 
 SHOW_OUTPUTS = (

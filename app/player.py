@@ -17,7 +17,8 @@ from app.widgets import player_row, wire_player
 TICK_MS = 120  # ~8 frames a second: 100 frames play in about 12 s
 
 
-def layout() -> html.Div:
+def layout(seed_options: list | None = None, seed: int | None = None) -> html.Div:
+    """The player card; a prefilled page passes its run's seeds."""
     return html.Div(
         className="card player",
         children=[
@@ -30,7 +31,8 @@ def layout() -> html.Div:
                             "seed ",
                             dcc.Dropdown(
                                 id=ids.SEED_PICK,
-                                options=[],
+                                options=seed_options or [],
+                                value=seed,
                                 clearable=False,
                                 placeholder="best seed",
                                 className="seed-pick",

@@ -95,7 +95,7 @@ def wire_player(
         State(frame, "value"),
         State(frame, "max"),
         State(job, "data"),
-        prevent_initial_call=True,
+        prevent_initial_call="initial_duplicate",  # a page may arrive with its frames inside
     )
     clientside_callback(
         _js("toggle_play"),

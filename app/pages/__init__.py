@@ -19,13 +19,21 @@ class Page:
     name: str
     layout: Callable[[], html.Div]
     order: int = 0
+    # builds the page for the URL query it is opened with (first page load only)
+    initial: Callable[[str], html.Div] | None = None
 
 
 PAGES: dict[str, Page] = {}
 
 
-def register(path: str, name: str, layout: Callable[[], html.Div], order: int = 0) -> None:
-    PAGES[path] = Page(path, name, layout, order)
+def register(
+    path: str,
+    name: str,
+    layout: Callable[[], html.Div],
+    order: int = 0,
+    initial: Callable[[str], html.Div] | None = None,
+) -> None:
+    PAGES[path] = Page(path, name, layout, order, initial)
 
 
 def ordered() -> list[Page]:

@@ -1,29 +1,59 @@
-"""The explorer page: controls and the job bar beside the player and four panels."""
+"""The explorer page: controls and the job bar beside the player and four panels.
+
+Opened from a link, the page is built for the link's config; if that run is
+already trained, its frames come inside the page itself (no callback needed
+before the animation can play).
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 from dash import dcc, html
 
 from app import controls, explorer, ids, panels, player
+from app.controls import config_store
 from app.pages import register
+from app.urlstate import config_from_query
+from tempsup.config import DEFAULTS
+from tempsup.errors import TempsupError
 
 
-def layout() -> html.Div:
+def layout(query: str | None = None) -> html.Div:
+    """The page; with `query` (the link being opened) prefilled for its config."""
+    config, state = DEFAULTS, None
+    if query is not None:
+        parsed, errors = config_from_query(query)
+        if not errors:  # a link with problems goes through the callbacks, which explain them
+            try:
+                config, state = parsed, explorer.cached_state(parsed)
+            except TempsupError:  # the job store is unreachable: the callbacks will say so
+                config, state = parsed, None
+    stores: dict[str, Any] = {"config": None, "job": None, "view": player.INITIAL_VIEW,
+                              "status": None, "options": [], "seed": None}  # fmt: skip
+    if state is not None:
+        stores.update(state, config=config_store(config, autostart=False))
     return html.Div(
         children=[
             dcc.Location(id=ids.URL, refresh="callback-nav"),
-            dcc.Store(id=ids.CONFIG),
-            dcc.Store(id=ids.JOB),
-            dcc.Store(id=ids.VIEW, data=player.INITIAL_VIEW),
+            dcc.Store(id=ids.CONFIG, data=stores["config"]),
+            dcc.Store(id=ids.JOB, data=stores["job"]),
+            dcc.Store(id=ids.VIEW, data=stores["view"]),
             html.Div(
                 className="main",
                 children=[
-                    html.Aside(className="side", children=[controls.layout(), explorer.layout()]),
-                    html.Section(className="content", children=[player.layout(), panels.grid()]),
+                    html.Aside(
+                        className="side",
+                        children=[controls.layout(config), explorer.layout(stores["status"])],
+                    ),
+                    html.Section(
+                        className="content",
+                        children=[player.layout(stores["options"], stores["seed"]), panels.grid()],
+                    ),
                 ],
             ),
         ]
     )
 
 
-register("/", "Explorer", layout, order=0)
+register("/", "Explorer", layout, order=0, initial=layout)
