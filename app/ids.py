@@ -35,7 +35,6 @@ CONFIG_ERROR = "config-error"
 # job controls
 TRAIN = "btn-train"
 CANCEL = "btn-cancel"
-PROGRESS = "job-progress"
 PROGRESS_BAR = "job-progress-bar"
 STATUS = "job-status"
 
@@ -44,7 +43,6 @@ FRAME = "player-frame"  # the scrubber: frame index
 PLAY = "btn-play"
 PREV = "btn-prev"
 NEXT = "btn-next"
-PLAYING = "player-playing"  # store: bool
 TICK = "player-tick"  # interval advancing the frame while playing
 FRAME_LABEL = "player-label"
 SEED_PICK = "seed-pick"
