@@ -7,6 +7,7 @@ job on screen, so a late poll about an old job never overwrites a newer one.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,3 +127,30 @@ def polled(store: Any, spec_type: type = object, gone: str = "The job disappeare
     if status is None or not isinstance(spec, spec_type):
         return no_update, job_status(key, None, gone), True
     return Polled(key, queue, status, spec)
+
+
+def wire_export(
+    button: str,
+    job_store: str,
+    download: str,
+    error: str,
+    page: Callable[[str], str | None],
+    filename: str,
+    missing: str,
+) -> None:
+    """A button that downloads `page(key)` (an HTML page) of the job on screen as
+    `filename.format(key=key)`, or says `missing` when there is nothing yet."""
+
+    @callback(
+        Output(download, "data"),
+        Output(error, "children", allow_duplicate=True),
+        Input(button, "n_clicks"),
+        State(job_store, "data"),
+        prevent_initial_call=True,
+    )
+    def export(_clicks: int, job: Any) -> Any:
+        key = job_key(job)
+        html_text = page(key) if key is not None else None
+        if html_text is None:
+            return no_update, missing
+        return {"content": html_text, "filename": filename.format(key=key)}, ""

@@ -31,7 +31,7 @@ from dash import (
 
 import tempsup.bows.jobs  # noqa: F401 - registers the "bows" job kind in this process
 from app import ids
-from app.jobbar import job_key, job_status, polled, progress, wire_cancel, wire_job_bar
+from app.jobbar import job_status, polled, progress, wire_cancel, wire_export, wire_job_bar
 from app.pages import register
 from app.pages.phase import parse_list
 from app.services import job_queue
@@ -327,19 +327,13 @@ def poll_lab(_n, job):
 wire_cancel(ids.LAB_CANCEL, ids.LAB_JOB, ids.LAB_STATUS)
 
 
-@callback(
-    Output(ids.LAB_DOWNLOAD, "data"),
-    Output(ids.LAB_ERROR, "children", allow_duplicate=True),
-    Input(ids.LAB_EXPORT, "n_clicks"),
-    State(ids.LAB_JOB, "data"),
-    prevent_initial_call=True,
-)
-def export_lab(_n, job):
-    key = job_key(job)
-    run = job_queue().result(key) if isinstance(key, str) else None
-    if run is None:
-        return no_update, "Nothing to export yet: train first."
-    return dict(content=export_html(run), filename=f"tempsup-lab-{key}.html"), ""
+def _run_page(key: str) -> str | None:
+    run = job_queue().result(key)
+    return export_html(run) if run is not None else None
+
+
+wire_export(ids.LAB_EXPORT, ids.LAB_JOB, ids.LAB_DOWNLOAD, ids.LAB_ERROR, _run_page,
+            "tempsup-lab-{key}.html", "Nothing to export yet: train first.")  # fmt: skip
 
 
 wire_job_bar(ids.LAB_STATUS, ids.LAB_JOB, ids.LAB_STATUS_TEXT, ids.LAB_BAR, ids.LAB_CANCEL)
@@ -425,19 +419,14 @@ def _sweep_runs(key: Any) -> list:
 wire_cancel(ids.LAB_SWEEP_CANCEL, ids.LAB_SWEEP_JOB, ids.LAB_SWEEP_STATUS)
 
 
-@callback(
-    Output(ids.LAB_SWEEP_DOWNLOAD, "data"),
-    Output(ids.LAB_SWEEP_ERROR, "children", allow_duplicate=True),
-    Input(ids.LAB_SWEEP_EXPORT, "n_clicks"),
-    State(ids.LAB_SWEEP_JOB, "data"),
-    prevent_initial_call=True,
-)
-def export_lab_sweep(_n, job):
-    key = job_key(job)
+def _sweep_page(key: str) -> str | None:
     runs = _sweep_runs(key)
-    if not runs:
-        return no_update, "Nothing to export yet: run the sweep first."
-    return dict(content=export_sweep_html(runs), filename=f"tempsup-lab-sweep-{key}.html"), ""
+    return export_sweep_html(runs) if runs else None
+
+
+wire_export(ids.LAB_SWEEP_EXPORT, ids.LAB_SWEEP_JOB, ids.LAB_SWEEP_DOWNLOAD, ids.LAB_SWEEP_ERROR,
+            _sweep_page, "tempsup-lab-sweep-{key}.html",
+            "Nothing to export yet: run the sweep first.")  # fmt: skip
 
 
 wire_job_bar(
