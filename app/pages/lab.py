@@ -10,7 +10,9 @@ Below the panels, the sweep over m: the page's data and model controls are the
 base config, every (weight decay, m) point trains in one batch as a
 "bows-sweep" job (`tempsup.bows.sweep`), its per-point measures grow live, and
 the finished sweep is drawn by `sweep_figure` (and exported with
-`export_sweep_html`).
+`export_sweep_html`), with the switch's table under it: per point the loss
+and the claims' three measures, read from the sweep result's rows
+(`tempsup.bows.sweep.switch_table`).
 """
 
 from __future__ import annotations
@@ -39,13 +41,22 @@ from app.view import empty_view, lab_view
 from app.widgets import number_field, player_row, wire_player
 from tempsup.bows.config import STRUCTURE_NAMES, BowsConfig
 from tempsup.bows.figures import PANELS, export_html, export_sweep_html, sweep_figure
-from tempsup.bows.sweep import BowsSweepResult, BowsSweepSpec, load_point_runs, progress_figure
+from tempsup.bows.sweep import (
+    BowsSweepResult,
+    BowsSweepSpec,
+    load_point_runs,
+    progress_figure,
+    switch_table,
+)
 from tempsup.errors import TempsupError
 from tempsup.jobs import JobState, default_cache_dir
 from tempsup.palette import empty_figure
 
 MAX_UPLOAD = 2_000_000  # bytes of text a user may upload
-SWEEP_MS = "2, 3, 4, 6, 8, 12"  # the PCA circle at 2-3, antipodal pairs from ~6 (science.md §2)
+SWEEP_MS = "2, 3, 4, 5, 6, 7, 8, 9, 10, 11"  # the paper's range: circle below 6, pairs from 6
+# The switch's table under the sweep figure (this page's only component; app/ids.py
+# holds the shared ones).
+LAB_SWEEP_TABLE = "lab-sweep-table"
 SWEEP_WDS = "0, 1, 6"  # the authors' two weight decays and none
 DEFAULT = BowsConfig()
 EXPLAIN = {
@@ -204,7 +215,35 @@ def sweep_card() -> html.Div:
                 figure=empty_figure("press Run sweep"),
                 config={"displaylogo": False},
             ),
+            html.Div(id=LAB_SWEEP_TABLE, className="sweep-table"),
+            html.P(
+                "The table: per point (best seed, final frame) the loss, the correlation of "
+                "WᵀW with the projection onto the covariance's top-m principal components "
+                "(the circle: near 1), the fraction of features whose column is antipodal "
+                "(cos < −0.8) to that of the feature opposite on the circle (the circle has "
+                "it too; isolated pairs do not share their direction with any third feature), "
+                "and the features in nonlinear superposition: the model recovers them to R² "
+                "above the line, no linear decoder from h = Wx does. At the paper's line 0.5 an "
+                "isolated antipodal pair of anti-correlated features can never count (a linear "
+                "decoder of x_i − x_j keeps R² ≥ 0.5), hence the stricter line 0.9 beside it.",
+                className="explain",
+            ),
             dcc.Download(id=ids.LAB_SWEEP_DOWNLOAD),
+        ],
+    )
+
+
+def switch_table_view(result: Any) -> Any:
+    """The switch's table of a finished sweep (its result's rows), or nothing."""
+    if not isinstance(result, BowsSweepResult) or not result.rows:
+        return None
+    headers, cells = switch_table(result.rows)
+    pad = {"padding": "0.15rem 0.6rem", "textAlign": "right"}  # assets/style.css has no table
+    return html.Table(
+        style={"borderCollapse": "collapse", "fontSize": "0.85rem", "margin": "0.5rem 0"},
+        children=[
+            html.Thead(html.Tr([html.Th(h, style=pad) for h in headers])),
+            html.Tbody([html.Tr([html.Td(c, style=pad) for c in row]) for row in cells]),
         ],
     )
 
@@ -357,6 +396,7 @@ wire_player(
     Output(ids.LAB_SWEEP_STATUS, "data"),
     Output(ids.LAB_SWEEP_ERROR, "children"),
     Output(ids.LAB_SWEEP_GRAPH, "figure"),
+    Output(LAB_SWEEP_TABLE, "children"),
     Input(ids.LAB_SWEEP_RUN, "n_clicks"),
     State(ids.LAB_STRUCTURE, "value"),
     State(ids.LAB_M, "value"),
@@ -378,35 +418,38 @@ def run_lab_sweep(_n, structure, m, model, wd, sharpness, epochs, seeds, text_pa
         spec = build_sweep(structure, m, model, wd, sharpness, epochs, seeds, text_path, ms, wds)
         status = job_queue().submit(spec, client=str(client or "anonymous")[:64])
     except TempsupError as exc:
-        return no_update, True, no_update, str(exc), no_update
+        return no_update, True, no_update, str(exc), no_update, no_update
     waiting = empty_figure(f"training {len(spec.configs)} points × {spec.base.seeds} seeds…")
-    return {"key": spec.key}, False, job_status(spec.key, status), "", waiting
+    return {"key": spec.key}, False, job_status(spec.key, status), "", waiting, None
 
 
 @callback(
     Output(ids.LAB_SWEEP_GRAPH, "figure", allow_duplicate=True),
     Output(ids.LAB_SWEEP_STATUS, "data", allow_duplicate=True),
     Output(ids.LAB_SWEEP_POLL, "disabled", allow_duplicate=True),
+    Output(LAB_SWEEP_TABLE, "children", allow_duplicate=True),
     Input(ids.LAB_SWEEP_POLL, "n_intervals"),
     State(ids.LAB_SWEEP_JOB, "data"),
     prevent_initial_call=True,
 )
 def poll_lab_sweep(_n, job):
-    """The measures against m from the newest frame; the whole sweep figure once done."""
+    """The measures against m from the newest frame; the whole sweep figure and the
+    switch's table once done."""
     job = polled(job, BowsSweepSpec, "The sweep disappeared; run it again.")
     if isinstance(job, tuple):
-        return job
+        return (*job, no_update)
     key, queue, status, spec, bar = job.key, job.queue, job.status, job.spec, job.bar
     if status.state == JobState.DONE:
-        runs = _sweep_runs(key)
+        result = queue.result(key)
+        runs = load_point_runs(queue, result) if isinstance(result, BowsSweepResult) else []
         if runs:
-            return sweep_figure(runs), bar, True
+            return sweep_figure(runs), bar, True, switch_table_view(result)
         gone = "The sweep's runs are gone from the cache; run it again."
-        return empty_figure(gone), job_status(key, None, gone), True
+        return empty_figure(gone), job_status(key, None, gone), True, None
     frames = queue.frames(key, max(status.n_frames - 1, 0))
     if not frames:
-        return no_update, bar, not status.active
-    return progress_figure(spec, frames[-1]), bar, not status.active
+        return no_update, bar, not status.active, no_update
+    return progress_figure(spec, frames[-1]), bar, not status.active, no_update
 
 
 def _sweep_runs(key: Any) -> list:

@@ -48,10 +48,11 @@ ARRAYS = FRAME_ARRAYS + STATIC_ARRAYS
 # The model's own R² is measured on at most this many training samples per frame.
 EVAL_SAMPLES = 2048
 TABLE_COLUMNS = (
-    "structure", "model", "m", "weight_decay", "key", "seed", "loss", "pca_overlap",
-    "antipodal_fraction", "paired_fraction", "circle_score", "opposite_partner_fraction",
-    "mean_r2_linear",
-    "mean_r2_model", "n_linear", "n_nonlinear", "n_absent", "w_norm_sq", "file",
+    "structure", "model", "m", "weight_decay", "key", "seed", "loss", "pca_correlation",
+    "pca_overlap", "opposite_antipodal_fraction", "antipodal_fraction", "paired_fraction",
+    "circle_score", "opposite_partner_fraction", "mean_r2_linear", "min_r2_linear",
+    "mean_r2_model", "n_linear", "n_nonlinear", "n_nonlinear_strict", "n_absent", "w_norm_sq",
+    "file",
 )  # fmt: skip
 
 

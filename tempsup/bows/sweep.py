@@ -222,6 +222,40 @@ class BowsSweepResult(SweepResultBase):
     source: ClassVar[str] = "bows sweep result"
 
 
+# The switch's table (science.md §2b): one row per point, the claims' three measures
+# and the loss. (row key, header, format) — rows are `BowsSweepResult.rows`.
+SWITCH_COLUMNS = (
+    ("weight_decay", "weight decay", "{:g}"),
+    ("m", "m", "{:d}"),
+    ("loss", "loss", "{:.4f}"),
+    ("pca_correlation", "WᵀW vs top-m PCA projection (r)", "{:.3f}"),
+    ("opposite_antipodal_fraction", "antipodal to the opposite feature", "{:.2f}"),
+    ("paired_fraction", "in isolated pairs", "{:.2f}"),
+    ("n_nonlinear", "nonlinear superposition (R² line 0.5)", "{:d}"),
+    ("n_nonlinear_strict", "nonlinear superposition (R² line 0.9)", "{:d}"),
+)
+
+
+def switch_table(rows: Sequence[dict[str, object]]) -> tuple[list[str], list[list[str]]]:
+    """The headers and formatted cells of the switch's table, rows sorted by (weight decay, m).
+
+    A value a row lacks (a result stored before the measure existed) shows as "–".
+    """
+
+    def cell(row: dict[str, object], key: str, fmt: str) -> str:
+        value = row.get(key)
+        if value is None or (isinstance(value, float) and not np.isfinite(value)):
+            return "–"
+        try:
+            return fmt.format(int(value) if fmt == "{:d}" else value)
+        except (TypeError, ValueError):
+            return str(value)
+
+    ordered = sorted(rows, key=lambda r: (float(r.get("weight_decay", 0)), int(r.get("m", 0))))
+    headers = [h for _, h, _ in SWITCH_COLUMNS]
+    return headers, [[cell(r, k, f) for k, _, f in SWITCH_COLUMNS] for r in ordered]
+
+
 def sweep_result(
     spec: BowsSweepSpec, kept: Sequence[Frame], published: Sequence[Frame] | None = None
 ) -> BowsSweepResult:
