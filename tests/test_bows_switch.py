@@ -218,3 +218,46 @@ def test_default_sweep_shows_the_circle_then_as_many_pairs_as_needed():
     assert s8["n_nonlinear_strict"] >= 6
     assert s8["n_nonlinear"] == 0 and s8["min_r2_linear"] > 0.5
     assert s8["mean_r2_model"] - s8["mean_r2_linear"] > 0.1
+
+
+def finished_sweep():
+    """A tiny finished sweep (2 epochs, 4 points, one seed each): its spec and result."""
+    from tempsup.bows.sweep import BowsSweepSpec, stream_sweep, sweep_result
+
+    spec = BowsSweepSpec(BowsConfig(epochs=2, seeds=1, snapshot_every=5), (2, 6), (0.0, 1.0))
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        return spec, sweep_result(spec, list(stream_sweep(spec)))
+    finally:
+        torch.set_num_threads(old)
+
+
+def test_the_lab_page_tables_a_finished_sweep():
+    from app.pages.lab import SWEEP_MS, switch_table_view
+
+    assert [int(m) for m in SWEEP_MS.split(",")] == list(range(2, 12))  # the paper's range
+    _, result = finished_sweep()
+    table = switch_table_view(result)
+    head, body = table.children
+    assert [th.children for th in head.children.children] == [h for _, h, _ in SWITCH_COLUMNS]
+    cells = [[td.children for td in tr.children] for tr in body.children]
+    assert [(c[0], c[1]) for c in cells] == [("0", "2"), ("0", "6"), ("1", "2"), ("1", "6")]
+    assert all(c != "–" for row in cells for c in row)  # every measure is in the rows
+    assert switch_table_view(None) is None
+
+
+def test_the_lab_sweep_poll_shows_the_table(tmp_path, monkeypatch):
+    import app.jobbar
+    from app.pages import lab
+    from tempsup.bows.sweep import store_points
+    from tempsup.jobs import JobQueue
+
+    spec, result = finished_sweep()
+    queue = JobQueue(tmp_path / "jobs")
+    queue.put_result(spec, result)
+    store_points(queue, spec, result)
+    monkeypatch.setattr(app.jobbar, "job_queue", lambda: queue)
+    figure, _status, stop, table = lab.poll_lab_sweep(1, {"key": spec.key})
+    assert stop is True and len(figure.data) > 0
+    assert len(table.children[1].children) == len(spec.configs)
