@@ -43,7 +43,10 @@ PANELS = (
         "The measured loss against the paper's decomposition: task (recall the input k steps "
         "back), mean correction, projection interference (each other input leaking into the "
         "readout) and composition interference (pairs of inputs). For the linear RNN the terms "
-        "are exact; learning comes in steps as directions separate in temporal order.",
+        "are exact; for ReLU readouts they are exact to second order in p (pairs of co-active "
+        "inputs), and the purple curve is the expected loss itself: the gap is the remainder "
+        "of three or more inputs. All of these are gauge-free. Learning comes in steps as "
+        "directions separate in temporal order.",
     ),
     Panel(
         "projections",

@@ -88,10 +88,12 @@ def read_run(
     names: Sequence[str],
     file_kind: str,
     config_from_dict: Callable[[Any], C],
+    optional: Sequence[str] = (),
 ) -> tuple[C, dict[str, np.ndarray]]:
-    """The config and the arrays `names` of a run file; the caller checks their shapes.
+    """The config and the arrays `names` (and those of `optional` it has) of a run file.
 
-    `file_kind` ("tempsup run file") is what a file lacking an array is said not to be.
+    The caller checks their shapes. `file_kind` ("tempsup run file") is what a
+    file lacking an array is said not to be.
     """
     files = unpack(data, source, "a tempsup .npz run file")
     missing = [k for k in (*names, "config") if k not in files]
@@ -101,7 +103,7 @@ def read_run(
         config = config_from_dict(json.loads(str(files["config"])))
     except (TempsupError, ValueError, TypeError) as exc:
         raise TempsupError(f"{source}: its config is invalid ({exc})") from None
-    return config, {k: files[k] for k in names}
+    return config, {k: files[k] for k in (*names, *optional) if k in files}
 
 
 class RunFile(ABC):

@@ -27,7 +27,10 @@ INPUT_DISTS = ("uniform", "constant", "exponential")
 
 # Bump when the meaning of a config changes (training recipe, data, init), so
 # cached results computed under the old meaning are never served again.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a run's loss terms for ReLU readouts are exact to second order
+
+# Fraction of training over which a sparsity curriculum reaches its target.
+CURRICULUM_FRACTION = 0.5
 
 # The largest job a config may describe: about steps*T*M*B*(N_h^2 + N_h*N_x)
 # multiply-adds. 2e13 is roughly half an hour on two cores; anything larger is
@@ -121,6 +124,16 @@ class RunConfig(Config):
         """Probability that an input is active at a time step (p = 1 - S)."""
         return 1.0 - self.sparsity
 
+    def p_at(self, step: int) -> float:
+        """The input probability in force at optimizer step `step` (0: the initial batch).
+
+        Without a curriculum it is `p`; with one, p moves linearly from
+        1 − curriculum to p over the first CURRICULUM_FRACTION of training.
+        The trainer and the loss terms of a frame both read it from here.
+        """
+        start = 1.0 - (self.curriculum if self.curriculum is not None else self.sparsity)
+        return start + (self.p - start) * curriculum_progress(self.steps, step)
+
     @property
     def relu_readout(self) -> bool:
         return self.model in ("ssm", "rnn")
@@ -145,6 +158,12 @@ class RunConfig(Config):
     def _key_payload(self) -> dict[str, Any]:
         """The fields and the schema version, which invalidates old caches."""
         return {"v": SCHEMA_VERSION, **self.to_dict()}
+
+
+def curriculum_progress(steps: int, step: int) -> float:
+    """Progress of a curriculum after `step` optimizer steps: 0 until step 1, 1 from the ramp end."""
+    ramp = max(1, int(steps * CURRICULUM_FRACTION))
+    return min(1.0, max(step - 1, 0) / ramp)
 
 
 def importance_weights(config: RunConfig) -> list[float]:

@@ -59,6 +59,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from tempsup import run as _run_module
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.sweep import SWEEP_FRAME_ARRAYS, SweepResult, SweepSpec
@@ -70,9 +71,8 @@ if TYPE_CHECKING:
 Frame = dict[str, np.ndarray]
 OnStep = Callable[[int], None]
 
-# The arrays of a run frame (tempsup.run.ARRAYS, repeated here so that polling
-# needs no torch; tests check the two agree).
-RUN_ARRAYS = ("step", "W_x", "W_h", "W_y", "b_y", "loss", "terms")
+# The arrays of a run frame. tempsup.run imports no torch, so polling needs none.
+RUN_ARRAYS = _run_module.ARRAYS
 
 
 def _identity(_spec: Any, frame: Frame) -> Frame:

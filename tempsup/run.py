@@ -1,10 +1,13 @@
 """A training run as data: frames of weights, losses and loss terms, and its file.
 
 A *frame* is one snapshot of one config's models, with the four loss terms
-attached (exact for `linear`, the rectified-kernel terms for ReLU readouts,
-see `tempsup.theory`). A `Run` stacks frames: axis 0 is the frame, axis 1 the
-seed. The `.npz` run file is the public format other tools read (README, "Run
-file format"):
+and the expected loss attached, at the sparsity in force at that step: for
+`linear` the exact closed form (`tempsup.theory`); for ReLU readouts the terms
+are exact to second order in p (`tempsup.relu_terms`) and the expected loss is
+computed to all orders (`tempsup.expected_loss`: a convolution for `ssm`, a
+Monte Carlo estimate with its standard error for `rnn`). A `Run` stacks
+frames: axis 0 is the frame, axis 1 the seed. The `.npz` run file is the public
+format other tools read (README, "Run file format"):
 
     step     (F,)               optimizer steps at each frame
     W_x      (F, M, N_h, N_x)
@@ -13,6 +16,8 @@ file format"):
     b_y      (F, M, N_x)        zeros without a bias
     loss     (F, M)             measured training loss
     terms    (F, M, 4)          task, mean correction, projection, composition
+    expected_loss    (F, M)     E[L] of each frame's weights (all orders in p)
+    expected_loss_se (F, M)     its Monte Carlo standard error (0 unless `rnn`)
     success  (M,)               seed reached (close to) the best seed's loss
     best     ()                 index of the seed with the lowest final loss
     config   ()                 the RunConfig as JSON
@@ -28,12 +33,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tempsup import _files, geometry, theory
+from tempsup import _files, geometry, relu_terms, theory
+from tempsup import expected_loss as expected_loss_
 from tempsup.config import RunConfig, importance_weights
 from tempsup.errors import TempsupError
 from tempsup.snapshot import Snapshot
 
-ARRAYS = ("step", "W_x", "W_h", "W_y", "b_y", "loss", "terms")
+ARRAYS = ("step", "W_x", "W_h", "W_y", "b_y", "loss", "terms", "expected_loss", "expected_loss_se")
+# Computed from a frame's weights and config alone: a run file without them
+# (written before they existed) gets them recomputed on load.
+DERIVED = ("terms", "expected_loss", "expected_loss_se")
 TERM_NAMES = ("task", "mean correction", "projection interference", "composition interference")
 # A seed "succeeded" when it closed at least this fraction of the gap between
 # the silent network (zero output) and the best seed: dead ReLU networks and
@@ -41,26 +50,40 @@ TERM_NAMES = ("task", "mean correction", "projection interference", "composition
 SUCCESS_FRACTION = 0.9
 
 
-def loss_terms(config: RunConfig, W_x, W_h, W_y, b_y) -> np.ndarray:
-    """The four expected-loss terms for weights with any leading axes: (..., 4)."""
-    w_s = geometry.feature_directions(W_x, W_h, config.seq_len, config.relu_hidden)
-    a = geometry.projections(W_y, w_s)  # (..., T, N_x, N_x)
-    mu, nu = theory.input_moments(config.input_dist)
-    terms = theory.relu_readout_terms if config.relu_readout else theory.loss_terms
-    return terms(
-        a,
-        config.k,
-        config.p,
-        mu,
-        nu,
-        config.seq_len,
-        importance=np.asarray(importance_weights(config)),
-        b_y=b_y if config.bias else None,
-    )
+def derived(config: RunConfig, step: int, W_x, W_h, W_y, b_y) -> dict[str, np.ndarray]:
+    """The arrays of a frame computed from its weights (`DERIVED`), at the step's sparsity.
+
+    Weights may carry any leading axes. Linear: the exact closed form. SSM: the
+    second-order terms and the convolved expected loss. ReLU RNN: the terms
+    and a Monte Carlo estimate whose strata of at most two inputs the terms'
+    tables give exactly.
+    """
+    p = config.p_at(int(step))
+    importance = np.asarray(importance_weights(config))
+    bias = b_y if config.bias else None
+    T, k, dist = config.seq_len, config.k, config.input_dist
+    if not config.relu_readout:
+        mu, nu = theory.input_moments(dist)
+        a = geometry.projections(W_y, geometry.feature_directions(W_x, W_h, T, False))
+        terms = theory.loss_terms(a, k, p, mu, nu, T, importance, bias)
+        value, se = terms.sum(-1), np.zeros(terms.shape[:-1])
+    else:
+        terms, orders = relu_terms.analyse(
+            W_x, W_h, W_y, bias, k, p, dist, T, config.relu_hidden, importance
+        )
+        if config.relu_hidden:
+            value, se = expected_loss_.network_expected_loss(
+                W_x, W_h, W_y, bias, k, p, dist, T, importance, low_orders=orders
+            )
+        else:
+            a = geometry.projections(W_y, geometry.feature_directions(W_x, W_h, T, False))
+            value = expected_loss_.ssm_expected_loss(a, k, p, dist, T, importance, bias)
+            se = np.zeros_like(value)
+    return {"terms": terms, "expected_loss": value, "expected_loss_se": se}
 
 
 def frame(config: RunConfig, snap: Snapshot) -> dict[str, np.ndarray]:
-    """One frame of a run: the snapshot's arrays plus the loss terms."""
+    """One frame of a run: the snapshot's arrays plus the loss terms and the expected loss."""
     arrays = {
         "step": np.asarray(snap.step),
         "W_x": snap.W_x,
@@ -69,7 +92,7 @@ def frame(config: RunConfig, snap: Snapshot) -> dict[str, np.ndarray]:
         "b_y": snap.b_y,
         "loss": snap.loss,
     }
-    arrays["terms"] = loss_terms(config, snap.W_x, snap.W_h, snap.W_y, snap.b_y)
+    arrays.update(derived(config, snap.step, snap.W_x, snap.W_h, snap.W_y, snap.b_y))
     return {
         k: np.asarray(v, dtype=np.int64 if k == "step" else np.float32) for k, v in arrays.items()
     }
@@ -143,14 +166,16 @@ class Run(_files.RunFile):
         """Headline numbers of the final frame for one seed (default: best)."""
         s = self.best if seed is None else seed
         w = self.weights(-1, s)
-        geo = geometry.summary(
-            w["W_x"], w["W_h"], w["W_y"], w["b_y"], self.config.k, self.config.relu_hidden
-        )
+        geo = geometry.summary(  # kθ and ‖w_0‖ in the canonical gauge (tempsup.gauge)
+            w["W_x"], w["W_h"], w["W_y"], w["b_y"], self.config.k, self.config.relu_hidden,
+            tied=self.config.tied,
+        )  # fmt: skip
         return {
             "key": self.config.key,
             "seed": s,
             "loss": float(self.final_loss[s]),
-            "expected_loss": float(self.arrays["terms"][-1, s].sum()),
+            "expected_loss": float(self.arrays["expected_loss"][-1, s]),
+            "expected_loss_se": float(self.arrays["expected_loss_se"][-1, s]),
             "successes": int(self.success.sum()),
             "seeds": int(self.config.seeds),
             "swept_angle_deg": float(np.ravel(geo["swept_angle_deg"])[0]),
@@ -171,8 +196,9 @@ class Run(_files.RunFile):
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "run file") -> Run:
+        stored = [n for n in ARRAYS if n not in DERIVED]
         config, arrays = _files.read_run(
-            data, source, ARRAYS, "tempsup run file", RunConfig.from_dict
+            data, source, stored, "tempsup run file", RunConfig.from_dict, optional=DERIVED
         )
         for name, arr in arrays.items():
             kind = "iu" if name == "step" else "fiu"
@@ -187,9 +213,24 @@ class Run(_files.RunFile):
             "W_h": (n_frames, n_seeds, config.hidden, config.hidden),
             "W_y": (n_frames, n_seeds, config.hidden, config.inputs),
             "b_y": (n_frames, n_seeds, config.inputs),
-            "terms": (n_frames, n_seeds, 4),
         }
         _files.check_shapes(source, arrays, expect)
         if n_frames == 0:
             raise TempsupError(f"{source}: holds no frames")
+        if not all(n in arrays for n in DERIVED):  # written before they existed: recompute
+            w = [arrays[n].astype(float) for n in ("W_x", "W_h", "W_y", "b_y")]
+            per_frame = [
+                derived(config, step, *(x[f] for x in w)) for f, step in enumerate(arrays["step"])
+            ]
+            for name in DERIVED:
+                arrays[name] = np.stack([d[name] for d in per_frame]).astype(np.float32)
+        _files.check_shapes(
+            source,
+            arrays,
+            {
+                "terms": (n_frames, n_seeds, 4),
+                "expected_loss": (n_frames, n_seeds),
+                "expected_loss_se": (n_frames, n_seeds),
+            },
+        )
         return cls(config, arrays)

@@ -22,7 +22,7 @@ import torch
 
 from tempsup import _training
 from tempsup._training import model_seeds, optimizer_steps
-from tempsup.config import RunConfig, importance_weights
+from tempsup.config import RunConfig, curriculum_progress, importance_weights
 from tempsup.data import delayed_targets, sample_inputs
 from tempsup.errors import TempsupError
 from tempsup.models import BatchedRNN
@@ -32,8 +32,6 @@ from tempsup.snapshot import Snapshot
 SWEEPABLE = ("sparsity", "k", "curriculum")
 # Relative size of the noise added to warm-started seeds after the first.
 WARM_START_NOISE = 0.05
-# Fraction of training over which a sparsity curriculum reaches its target.
-CURRICULUM_FRACTION = 0.5
 
 
 def check_batchable(configs: Sequence[RunConfig]) -> None:
@@ -80,7 +78,6 @@ def train(
     weights = torch.tensor(importance_weights(cfg)).view(1, 1, -1, 1)  # (1, 1, N_x, 1)
     data_gen = torch.Generator().manual_seed(cfg.seed + 7_919)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
-    ramp = max(1, int(cfg.steps * CURRICULUM_FRACTION))
 
     def batch_loss(p: torch.Tensor) -> torch.Tensor:
         x = sample_inputs(data_gen, p, cfg.batch, cfg.seq_len, cfg.inputs, cfg.input_dist)
@@ -89,7 +86,7 @@ def train(
         return SquaredError.apply(z, y, weights if cfg.inputs > 1 else None, model.relu_readout)
 
     def step(i: int, lr: float) -> torch.Tensor:  # lr: set on `opt` by optimizer_steps
-        frac = min(1.0, (i - 1) / ramp)
+        frac = curriculum_progress(cfg.steps, i)  # = RunConfig.p_at(i), for every model at once
         per_model = batch_loss(start_p + (target_p - start_p) * frac)  # (M,)
         opt.zero_grad(set_to_none=True)
         per_model.sum().backward()

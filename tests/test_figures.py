@@ -22,7 +22,7 @@ from tempsup.errors import TempsupError
 from tempsup.figures._common import n_ages
 from tempsup.figures.directions import half_plane_polygon, plane_in_cube
 from tempsup.palette import ROLE_COLORS, empty_figure
-from tempsup.run import Run, loss_terms
+from tempsup.run import Run, derived
 
 
 def rotation(deg: float) -> np.ndarray:
@@ -71,7 +71,7 @@ def make_run(
         "W_y": Wy,
         "b_y": b_y,
         "loss": loss,
-        "terms": loss_terms(cfg, Wx, Wh, Wy, b_y),
+        **derived(cfg, cfg.steps, Wx, Wh, Wy, b_y),
     }
     return Run(cfg, arrays)
 
@@ -241,16 +241,38 @@ def test_loss_cursor_sits_at_the_frame_step(ssm):
         np.testing.assert_allclose(np.log10(cursor["y"]), [lo, hi], atol=1e-3)
         assert by_name(traces, "current loss")["x"] == [step]
     assert layout["yaxis"]["type"] == "log"
-    assert "first-order (ReLU readout) terms" in layout["title"]["text"]
+    assert "exact to second order in p" in layout["title"]["text"]
+    assert "first-order" not in layout["title"]["text"]
     names = [t["name"] for t in figures.frame_traces("loss", ssm)]
     assert "other seeds (measured)" in names and "task" in names
     assert any("mean correction" in n for n in names)
+    assert "expected loss E[L]" in names and any("remainder" in n for n in names)
+
+
+def test_loss_panel_says_how_much_of_the_loss_the_terms_explain(ssm):
+    """The label at the cursor is the frame's Σ terms / E[L], and it moves with the frame."""
+    for f in (0, -1):
+        label = by_name(figures.frame_traces("loss", ssm, None, f), "explained")
+        want = 100 * ssm["terms"][f, 0].sum() / ssm["expected_loss"][f, 0]
+        assert label["text"] == [f"four terms = {want:.1f} % of E[L]"]
+        assert label["x"] == [int(ssm["step"][f])]
+    moving = figures.moving_traces("loss", ssm, 0)
+    traces = figures.frame_traces("loss", ssm, None, -1)
+    assert [traces[i]["name"] for i in moving] == ["current step", "current loss", "explained"]
+
+
+def test_loss_panel_of_the_linear_model_draws_no_remainder():
+    run = make_run(SPIRAL, E1, model="linear")
+    names = [t["name"] for t in figures.frame_traces("loss", run)]
+    assert "expected loss E[L]" in names and not any("remainder" in n for n in names)
+    label = by_name(figures.frame_traces("loss", run, None, -1), "explained")
+    assert label["text"] == ["four terms = 100.0 % of E[L]"]
 
 
 def test_loss_title_for_the_linear_model():
     run = make_run(SPIRAL, E1, model="linear")
     title = figures.panel_layout("loss", run, None)["title"]["text"]
-    assert "exact expected loss (linear model)" in title
+    assert "exact: linear model" in title
 
 
 def test_projection_bars_by_role(ssm):

@@ -3,7 +3,7 @@
 Checks that the two forward paths compute the same function, that they compute
 the function of science.md §1 (against a hand-written simulation), that the
 fused loss and its gradient are right, and that the measured loss agrees with
-the exact expected loss of `run.loss_terms` for the linear model, on random
+the exact expected loss of `run.derived` for the linear model, on random
 weights and on trained ones (science.md §1b).
 """
 
@@ -19,7 +19,7 @@ from tempsup import geometry
 from tempsup.config import RunConfig, importance_weights
 from tempsup.data import delayed_targets, sample_inputs
 from tempsup.models import CONV_MAX_SIDE, BatchedRNN
-from tempsup.run import loss_terms
+from tempsup.run import derived
 from tempsup.train import SquaredError, model_seeds, train
 
 
@@ -305,9 +305,10 @@ def monte_carlo(config: RunConfig, net: BatchedRNN, batches: int, seed: int = 0)
 
 def expected(config: RunConfig, net: BatchedRNN) -> np.ndarray:
     s = {n: v.double().numpy() for n, v in net.state().items()}
-    terms = loss_terms(config, s["W_x"], s["W_h"], s["W_y"], s["b_y"])
-    assert terms.shape == (net.n_models, 4)
-    return terms.sum(-1)
+    d = derived(config, config.steps, s["W_x"], s["W_h"], s["W_y"], s["b_y"])
+    assert d["terms"].shape == (net.n_models, 4)
+    np.testing.assert_allclose(d["terms"].sum(-1), d["expected_loss"], rtol=1e-9)  # exact
+    return d["expected_loss"]
 
 
 LINEAR_CASES = [
@@ -376,5 +377,5 @@ def test_measured_loss_matches_exact_expected_loss_trained_weights() -> None:
     assert np.all(np.abs((mean - want) / se) < 5), (mean, want, se)
     # and training lowered the exact loss below that of the initial weights
     first = next(iter(train(config)))
-    init_terms = loss_terms(config, first.W_x, first.W_h, first.W_y, first.b_y).sum(-1)
+    init_terms = derived(config, 0, first.W_x, first.W_h, first.W_y, first.b_y)["expected_loss"]
     assert np.all(want < init_terms)

@@ -13,7 +13,7 @@ import torch
 from tempsup import geometry, theory
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
-from tempsup.run import ARRAYS, SUCCESS_FRACTION, Run, frame, loss_terms, success_mask
+from tempsup.run import ARRAYS, DERIVED, SUCCESS_FRACTION, Run, frame, success_mask
 from tempsup.sweep import train_runs
 from tempsup.train import Snapshot
 
@@ -67,13 +67,58 @@ def test_frame_adds_terms_of_the_right_shape(model: str, n_x: int, bias: bool) -
     f = frame(config, snap)
     assert set(f) == set(ARRAYS)
     assert f["terms"].shape == (4, 4)
+    assert f["expected_loss"].shape == f["expected_loss_se"].shape == (4,)
     assert f["step"].shape == () and f["step"].dtype == np.int64 and int(f["step"]) == 7
-    for name in ("W_x", "W_h", "W_y", "b_y", "loss", "terms"):
+    for name in ("W_x", "W_h", "W_y", "b_y", "loss", *DERIVED):
         assert f[name].dtype == np.float32
     np.testing.assert_allclose(f["W_h"], snap.W_h.astype(np.float32))
-    # the terms are the library's loss terms of these weights
-    want = loss_terms(config, snap.W_x, snap.W_h, snap.W_y, snap.b_y)
-    np.testing.assert_allclose(f["terms"], want, rtol=1e-5, atol=1e-6)
+    assert np.all(f["expected_loss"] > 0)
+    # only the ReLU RNN's expected loss is an estimate
+    assert np.all(f["expected_loss_se"] > 0) == (model == "rnn")
+    assert np.all(f["expected_loss_se"] < 0.05 * f["expected_loss"])
+
+
+@pytest.mark.parametrize("model", ["ssm", "rnn"])
+def test_frame_expected_loss_matches_an_independent_monte_carlo(model: str) -> None:
+    """The frame's E[L] against plain sampling of the network (not the code that made it)."""
+    config = RunConfig(model=model, sparsity=0.8, hidden=2, tied=False, seeds=2)
+    snap = random_snapshot(2, 2, 1, seed=11)
+    f = frame(config, snap)
+    rng = np.random.default_rng(5)
+    n, T, k = 40_000, config.seq_len, config.k
+    x = rng.random((n, T)) * (rng.random((n, T)) < config.p)
+    h = np.zeros((2, n, 2))
+    loss = np.zeros((2, n))
+    for t in range(T):
+        prev = np.maximum(h, 0) if model == "rnn" else h
+        h = snap.W_x[:, None, :, 0] * x[None, :, t, None] + prev @ np.swapaxes(snap.W_h, 1, 2)
+        y_hat = np.maximum((h * snap.W_y[:, None, :, 0]).sum(-1), 0.0)
+        y = x[:, t - k] if t >= k else 0.0
+        loss += (y - y_hat) ** 2
+    mc, se = loss.mean(-1), loss.std(-1) / np.sqrt(n)
+    assert np.all(np.abs(f["expected_loss"] - mc) < 4 * np.hypot(se, f["expected_loss_se"]))
+
+
+def test_frame_terms_use_the_sparsity_in_force_at_that_step() -> None:
+    """A curriculum run's frame at step 0 uses the start sparsity, the last one the target."""
+    config = RunConfig(model="linear", sparsity=0.9, curriculum=0.5, seeds=2, tied=False)
+    snap = random_snapshot(2, 2, 1, seed=6)
+    A = geometry.projections(snap.W_y, geometry.feature_directions(snap.W_x, snap.W_h, 20, False))
+    for step, p in [(0, 0.5), (1, 0.5), (config.steps, 0.1), (config.steps // 4 + 1, 0.3)]:
+        f = frame(config, Snapshot(step, snap.W_x, snap.W_h, snap.W_y, snap.b_y, snap.loss))
+        want = theory.expected_loss(A, 3, p, 0.5, 1 / 3, 20)
+        np.testing.assert_allclose(f["expected_loss"], want, rtol=1e-5)
+        np.testing.assert_allclose(f["terms"].sum(-1), want, rtol=1e-5)
+
+
+def test_old_run_files_get_their_derived_arrays_recomputed(run: Run) -> None:
+    """A file written before `expected_loss` existed loads with every derived array fresh."""
+    arrays = file_arrays(run)
+    stale = {k: v for k, v in arrays.items() if k not in ("expected_loss", "expected_loss_se")}
+    stale["terms"] = np.zeros_like(arrays["terms"])  # the old (first-order) terms
+    loaded = Run.from_bytes(npz_bytes(**stale))
+    for name in DERIVED:
+        np.testing.assert_allclose(loaded[name], run[name], rtol=1e-5, atol=1e-7)
 
 
 def test_linear_terms_sum_to_the_exact_expected_loss() -> None:
@@ -113,6 +158,8 @@ def test_documented_shapes(seeds: int, n_h: int, n_x: int) -> None:
         "b_y": (F, seeds, n_x),
         "loss": (F, seeds),
         "terms": (F, seeds, 4),
+        "expected_loss": (F, seeds),
+        "expected_loss_se": (F, seeds),
     }
     assert {k: r[k].shape for k in ARRAYS} == expect
     assert r["step"].tolist() == [0, 2, 4, 5]
@@ -134,7 +181,7 @@ def test_summary_of_the_best_seed(run: Run) -> None:
     s = run.summary()
     assert s["seed"] == run.best == int(np.argmin(run["loss"][-1]))
     assert s["loss"] == pytest.approx(float(run["loss"][-1].min()))
-    assert s["expected_loss"] == pytest.approx(float(run["terms"][-1, run.best].sum()))
+    assert s["expected_loss"] == pytest.approx(float(run["expected_loss"][-1, run.best]))
     assert s["seeds"] == 3 and 1 <= s["successes"] <= 3
     assert s["key"] == TINY.key
     for key in ("swept_angle_deg", "spectral_radius", "w0_norm"):
@@ -195,7 +242,7 @@ def test_plain_npy_is_not_a_run_file() -> None:
         Run.from_bytes(buf.getvalue())
 
 
-@pytest.mark.parametrize("missing", [*ARRAYS, "config"])
+@pytest.mark.parametrize("missing", [*(n for n in ARRAYS if n not in DERIVED), "config"])
 def test_npz_missing_a_key(run: Run, missing: str) -> None:
     arrays = file_arrays(run)
     del arrays[missing]
@@ -216,6 +263,7 @@ def test_npz_from_another_tool() -> None:
         ("W_y", lambda a: a[:-1]),  # one frame short
         ("b_y", lambda a: a[:, :2]),  # one seed short
         ("terms", lambda a: a[..., :3]),  # three terms
+        ("expected_loss", lambda a: a[:, :1]),  # one seed
         ("step", lambda a: a[:, None]),
         ("loss", lambda a: a[:, 0]),  # no seed axis
         ("loss", lambda a: a[:0]),  # no frames
@@ -226,6 +274,7 @@ def test_npz_from_another_tool() -> None:
         "W_y-frames",
         "b_y-seeds",
         "terms-3",
+        "expected-seeds",
         "step-2d",
         "loss-1d",
         "no-frames",
@@ -241,7 +290,7 @@ def test_npz_with_a_wrong_shape(run: Run, name: str, reshape) -> None:
 def test_npz_with_more_seeds_than_its_config(run: Run) -> None:
     """Every array consistent with each other, but 4 seeds where the config says 3."""
     arrays = file_arrays(run)
-    for k in ("W_x", "W_h", "W_y", "b_y", "loss", "terms"):
+    for k in ("W_x", "W_h", "W_y", "b_y", "loss", *DERIVED):
         arrays[k] = np.concatenate([arrays[k], arrays[k][:, :1]], axis=1)
     with pytest.raises(TempsupError, match="seeds|shape"):
         Run.from_bytes(npz_bytes(**arrays))

@@ -13,9 +13,12 @@ leave gaps (a term that is exactly 0, e.g. the task term once a_k = 1). The
 mean-correction term −2p²μ²Σ a_s is usually negative: it is drawn as its
 magnitude (named "−mean correction" when it is never positive, "|mean
 correction|" otherwise); the hover shows the signed value. The dotted line is
-the sum of the four terms: for the linear model the exact expected loss, which
-must track the measured one; for ReLU readouts the rectified-kernel terms,
-exact only to first order in p.
+the sum of the four terms; beside it the expected loss E[L] itself (for the
+linear model the same curve: the terms are exact) and the remainder E[L] −
+Σ terms, the part of the loss that takes three or more co-active inputs
+(ReLU readouts, whose terms are exact to second order in p). A label at the
+cursor says how much of E[L] the four terms explain at that frame; for the
+ReLU RNN, whose E[L] is a Monte Carlo estimate, it also gives its standard error.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from tempsup.figures._common import (
     step_cursor,
     thin,
 )
-from tempsup.palette import LOSS, OTHER_SEEDS, TERM_COLORS
+from tempsup.palette import CURSOR, EXPECTED, LOSS, OTHER_SEEDS, REMAINDER, TERM_COLORS
 from tempsup.run import TERM_NAMES
 
 HISTORY_POINTS = 400  # each curve keeps at most this many steps (long runs are thinned)
@@ -52,13 +55,19 @@ def prepare(sel: Selection) -> dict[str, Any]:
     drawn = terms.copy()
     drawn[:, MEAN] = np.abs(mean)
     total = terms.sum(axis=1)
+    expected = run["expected_loss"][:, s].astype(float)  # (F,)
+    se = run["expected_loss_se"][:, s].astype(float)
+    remainder = expected - total
     # The range follows the shown seed; other seeds may leave it (e.g. huge initial losses).
-    values = np.concatenate([loss[:, sel.seed], drawn.ravel(), total])
+    values = np.concatenate([loss[:, sel.seed], drawn.ravel(), total, expected])
     return {
         "loss": loss,
         "terms": terms,
         "drawn": drawn,
         "total": total,
+        "expected": expected,
+        "se": se,
+        "remainder": remainder,
         "mean_name": mean_name,
         "log_range": log_range(values, DECADES),
     }
@@ -79,6 +88,14 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
         out.append(_line(xs, ys, "other seeds (measured)", OTHER_SEEDS, 1.0, hover=False))
     out.append(_line(steps, positive(loss[:, seed]), f"measured loss (seed {seed})", LOSS, 2.5))
     out.append(_line(steps, positive(total), "sum of the four terms", LOSS, 1.5, dash="dot"))
+    expected, remainder = d["expected"][keep], d["remainder"][keep]
+    out.append(_line(steps, positive(expected), "expected loss E[L]", EXPECTED, 2.0))
+    if sel.config.relu_readout:  # the linear terms are exact: no remainder to draw
+        trace = _line(steps, positive(np.abs(remainder)), "|remainder| (3+ inputs)", REMAINDER, 1.2)
+        trace["line"]["dash"] = "dashdot"
+        trace["customdata"] = rnd(remainder)
+        trace["hovertemplate"] = "step %{x}: remainder = %{customdata}<extra></extra>"
+        out.append(trace)
     for t, name in enumerate(TERM_NAMES):
         label = d["mean_name"] if t == MEAN else name
         dash = "dash" if t == MEAN else "solid"  # dashed: drawn as a magnitude
@@ -87,9 +104,35 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
             trace["customdata"] = rnd(terms[:, t])
             trace["hovertemplate"] = "step %{x}: mean correction = %{customdata}<extra></extra>"
         out.append(trace)
-    return out + step_cursor(
-        int(run["step"][frame]), d["log_range"], d["loss"][frame, seed : seed + 1]
-    )
+    cursor = step_cursor(int(run["step"][frame]), d["log_range"], d["loss"][frame, seed : seed + 1])
+    return out + cursor + [_explained(int(run["step"][frame]), d, frame)]
+
+
+def explained_text(d: dict[str, Any], frame: int) -> str:
+    """ "four terms = 99.6 % of E[L]" at one frame (± the estimate's standard error)."""
+    expected, total, se = (float(d[n][frame]) for n in ("expected", "total", "se"))
+    if not np.isfinite(expected) or expected <= 0:
+        return "E[L] = 0"
+    text = f"four terms = {100 * total / expected:.1f} % of E[L]"
+    if se > 0:
+        text += f" (E[L] ± {100 * se / expected:.1f} %)"
+    return text
+
+
+def _explained(step: int, d: dict[str, Any], frame: int) -> dict[str, Any]:
+    """The moving label at the cursor's top: how much of the loss the terms explain."""
+    return {
+        "type": "scatter",
+        "x": [step],
+        "y": [10.0 ** d["log_range"][1]],
+        "mode": "text",
+        "text": [explained_text(d, frame)],
+        "textposition": "bottom right",
+        "textfont": {"color": CURSOR, "size": 11},
+        "name": "explained",
+        "showlegend": False,
+        "hoverinfo": "skip",
+    }
 
 
 def _line(x, y, name, color, width, dash="solid", hover=True) -> dict[str, Any]:
@@ -112,13 +155,19 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
     cfg, run = sel.config, sel.run
     steps = run["step"]
     if cfg.relu_readout:
-        title = "Loss and its first-order (ReLU readout) terms"
+        title = "Loss and its four terms (exact to second order in p)"
     else:
-        title = "Loss and the exact expected loss (linear model)"
+        title = "Loss and its four terms (exact: linear model)"
     title += "<br><sup>log scale; dotted: sum of the four terms; grey dashed: current step</sup>"
-    n_traces = (1 if run["loss"].shape[1] > 1 else 0) + 2 + len(TERM_NAMES) + 2
+    n_traces = (
+        (1 if run["loss"].shape[1] > 1 else 0)
+        + 3  # measured loss, sum of the terms, expected loss
+        + (1 if cfg.relu_readout else 0)  # remainder
+        + len(TERM_NAMES)
+        + 3  # cursor line, cursor dot, explained label
+    )
     return Parts(
         title=title,
         axes=loss_axes(int(steps[-1]) if len(steps) else 1, d["log_range"]),
-        moving=(n_traces - 2, n_traces - 1),
+        moving=(n_traces - 3, n_traces - 2, n_traces - 1),
     )

@@ -1,0 +1,386 @@
+"""The four loss terms for ReLU readouts, exact to second order in p (science.md §1c).
+
+The first-order formula (`tempsup.theory.relu_sparse_approx`) vanishes at the
+solutions the paper is about (a_k ≈ 1, every other a_s ≤ 0): what is left of
+the loss there comes from *pairs* of co-active inputs, which is where the
+interference-free packing pays or fails. This module expands the expected loss
+over the sets of active inputs and keeps every set of at most two.
+
+Slots. An input slot σ = (s, j) is feature j at age s < T (ages of the readout
+window). For readout i, ℓ_i(A) is the loss at one step when exactly the slots in
+A are active (magnitudes u_σ ~ U i.i.d.) and all others silent; the step must
+be late enough for every slot to fit, which n(A) = T − max age(A) steps are.
+With Δ(A) = Σ_{R⊆A} (−1)^{|A∖R|} E ℓ(R) (inclusion–exclusion), exactly
+
+    E[L] = Σ_i I_i Σ_A p^{|A|} n(A) Δ_i(A).
+
+Split ℓ = y² − 2yŷ + ŷ² (y = u_{(k,i)} when the target slot is active, else 0)
+and keep |A| ≤ 2; with σ* = (k, i) the target slot of readout i:
+
+    task            p n(k) Δ({σ*})             = p n(k) E(U − ŷ_{σ*})²  (no bias)
+    projection      p Σ_{σ≠σ*} n(σ) Δ({σ})      = p Σ n(σ) ν ReLU(A_σ)²   (no bias)
+    mean correction −2p² Σ_{σ≠σ*} n(σ*, σ) E[u_{σ*} (ŷ_{σ*σ} − ŷ_{σ*})]
+    composition     p² Σ_{σ<σ'} n(σ, σ') E[ŷ_{σσ'}² − ŷ_σ² − ŷ_σ'² + ŷ_∅²]   (all pairs)
+
+The remainder (|A| ≥ 3) is `expected_loss − sum(terms)`. With σ the identity
+these are exactly the four linear terms of `tempsup.theory.loss_terms`
+(ŷ_{σ*σ} − ŷ_{σ*} = A_σ u_σ, and the pairs give 2 A_σ A_σ' μ²) — a test holds
+them to 1e-9.
+
+Two readouts, one expansion:
+- `ssm` (linear recurrence): ŷ_i(A) = ReLU(Σ_{σ∈A} A_{σ,i} u_σ); the pair
+  integrals E[ReLU(au + bv)²] and E[u ReLU(au + bv)] have closed forms for
+  each input law (`pair_moments`).
+- `rnn` (ReLU recurrence): the hidden ReLU composes co-active inputs, so the
+  impulse responses alone do not suffice: each pair is a forward pass of the
+  network from the older input through the newer one, evaluated on the nodes
+  of a quadrature for (u, v). Without a bias ŷ is positively homogeneous of
+  degree 1, so E[g(u, v)] = ∫_0^{π/2} g(cos φ, sin φ) W(φ) dφ with the law's
+  radial weight W (uniform: 1/(4 max(cos φ, sin φ)⁴); exponential:
+  6/(cos φ + sin φ)⁴): a one-dimensional rule of 64 Gauss–Legendre nodes.
+
+Vector input and importance are handled throughout (slots are (age, feature)
+pairs; the dense pair tables are (T·N_x)² per readout, 0.4 M numbers for
+N_x = 5, T = 20). A readout bias b makes ℓ(∅) = ReLU(b)² nonzero and breaks the
+homogeneity: the pair integrals then use a product rule (32 × 32 nodes), and,
+as in the linear formula, the bias's whole contribution (the expansion with b
+minus the expansion without) is booked under the mean correction.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from tempsup.theory import input_moments
+
+# Gauss–Legendre rule per panel, and panels per half of [0, π/2] (angular rule)
+# or of [0, 1] (product rule). 4 × 8 per half matched 256 nodes to 1e-5 on trained
+# ReLU RNNs (science.md §1c); smooth integrands are exact to round-off.
+_GL_NODES = 8
+_PANELS = 4
+
+
+# ---- quadrature for E[g(U, V)], U, V i.i.d. from the input law ----------------------
+
+
+def _gauss_legendre(lo: float, hi: float, panels: int, nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Composite Gauss–Legendre rule on [lo, hi]: nodes and weights, (panels * nodes,)."""
+    x, w = np.polynomial.legendre.leggauss(nodes)
+    edges = np.linspace(lo, hi, panels + 1)
+    half = np.diff(edges)[:, None] / 2.0
+    mid = (edges[:-1] + edges[1:])[:, None] / 2.0
+    return (mid + half * x).ravel(), (half * w).ravel()
+
+
+def pair_nodes(dist: str, homogeneous: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Nodes (u, v) and weights w with E[g(U, V)] ≈ Σ w g(u, v), each (Q,).
+
+    `homogeneous`: g is positively homogeneous of degree 2 (no readout bias), so
+    a 1-D angular rule suffices (module docstring). Otherwise a product rule:
+    Gauss–Legendre on [0, 1] for the uniform law, Gauss–Laguerre for the
+    exponential. The constant law U = 1 is a single node either way.
+    """
+    input_moments(dist)  # validates the name
+    if dist == "constant":
+        one = np.ones(1)
+        return one, one, one
+    if homogeneous:
+        parts = [
+            _gauss_legendre(a, b, _PANELS, _GL_NODES)
+            for a, b in ((0, np.pi / 4), (np.pi / 4, np.pi / 2))
+        ]
+        phi = np.concatenate([p[0] for p in parts])
+        wphi = np.concatenate([p[1] for p in parts])
+        c, s = np.cos(phi), np.sin(phi)
+        # uniform: ∫_0^{1/max(c,s)} r³ dr; exponential: ∫_0^∞ r³ e^{-r(c+s)} dr
+        radial = 1.0 / (4.0 * np.maximum(c, s) ** 4) if dist == "uniform" else 6.0 / (c + s) ** 4
+        return c, s, wphi * radial
+    x, w = _law_nodes(dist)
+    u, v = np.meshgrid(x, x, indexing="ij")
+    return u.ravel(), v.ravel(), np.outer(w, w).ravel()
+
+
+def pair_moments(a: np.ndarray, b: np.ndarray, dist: str) -> tuple[np.ndarray, np.ndarray]:
+    """Closed forms of G = E[ReLU(aU + bV)²] and H = E[U ReLU(aU + bV)], U, V i.i.d.
+
+    Uniform[0, 1]: G = ((a+b)₊⁴ − a₊⁴ − b₊⁴) / (12ab), written case by case so
+    that no case cancels; H = ½ ∂G/∂a (d/da ReLU(z)² = 2 u ReLU(z)).
+    Exponential(1): memorylessness gives G = 2a³/(a − b) for a > 0 ≥ b.
+    Constant 1: G = ReLU(a + b)², H = ReLU(a + b). Elementwise, any shapes that broadcast.
+    """
+    a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    pos_a, pos_b = a > 0, b > 0
+    both = pos_a & pos_b
+    only_a = pos_a & ~pos_b  # a > 0 >= b
+    only_b = pos_b & ~pos_a  # b > 0 >= a
+    G, H = np.zeros_like(a), np.zeros_like(a)
+    if dist == "constant":
+        r = np.maximum(a + b, 0.0)
+        return r**2, r
+    if dist not in ("uniform", "exponential"):
+        input_moments(dist)  # raises the standard message
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if dist == "uniform":
+            G = np.where(both, (2 * a * a + 3 * a * b + 2 * b * b) / 6.0, G)
+            H = np.where(both, a / 3.0 + b / 4.0, H)
+            # a > 0 >= b: the kink line au + bv = 0 cuts the square
+            sa = np.where(only_a, a, 1.0)
+            inside = only_a & (a + b > 0)
+            G = np.where(inside, sa**2 / 3 + sa * b / 2 + b**2 / 3 + b**3 / (12 * sa), G)
+            H = np.where(inside, sa / 3 + b / 4 - b**3 / (24 * sa**2), H)
+            sb = np.where(only_a & ~inside, b, -1.0)
+            G = np.where(only_a & ~inside, -(sa**3) / (12 * sb), G)
+            H = np.where(only_a & ~inside, -(sa**2) / (8 * sb), H)
+            # b > 0 >= a: the same with the roles swapped for G; H differentiates in a
+            tb = np.where(only_b, b, 1.0)
+            inside = only_b & (a + b > 0)
+            G = np.where(inside, tb**2 / 3 + a * tb / 2 + a**2 / 3 + a**3 / (12 * tb), G)
+            H = np.where(inside, a / 3 + tb / 4 + a**2 / (8 * tb), H)
+            ta = np.where(only_b & ~inside, a, -1.0)
+            G = np.where(only_b & ~inside, -(tb**3) / (12 * ta), G)
+            H = np.where(only_b & ~inside, tb**3 / (24 * ta**2), H)
+        else:  # exponential(1): μ = 1, ν = 2
+            G = np.where(both, 2 * a * a + 2 * a * b + 2 * b * b, G)
+            H = np.where(both, 2 * a + b, H)
+            d = np.where(only_a | only_b, a - b, 1.0)
+            G = np.where(only_a, 2 * a**3 / d, G)
+            H = np.where(only_a, (2 * a**3 - 3 * a * a * b) / d**2, H)
+            G = np.where(only_b, -2 * b**3 / d, G)
+            H = np.where(only_b, b**3 / d**2, H)
+    return G, H
+
+
+# ---- the expansion -----------------------------------------------------------------
+
+
+class Tables(NamedTuple):
+    """One- and two-slot expectations per readout i; slots q = s·N_x + j (age s, feature j).
+
+    single_sq  (..., N_x, Q)     E ŷ_i({q})²
+    single_lin (..., N_x, Q)     E[u_q ŷ_i({q})]
+    pair_sq    (..., N_x, Q, Q)  E ŷ_i({q, q'})²            (symmetric; diagonal unused)
+    pair_cross (..., N_x, Q, Q)  E[u_q ŷ_i({q, q'})]         (the magnitude of row q)
+    empty_sq   (..., N_x)        ŷ_i(∅)², nonzero only with a positive bias
+    """
+
+    single_sq: np.ndarray
+    single_lin: np.ndarray
+    pair_sq: np.ndarray
+    pair_cross: np.ndarray
+    empty_sq: np.ndarray
+
+
+def expand(
+    tab: Tables, k: int, p: np.ndarray, nu: float, T: int, importance: np.ndarray
+) -> np.ndarray:
+    """The four terms (..., 4) — task, mean correction, projection, composition — from `tab`.
+
+    `p` broadcasts against the leading axes; `importance` is (N_x,) or (..., N_x).
+    """
+    n_x = tab.single_sq.shape[-2]
+    ages = np.repeat(np.arange(T), n_x)  # (Q,)
+    n1 = (T - ages).astype(float)  # steps at which a single slot fits
+    n2 = (T - np.maximum(ages[:, None], ages[None, :])).astype(float)  # (Q, Q)
+    p = np.asarray(p, dtype=float)[..., None]  # against the readout axis
+    ii = np.arange(n_x)
+    tq = k * n_x + ii  # the target slot σ* = (k, i) of readout i
+    is_target = np.zeros(n1.shape[:0] + (n_x, ages.size), dtype=bool)
+    is_target[ii, tq] = True
+    e0 = tab.empty_sq
+    t_sq = tab.single_sq[..., ii, tq]  # (..., N_x)
+    t_lin = tab.single_lin[..., ii, tq]
+    task = p * n1[tq] * (nu - 2.0 * t_lin + t_sq - e0)
+    delta1 = tab.single_sq - e0[..., None]
+    proj = p * np.where(is_target, 0.0, delta1 * n1).sum(axis=-1)
+    upper = np.triu(np.ones(n2.shape, dtype=bool), 1)
+    comp_pair = (
+        tab.pair_sq
+        - tab.single_sq[..., :, None]
+        - tab.single_sq[..., None, :]
+        + e0[..., None, None]
+    )
+    comp = p**2 * np.where(upper, comp_pair * n2, 0.0).sum(axis=(-2, -1))
+    cross = tab.pair_cross[..., ii, tq, :]  # (..., N_x, Q): E[u_σ* ŷ({σ*, q})]
+    mean_pair = np.where(is_target, 0.0, (cross - t_lin[..., None]) * n2[tq])
+    mean = -2.0 * p**2 * mean_pair.sum(axis=-1) + T * e0  # T·ℓ(∅): order p⁰
+    terms = np.stack(np.broadcast_arrays(task, mean, proj, comp), axis=-1)  # (..., N_x, 4)
+    return (np.asarray(importance, dtype=float)[..., :, None] * terms).sum(axis=-2)
+
+
+def ssm_tables(A: np.ndarray, dist: str, relu: bool = True) -> Tables:
+    """`Tables` of a linear recurrence from its projections A (..., T, N_x(i), N_x(j)), no bias.
+
+    Closed forms (`pair_moments`); `relu=False` is the identity readout (the
+    linear RNN), which checks the expansion against the linear closed form.
+    """
+    mu, nu = input_moments(dist)
+    T, n_x = A.shape[-3], A.shape[-1]
+    a = np.moveaxis(A, -3, -2).reshape(A.shape[:-3] + (n_x, T * n_x))  # (..., i, q)
+    x, y = a[..., :, None], a[..., None, :]
+    if relu:
+        r = np.maximum(a, 0.0)
+        G, H = pair_moments(x, y, dist)
+        return Tables(nu * r**2, nu * r, G, H, np.zeros(a.shape[:-1]))
+    G = nu * (x**2 + y**2) + 2 * mu**2 * x * y
+    H = nu * x + mu**2 * y
+    return Tables(nu * a**2, nu * a, G, H, np.zeros(a.shape[:-1]))
+
+
+def network_tables(
+    W_x: np.ndarray,
+    W_h: np.ndarray,
+    W_y: np.ndarray,
+    b_y: np.ndarray | None,
+    T: int,
+    dist: str,
+    relu_hidden: bool,
+    relu_readout: bool = True,
+) -> Tables:
+    """`Tables` by forward passes of the network on quadrature nodes (the ReLU RNN; any bias).
+
+    For every pair of slots — the older (s + d, j') and the newer (s, j) — the
+    state just after the newer input is u W_x[:, j] + v w_d[:, j'] (w_d the
+    older input's impulse response d steps on: exact by positive homogeneity);
+    then s more steps h ← W_h σ_h(h), and the readout. All offsets d, features
+    and nodes run at once: T steps of small batched matmuls.
+    """
+    _, nu = input_moments(dist)
+    n_h, n_x = W_x.shape[-2], W_x.shape[-1]
+    lead = np.broadcast_shapes(W_x.shape[:-2], W_h.shape[:-2], W_y.shape[:-2])
+    act_h = _relu if relu_hidden else _identity
+    act_y = _relu if relu_readout else _identity
+    b = np.zeros(lead + (n_x,)) if b_y is None else np.broadcast_to(b_y, lead + (n_x,))
+    homogeneous = not np.any(b)
+    resp = [np.broadcast_to(W_x, lead + (n_h, n_x))]  # impulse responses w_d (..., N_h, N_x)
+    for _ in range(1, T):
+        resp.append(W_h @ act_h(resp[-1]))
+    resp = np.stack(resp, axis=-3)  # (..., T, N_h, N_x)
+    a1 = np.swapaxes(W_y, -1, -2)[..., None, :, :] @ resp  # (..., T, i, j)
+    if homogeneous:  # ŷ(u) = u ŷ(1): E ŷ² = ν ŷ(1)², E[u ŷ] = ν ŷ(1)
+        y1 = act_y(a1)
+        single_sq, single_lin = nu * y1**2, nu * y1
+    else:
+        x1, w1 = _law_nodes(dist)
+        y1 = act_y(a1[..., None] * x1 + b[..., None, :, None, None])  # (..., T, i, j, n)
+        single_sq, single_lin = (y1**2 * w1).sum(-1), (y1 * x1 * w1).sum(-1)
+    to_slots = lambda t: np.moveaxis(t, -3, -2).reshape(lead + (n_x, T * n_x))  # noqa: E731
+    u, v, w = pair_nodes(dist, homogeneous)
+    Q = T * n_x
+    pair_sq = np.zeros(lead + (n_x, Q, Q))
+    pair_cross = np.zeros(lead + (n_x, Q, Q))
+    # h: (..., d, j (newer), j' (older), node, N_h)
+    newer = np.swapaxes(W_x, -1, -2)[..., None, :, None, None, :] * u[:, None]
+    older = np.swapaxes(resp, -1, -2)[..., :, None, :, None, :] * v[:, None]
+    h = newer + older
+    Wy = W_y[..., None, None, None, :, :]
+    bb = b[..., None, None, None, None, :]
+    Wht = np.swapaxes(W_h, -1, -2)[..., None, None, None, :, :]
+    d_all, j = np.arange(T), np.arange(n_x)
+    for s in range(T):
+        y = act_y(h @ Wy + bb)  # (..., d, j, j', n, i)
+        stats = [
+            (y**2 * w[:, None]).sum(-2),
+            (y * (u * w)[:, None]).sum(-2),
+            (y * (v * w)[:, None]).sum(-2),
+        ]
+        sq, cu, cv = (np.moveaxis(x, -1, -4) for x in stats)  # (..., i, d, j, j')
+        d = d_all[: T - s]  # h keeps the offsets whose older slot s + d is in the window
+        qn = np.broadcast_to((s * n_x + j)[None, :, None], (d.size, n_x, n_x))
+        qo = np.broadcast_to(((s + d)[:, None] * n_x + j)[:, None, :], (d.size, n_x, n_x))
+        pair_sq[..., qn, qo] = sq
+        pair_sq[..., qo, qn] = sq
+        pair_cross[..., qn, qo] = cu
+        pair_cross[..., qo, qn] = cv
+        if s < T - 1:
+            h = act_h(h[..., : T - s - 1, :, :, :, :]) @ Wht
+    return Tables(to_slots(single_sq), to_slots(single_lin), pair_sq, pair_cross, act_y(b) ** 2)
+
+
+def _relu(z: np.ndarray) -> np.ndarray:
+    return np.maximum(z, 0.0)
+
+
+def _identity(z: np.ndarray) -> np.ndarray:
+    return z
+
+
+def _law_nodes(dist: str) -> tuple[np.ndarray, np.ndarray]:
+    """1-D rule for E[f(U)]: Gauss–Legendre (uniform), Gauss–Laguerre (exponential), U = 1."""
+    if dist == "uniform":
+        return _gauss_legendre(0.0, 1.0, _PANELS, _GL_NODES)
+    if dist == "exponential":
+        return np.polynomial.laguerre.laggauss(_PANELS * _GL_NODES)
+    return np.ones(1), np.ones(1)
+
+
+# ---- the public entry --------------------------------------------------------------
+
+
+def relu_loss_terms(
+    W_x: np.ndarray,
+    W_h: np.ndarray,
+    W_y: np.ndarray,
+    b_y: np.ndarray | None,
+    k: int,
+    p: float | np.ndarray,
+    dist: str,
+    T: int,
+    relu_hidden: bool,
+    importance: np.ndarray | None = None,
+) -> np.ndarray:
+    """Task, mean correction, projection and composition (..., 4) of a ReLU readout.
+
+    `relu_hidden=False` is the SSM (closed-form pair integrals), True the ReLU
+    RNN (forward passes). Weights as in `tempsup.geometry`, any leading axes.
+    With a bias the terms are those of the network without it, and everything
+    the bias changes is booked under the mean correction, as in the linear formula.
+    """
+    return analyse(W_x, W_h, W_y, b_y, k, p, dist, T, relu_hidden, importance)[0]
+
+
+def analyse(
+    W_x: np.ndarray,
+    W_h: np.ndarray,
+    W_y: np.ndarray,
+    b_y: np.ndarray | None,
+    k: int,
+    p: float | np.ndarray,
+    dist: str,
+    T: int,
+    relu_hidden: bool,
+    importance: np.ndarray | None = None,
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """`relu_loss_terms` and the order sums (D_0, D_1, D_2) of the network as it is.
+
+    D_r = Σ_{|A| = r} n(A) Δ(A) (bias included), so that E[L] = Σ_r p^r D_r:
+    `tempsup.expected_loss.network_expected_loss` takes them to know the strata
+    of at most two active inputs exactly and sample only the rest.
+    """
+    _, nu = input_moments(dist)
+    W_x, W_h, W_y = (np.asarray(w, dtype=float) for w in (W_x, W_h, W_y))
+    n_x = W_x.shape[-1]
+    imp = np.ones(n_x) if importance is None else np.asarray(importance, dtype=float)
+
+    def tables(bias: np.ndarray | None) -> Tables:
+        if relu_hidden or bias is not None:
+            return network_tables(W_x, W_h, W_y, bias, T, dist, relu_hidden)
+        lead = np.broadcast_shapes(W_x.shape[:-2], W_h.shape[:-2])
+        W_s = [np.broadcast_to(W_x, lead + W_x.shape[-2:])]
+        for _ in range(1, T):
+            W_s.append(W_h @ W_s[-1])
+        A = np.swapaxes(W_y, -1, -2)[..., None, :, :] @ np.stack(W_s, axis=-3)  # (..., T, i, j)
+        return ssm_tables(A, dist)
+
+    tab = tables(None)
+    terms = expand(tab, k, p, nu, T, imp)
+    if b_y is not None and np.any(b_y):
+        tab = tables(np.asarray(b_y, dtype=float))  # the network as it is, for the orders
+        with_bias = expand(tab, k, p, nu, T, imp)
+        terms[..., 1] += with_bias.sum(-1) - terms.sum(-1)
+    unit = expand(tab, k, 1.0, nu, T, imp)  # p = 1: the order sums, mixed as in `expand`
+    d0 = T * (imp * tab.empty_sq).sum(-1)
+    d1 = unit[..., 0] + unit[..., 2]  # task + projection
+    d2 = unit[..., 1] + unit[..., 3] - d0  # mean correction + composition, less ℓ(∅)
+    return terms, (d0, d1, d2)
