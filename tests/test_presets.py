@@ -29,8 +29,13 @@ from tempsup.train import Snapshot
 
 NAMES = [
     "spiral-sink",
+    "linear-any-sparsity",
+    "loss-dynamics",
     "ssm-dense-vs-sparse",
+    "ssm-jump",
     "relu-rnn-sharp-forgetting",
+    "relu-rnn-dense",
+    "four-terms",
     "vector-all-or-none",
     "vector-diagonal",
     "large",
@@ -42,7 +47,7 @@ APP_MAX_WORK = 2e12  # the public demo's default TEMPSUP_MAX_WORK: presets must 
 
 
 @pytest.mark.parametrize("quick", [False, True])
-def test_six_presets_in_gallery_order_with_valid_configs(quick: bool) -> None:
+def test_presets_in_gallery_order_with_valid_configs(quick: bool) -> None:
     items = pr.presets(quick)
     assert [p.name for p in items] == NAMES
     for p in items:
@@ -96,8 +101,10 @@ def test_preset_lookup_and_errors() -> None:
 def test_batches_group_sweepable_configs_after_their_warm_start_source() -> None:
     groups = batches(pr.preset_configs())
     sizes = {(g[0].model, g[0].hidden, g[0].inputs): len(g) for g in groups}
-    assert sizes[("rnn", 5, 5)] == 5  # k = 0..4: one batch
-    assert sizes[("ssm", 2, 1)] == 2  # dense and sparse: one batch
+    assert sizes[("rnn", 2, 5)] == 5  # k = 0..4: one batch
+    assert sizes[("ssm", 2, 1)] == 10  # the jump sweep, with dense and sparse: one batch
+    assert sizes[("linear", 2, 1)] == 5  # every sparsity with the spiral sink: one batch
+    assert len(groups) == 10  # the new claims add no batch of their own
     position = {c.key: i for i, g in enumerate(groups) for c in g}
     for g in groups:
         for cfg in g:
@@ -133,26 +140,34 @@ def rotation(deg: float, scale: float) -> np.ndarray:
     return scale * np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
 
 
-def build_run(cfg: RunConfig, W_x, W_h, W_y=None, loss=None) -> Run:
-    """A two-frame run whose final frame holds the given weights for every seed.
+def build_run(cfg: RunConfig, W_x, W_h, W_y=None, loss=None, steps=None) -> Run:
+    """A run whose frames hold the given weights for every seed (two frames by default).
 
-    W_* are per-seed arrays (M, ...); W_y None = the tied readout W_k. The
-    measured loss defaults to the exact expected loss (the four-term sum).
+    W_* are per-seed arrays (M, ...), or per frame (F, M, ...) when `steps` lists
+    the frames' steps; W_y None = the tied readout W_k. The measured loss
+    defaults to the expected loss the frame computes (the four-term sum where
+    the run has no `expected_loss`).
     """
+    steps = [0, cfg.steps] if steps is None else list(steps)
     W_x, W_h = np.asarray(W_x, float), np.asarray(W_h, float)
+    if W_x.ndim == 3:  # one set of weights for every frame
+        W_x = np.stack([W_x] * len(steps))
+        W_h = np.stack([W_h] * len(steps))
+        W_y = None if W_y is None else np.stack([np.asarray(W_y, float)] * len(steps))
     if W_y is None:
-        W_y = geometry.feature_directions(W_x, W_h, cfg.k + 1, cfg.relu_hidden)[:, cfg.k]
-    m = W_x.shape[0]
+        W_y = geometry.feature_directions(W_x, W_h, cfg.k + 1, cfg.relu_hidden)[:, :, cfg.k]
+    m = W_x.shape[1]
     b_y = np.zeros((m, cfg.inputs))
-    from tempsup.run import loss_terms
-
-    expected = loss_terms(cfg, W_x, W_h, W_y, b_y).sum(axis=-1)
-    loss = expected if loss is None else np.asarray(loss, float)
     frames = [
-        frame(cfg, Snapshot(step, W_x, W_h, np.asarray(W_y, float), b_y, loss))
-        for step in (0, cfg.steps)
+        frame(cfg, Snapshot(step, W_x[f], W_h[f], np.asarray(W_y[f], float), b_y, np.zeros(m)))
+        for f, step in enumerate(steps)
     ]
-    return Run.from_frames(cfg, frames)
+    run = Run.from_frames(cfg, frames)
+    expected = run.arrays.get("expected_loss")
+    expected = run["terms"].sum(axis=-1) if expected is None else expected
+    loss = expected if loss is None else np.broadcast_to(np.asarray(loss, float), expected.shape)
+    run.arrays["loss"] = np.array(loss, dtype=np.float32)
+    return run
 
 
 def shift_register(n_h: int, n_x: int, lengths: list[int]) -> tuple[np.ndarray, np.ndarray]:
@@ -233,7 +248,7 @@ def test_relu_check_on_a_shift_register_and_a_dead_network() -> None:
 
 def all_or_none_runs(partial: bool = False) -> dict[str, Run]:
     p = pr.preset("vector-all-or-none")
-    # kept features per k as in science.md §1b: 5, 3, 3, 2, 1 features, each k + 1 units long
+    # kept features per k: 5, 3, 3, 2, 1 features, each k + 1 units long
     kept = {0: 5, 1: 3, 2: 3, 3: 2, 4: 1}
     runs = {}
     for label, cfg in zip(p.labels, p.configs, strict=True):
@@ -247,12 +262,51 @@ def all_or_none_runs(partial: bool = False) -> dict[str, Run]:
 
 
 def test_all_or_none_check_on_shift_registers() -> None:
-    res = pr.check_all_or_none(all_or_none_runs())
-    assert [r.held for r in res] == [True, True, True, True], [r.to_dict() for r in res]
-    assert res[1].measured == {"k=0": "ABCDE", "k=1": "ABC", "k=2": "ABC", "k=3": "AB", "k=4": "A"}
+    res = pr.check_all_or_none(all_or_none_runs())  # N_h = 15: no pentagon claim
+    assert [r.held for r in res] == [True] * 5, [r.to_dict() for r in res]
+    clean, prefix, fewer, a_kept, only_a = res
+    assert prefix.measured == {"k=0": "ABCDE", "k=1": "ABC", "k=2": "ABC", "k=3": "AB", "k=4": "A"}
+    assert clean.seeds == 4  # k = 1..4: all or none is the claim under memory demand
+    assert fewer.measured["represented_best"] == [5, 3, 3, 2, 1]
+    assert a_kept.measured["k=4"] == pytest.approx(1.0)
+    assert only_a.measured["largest_k_with_a_lesser_feature"] == 3
     res = pr.check_all_or_none(all_or_none_runs(partial=True))
-    assert not res[0].held and res[0].successes == 4
+    assert not res[0].held and res[0].successes == 3
     assert res[0].measured["k=2"]["recall"][2] == pytest.approx(0.5)
+    # A lost at k = 4 (and nothing kept): the A claim and the "only A" claim fail
+    runs = all_or_none_runs()
+    cfg = runs["k=4"].config
+    runs["k=4"] = build_run(cfg, [np.zeros((15, 5))], [np.zeros((15, 15))])
+    res = pr.check_all_or_none(runs)
+    assert not res[3].held and not res[4].held and res[4].measured["kept"] == "-"
+
+
+def polygon_run(W_x: np.ndarray) -> Run:
+    cfg = pr.preset("vector-all-or-none").config("k=0").replace(seeds=1)
+    return build_run(cfg, [W_x], [np.zeros((2, 2))])  # k = 0: the readout is W_x itself
+
+
+def test_pentagon_at_k_zero() -> None:
+    angles = np.radians(72.0 * np.arange(5) + 10.0)
+    pentagon = 0.92 * np.stack([np.cos(angles), np.sin(angles)])  # (2, 5)
+    poly = pr.polygon(pentagon)
+    np.testing.assert_allclose(poly["gaps"], 72.0)
+    assert pr.is_regular_polygon(pentagon)
+    runs = all_or_none_runs()
+    runs["k=0"] = polygon_run(pentagon)
+    res = pr.check_all_or_none(runs)
+    assert len(res) == 6 and res[0].held, res[0].to_dict()
+    assert res[0].measured["gaps_deg"] == [72.0] * 5 and res[0].measured["norm_ratio"] == 1.0
+    # what N_h = 2 finds with importance 0.7^i: a square of A–D and a short E
+    sq = np.radians([0.0, 90.0, 180.0, 270.0, 30.0])
+    square = np.stack([np.cos(sq), np.sin(sq)]) * np.array([1, 1, 1, 1, 0.05])
+    runs["k=0"] = polygon_run(square)
+    res = pr.check_all_or_none(runs)
+    assert not res[0].held and res[0].measured["gaps_deg"] == [30.0, 60.0, 90.0, 90.0, 90.0]
+    # equal angles but one short side: not similar norms
+    assert not pr.is_regular_polygon(pentagon * np.array([1, 1, 1, 1, 0.5]))
+    with pytest.raises(TempsupError, match="N_h = 2"):
+        pr.polygon(np.zeros((3, 5)))
 
 
 def test_recall_on_task_inputs_of_a_perfect_register() -> None:
@@ -278,6 +332,133 @@ def test_diagonal_and_large_checks_on_shift_registers() -> None:
     res = pr.check_large({"rnn": build_run(large, [W_x], [W_h])})
     assert [r.held for r in res] == [True, True]
     assert res[0].measured["on_diagonal"] == 6
+
+
+# ---- the claims across runs ----------------------------------------------------------------
+
+
+def test_linear_any_sparsity_on_rotations() -> None:
+    p = pr.preset("linear-any-sparsity")
+    W_x = [[[1.0], [0.3]]]
+
+    def runs(deg: dict[str, float]) -> dict[str, Run]:
+        return {
+            lab: build_run(p.config(lab).replace(seeds=1), W_x, [rotation(deg.get(lab, 30), 0.8)])
+            for lab in p.labels
+        }
+
+    (res,) = pr.check_linear_any_sparsity(runs({"S=0.1": 28.0, "S=0.97": 32.0}))
+    assert res.held and res.successes == 5, res.to_dict()
+    assert res.measured["arg_lambda_deg"] == [28.0, 30.0, 30.0, 30.0, 32.0]
+    assert res.measured["arg_spread_deg"] == 4.0 and res.measured["abs_spread"] == 0.0
+    (res,) = pr.check_linear_any_sparsity(runs({"S=0.1": 24.0, "S=0.97": 33.0}))  # 9° apart
+    assert not res.held and all(res.measured["spiral_sink"])  # every one a sink, not the same
+    (res,) = pr.check_linear_any_sparsity(runs({"S=0.5": 50.0}))  # k·arg λ = 150°: not a sink
+    assert not res.held and res.measured["spiral_sink"] == [True, True, False, True, True]
+
+
+def test_jump_reads_dense_then_sparse() -> None:
+    assert pr._jump([0.3, 0.4, 0.5, 0.6], "ddss") == {
+        "between": [0.4, 0.5], "location": 0.45, "width": 0.1,
+    }  # fmt: skip
+    assert pr._jump([0.3, 0.4, 0.5, 0.6], "dd.s") is None  # an intermediate angle
+    assert pr._jump([0.3, 0.4, 0.5, 0.6], "dsds") is None
+    assert pr._jump([0.3, 0.4, 0.5, 0.6], "dddd") is None
+    assert pr._regime(np.array([-108.0, 270.0, -265.0, 180.0, 435.0])).tolist() == [
+        "d", "s", "s", ".", ".",
+    ]  # fmt: skip
+
+
+def test_ssm_jump_on_the_two_solutions() -> None:
+    p = pr.preset("ssm-jump")
+    dense_w = ([[[1 / 0.78**3], [0.0]]], [rotation(-36, 0.78)])  # kθ = −108°
+    sparse_w = ([[[1 / 0.48**3], [0.0]]], [rotation(90, 0.48)])  # kθ = 270°
+
+    def runs(first_sparse: float, odd: float | None = None) -> dict[str, Run]:
+        out = {}
+        for lab in p.labels:
+            cfg = p.config(lab).replace(seeds=1)
+            w = sparse_w if cfg.sparsity >= first_sparse else dense_w
+            if cfg.sparsity == odd:
+                w = ([[[1.0], [0.0]]], [rotation(60, 0.8)])  # kθ = 180°: neither
+            out[lab] = build_run(cfg, *w)
+        return out
+
+    (res,) = pr.check_ssm_jump(runs(0.5))
+    assert res.held and res.successes == 1, res.to_dict()
+    assert res.measured["jump_best"] == {"between": [0.45, 0.5], "location": 0.475, "width": 0.05}
+    assert res.measured["jump_deg"] == pytest.approx(162.0, abs=1)
+    assert res.measured["intermediates_packed_best"][-1] is True
+    (res,) = pr.check_ssm_jump(runs(0.5, odd=0.5))  # a gradual turn through 180°
+    assert not res.held and res.measured["jump_best"] is None
+    assert res.measured["regime_best"] == "ddd.ssssss"
+    (res,) = pr.check_ssm_jump(runs(0.5, odd=0.45))  # d…d . s…s: through an intermediate
+    assert not res.held  # an intermediate point is not a jump
+
+
+def test_relu_dense_on_a_rotation() -> None:
+    p = pr.preset("relu-rnn-dense")
+    cfg, lin_cfg = p.config("rnn").replace(seeds=1), p.config("linear").replace(seeds=1)
+    W_x = [[[1.0], [0.3]]]
+    rnn = build_run(cfg, W_x, [rotation(30, 0.9)])  # a_s peaks at s = k = 3
+    (res,) = pr.check_relu_dense({"rnn": rnn, "linear": rnn})
+    assert res.held and res.measured["k_arg_lambda_deg"] == 90.0
+    # the same weights without the hidden ReLU: the kernels differ by more than KERNEL_GAP
+    (res,) = pr.check_relu_dense(
+        {"rnn": rnn, "linear": build_run(lin_cfg, W_x, [rotation(30, 0.9)])}
+    )
+    assert not res.held and res.measured["max_kernel_gap"] > pr.KERNEL_GAP
+    real = build_run(cfg, W_x, [np.diag([0.9, 0.5])])  # real eigenvalues: no spiral
+    (res,) = pr.check_relu_dense({"rnn": real, "linear": real})
+    assert not res.held and res.successes == 0
+
+
+def test_terms_track_on_closed_form_losses() -> None:
+    p = pr.preset("four-terms")
+    W_x = [[[1 / 0.48**3], [0.0]]]
+    runs = {
+        lab: build_run(p.config(lab).replace(seeds=1), W_x, [rotation(90, 0.48)])
+        for lab in p.labels
+        if not lab.startswith("rnn")  # the ReLU RNN's expected loss is a Monte Carlo estimate
+    }
+    res = pr.check_terms_track(runs)
+    assert [r.held for r in res] == [True, True, True]
+    off = {lab: build_run(run.config, W_x, [rotation(90, 0.48)], loss=1.3 * run["loss"][-1])
+           for lab, run in runs.items()}  # fmt: skip
+    res = pr.check_terms_track(off)
+    assert not any(r.held for r in res) and res[0].measured["gap_expected_loss"] > 0.2
+    dense = runs["ssm S=0.9"].config.replace(sparsity=0.3)
+    assert pr.check_terms_track({"dense": build_run(dense, W_x, [rotation(90, 0.48)])}) == []
+
+
+def dynamics_run(aligned: bool) -> Run:
+    """Frames of a linear run: init, (aligned: W_h = 0.8·I, every w_s ∥ w_x), then the sink."""
+    cfg = pr.preset("loss-dynamics").configs[0].replace(seeds=1, steps=100, snapshot_every=10)
+    steps = list(range(0, 101, 10))
+    angle = [60.0] + ([0.0] * 3 + list(np.linspace(5, 30, 7)) if aligned else [30.0] * 10)
+    W_x = np.array([[[[1.0], [0.3]]]] * len(steps))
+    W_h = np.array([[rotation(a, 0.8)] for a in angle])
+    return build_run(cfg, W_x, W_h, steps=steps)
+
+
+def test_loss_dynamics_align_then_separate() -> None:
+    run = dynamics_run(aligned=True)
+    align, separate = pr.check_loss_dynamics({"linear": run})
+    assert align.held and align.measured["step"] in (10, 20, 30), align.to_dict()
+    assert align.measured["min_cos_w_s_w_y"] == pytest.approx(1.0)
+    settle = separate.measured["settle_steps_s_0_to_k"]
+    assert len(settle) == 4 and separate.measured["frame_interval"] == 10
+    assert separate.held == (np.diff(settle) >= -10).all()
+    never = dynamics_run(aligned=False)  # rotates from the start: a_0 < 0 at every frame
+    align, separate = pr.check_loss_dynamics({"linear": never})
+    assert not align.held and not separate.held and align.measured["step"] is None
+
+
+def test_settle_steps() -> None:
+    steps = np.arange(0, 60, 10)
+    a = np.array([[0, 0], [1, 0], [1, 0.5], [1, 1], [1, 1], [1, 1]], float)
+    assert pr.settle_steps(a, steps).tolist() == [10, 30]
+    assert pr.settle_steps(np.ones((4, 2)), steps[:4]).tolist() == [0, 0]
 
 
 # ---- filling a job store ----------------------------------------------------------------------
