@@ -40,6 +40,7 @@ Conventions every check shares (stated once, used everywhere):
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -325,6 +326,19 @@ def _r(x: Any, digits: int = 3) -> Any:
     if x is None:
         return None
     return round(float(x), digits)
+
+
+def format_measured(measured: dict[str, Any], indent: int = 0) -> str:
+    """A claim's measured numbers as indented `key: value` lines (report, gallery)."""
+    out = []
+    pad = "  " * indent
+    for key, value in measured.items():
+        if isinstance(value, dict):
+            out.append(f"{pad}{key}:")
+            out.append(format_measured(value, indent + 1))
+        else:
+            out.append(f"{pad}{key}: {json.dumps(value, ensure_ascii=False)}")
+    return "\n".join(out)
 
 
 def _result(
@@ -1642,6 +1656,9 @@ __all__ = [
     "presets",
     "projections",
     "recall",
+    "format_measured",
+    "polygon",
+    "settle_steps",
     "staircase",
     "task_recall",
 ]

@@ -342,6 +342,7 @@ def _fig_html(fig: Any, width: int, height: int) -> str:
 
 def _extra_figure(p: Preset, runs: dict[str, Run]) -> Any:
     """A summary figure across a preset's runs, where one says more than the panels."""
+    import numpy as np
     import plotly.graph_objects as go
 
     from tempsup import presets as pr
@@ -360,6 +361,39 @@ def _extra_figure(p: Preset, runs: dict[str, Run]) -> Any:
             ),
             layout=base_layout("Lone-input recall of each feature (best seed per k)"),
         )  # fmt: skip
+    if p.name in ("ssm-jump", "linear-any-sparsity"):
+        labels = sorted(by_label, key=lambda lab: by_label[lab].config.sparsity)
+        S = [by_label[lab].config.sparsity for lab in labels]
+        best = [by_label[lab].best for lab in labels]
+        if p.name == "ssm-jump":
+            y = [float(pr._swept(by_label[lab])[b]) for lab, b in zip(labels, best, strict=True)]
+            title, name = "kθ of the best seed against sparsity", "kθ (deg)"
+        else:
+            y = [float(np.degrees(abs(np.angle(pr._eig(by_label[lab])[b]))))
+                 for lab, b in zip(labels, best, strict=True)]  # fmt: skip
+            title, name = "arg λ of the best seed against sparsity", "arg λ (deg)"
+        fig = go.Figure(layout=base_layout(title))
+        fig.add_scatter(x=S, y=y, mode="lines+markers", name=name)
+        fig.update_xaxes(title="sparsity S")
+        return fig
+    if p.name == "loss-dynamics":
+        run = by_label["linear"]
+        a = pr.kernel_history(run, run.config.k + 3)[:, run.best]  # (F, k+3)
+        fig = go.Figure(layout=base_layout("a_s = w_yᵀw_s over training (best seed)"))
+        for s in range(a.shape[1]):
+            fig.add_scatter(x=run["step"].tolist(), y=a[:, s].tolist(), mode="lines",
+                            name=f"s = {s}")  # fmt: skip
+        fig.update_xaxes(title="step")
+        return fig
+    if p.name == "four-terms":
+        labels = list(by_label)
+        measured = [float(by_label[lab]["loss"][-1, by_label[lab].best]) for lab in labels]
+        four = [float(by_label[lab]["terms"][-1, by_label[lab].best].sum()) for lab in labels]
+        fig = go.Figure(layout=base_layout("Final loss of the best seed: measured vs four terms"))
+        fig.add_bar(x=labels, y=measured, name="measured")
+        fig.add_bar(x=labels, y=four, name="four terms")
+        fig.update_yaxes(type="log")
+        return fig
     if p.name == "relu-rnn-sharp-forgetting":
         fig = go.Figure(layout=base_layout("Forgetting: a_s / a_k against the age s"))
         for label in ("tied", "linear"):
@@ -392,16 +426,10 @@ def _extra_figure(p: Preset, runs: dict[str, Run]) -> Any:
     return None
 
 
-def _format_measured(measured: dict[str, Any], indent: int = 0) -> str:
-    out = []
-    pad = "  " * indent
-    for key, value in measured.items():
-        if isinstance(value, dict):
-            out.append(f"{pad}{key}:")
-            out.append(_format_measured(value, indent + 1))
-        else:
-            out.append(f"{pad}{key}: {json.dumps(value, ensure_ascii=False)}")
-    return "\n".join(out)
+def _format_measured(measured: dict[str, Any]) -> str:
+    from tempsup.presets import format_measured
+
+    return format_measured(measured)
 
 
 def _threads() -> int:

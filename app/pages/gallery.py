@@ -5,7 +5,8 @@ are pre-trained in the background when the server starts
 (`app.services.start_preset_fill`), so on a fresh start a card says how many
 of its runs are ready and fills in as they finish; afterwards it is instant.
 Each card shows a thumbnail of its main run, the measured claims with their
-seed success rates, and links into the explorer (or the compare page).
+seed success rates (each with the numbers behind it and its criterion, folded),
+and links into the explorer (or the compare page).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from app.urlstate import query_from_config
 from tempsup import figures
 from tempsup.errors import TempsupError
 from tempsup.jobs import JobState
-from tempsup.presets import ClaimResult, Preset, presets
+from tempsup.presets import ClaimResult, Preset, format_measured, presets
 from tempsup.run import Run
 
 POLL_MS = 3000  # cards refresh while presets are still training
@@ -97,6 +98,14 @@ def claim_rows(results: tuple[ClaimResult, ...]) -> html.Ul:
                     html.Strong(mark),
                     f" — {r.claim} ",
                     html.Span(f"({r.successes} of {r.seeds} seeds)", className="rate"),
+                    html.Details(
+                        className="measured",
+                        children=[
+                            html.Summary("measured"),
+                            html.Pre(format_measured(r.measured)),
+                            html.Small(r.criterion),
+                        ],
+                    ),
                 ],
             )
         )
