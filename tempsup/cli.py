@@ -1,4 +1,4 @@
-"""`tempsup` command line: train, sweep — the library without a browser.
+"""`tempsup` command line: train, sweep, inspect, export — the library without a browser.
 
 Thin by design: parse flags into a `RunConfig`, call the library, print. Every
 config field has a flag named after it (`seq_len` → `--seq-len`); those names
@@ -207,6 +207,61 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             )
         print(f"table -> {table}")
     return 0
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    """One seed at one frame of a run file: gauge-free numbers, and the rest in the
+    canonical gauge (`tempsup.describe`)."""
+    from tempsup.describe import describe, lines
+    from tempsup.run import Run
+
+    summary = describe(Run.load(args.run), args.seed, args.frame)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print("\n".join(lines(summary)))
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """The explorer's standalone animation of a run file (the app's Export HTML)."""
+    from tempsup.describe import seed_index
+    from tempsup.figures import export_html
+    from tempsup.run import Run
+
+    run = Run.load(args.run)
+    seed = seed_index(run, args.seed)
+    n_x = run.config.inputs
+    if not 0 <= args.feature < n_x:
+        raise TempsupError(f"--feature: expected an integer in [0, {n_x - 1}], got {args.feature}")
+    out = Path(args.html)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(export_html(run, seed, feature=args.feature), encoding="utf-8")
+    print(f"seed {seed} of run {run.config.key} -> {out}")
+    return 0
+
+
+def add_file_parsers(sub: Any) -> None:
+    """`tempsup inspect` and `tempsup export`: read a run file, train nothing."""
+    inspect_p = sub.add_parser(
+        "inspect", help="one run's summary: gauge-free and canonical numbers"
+    )
+    export_p = sub.add_parser("export", help="a run file as the explorer's standalone animation")
+    for p in (inspect_p, export_p):
+        p.add_argument("run", help="run file (.npz) written by train, sweep or the app")
+        p.add_argument(
+            "--seed", default="best", help="seed index, or best (default: best final loss)"
+        )
+    inspect_p.add_argument(
+        "--frame", type=int, default=-1, help="frame index (default: -1, the last; -n from the end)"
+    )
+    inspect_p.add_argument("--json", action="store_true", help="print the summary as JSON")
+    export_p.add_argument("--html", required=True, help="the page to write (plotly.js inlined)")
+    export_p.add_argument(
+        "--feature", type=int, default=0, help="input feature to draw (default 0)"
+    )
+    inspect_p.set_defaults(func=cmd_inspect, torch=False)
+    export_p.set_defaults(func=cmd_export, torch=False)
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -418,7 +473,8 @@ def _add_training_flags(parser: argparse.ArgumentParser, func: Callable[..., Any
 
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
-        prog="tempsup", description="Temporal superposition in RNNs: train, sweep, export."
+        prog="tempsup",
+        description="Temporal superposition in RNNs: train, sweep, inspect, export.",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
 
@@ -436,6 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
     worker_p.add_argument("--threads", type=int, default=None, help="torch threads per worker")
     worker_p.add_argument("--once", action="store_true", help="train at most one job, then exit")
     worker_p.set_defaults(func=cmd_worker)
+    add_file_parsers(sub)
     add_bows_parser(sub)
     add_reproduce_parsers(sub)
     return parser
@@ -451,10 +508,11 @@ def _env_int(name: str, default: int) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    import torch
+    if getattr(args, "torch", True):  # commands that only read files skip the torch import
+        import torch
 
-    threads = args.threads or _env_int("TEMPSUP_THREADS", 1)
-    torch.set_num_threads(max(1, threads))
+        threads = args.threads or _env_int("TEMPSUP_THREADS", 1)
+        torch.set_num_threads(max(1, threads))
     try:
         return args.func(args)
     except TempsupError as exc:

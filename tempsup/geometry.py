@@ -12,26 +12,31 @@ exact impulse response w_0 = W_x, w_s = W_h ReLU(w_{s-1}) for the ReLU
 recurrence with non-negative inputs. Readout i sees that input through the
 projection A_s[i, j] = W_y[:, i] · W_s[:, j] (a_s for scalar input).
 
-Gauge. With a free readout the map h -> G h (W_x -> G W_x, W_h -> G W_h G^-1,
-W_y -> G^-T W_y) leaves the function unchanged for any invertible G (for the
-ReLU recurrence, G a positive diagonal scaling times a permutation). Norms and
-angles of w_s are then not identifiable and must not be compared across runs;
-only the projections a_s, the eigenvalues of W_h (and quantities built from
-them) are. With the tied readout W_y := W_{s=k} the readout moves with G, so
-only orthogonal G survive: norms and angles are meaningful up to a rotation or
-a reflection (a reflection flips the sign of every signed angle, hence the
-±270° of science.md §1b). `GAUGE_INVARIANT` and `GAUGE_DEPENDENT` sort the keys
-of `summary` accordingly.
+Gauge (science.md §1d, `tempsup.gauge`). A change of hidden basis h -> G h
+(W_x -> G W_x, W_h -> G W_h G^-1, W_y -> G^-T W_y) leaves the function
+unchanged for any invertible G (for the ReLU recurrence, G a positive diagonal
+scaling times a permutation); the tied readout W_y := W_{s=k} survives it iff
+GᵀG W_k = W_k, which still leaves a stretch orthogonal to w_k besides rotations
+and reflections. So the projections a_s, the eigenvalues of W_h (and what is
+built from them: ρ(W_h), the interference-free counts) and the losses are
+gauge-free, while norms and angles of w_s (‖w_s‖, ‖w_0‖, kθ) are not: `summary`
+reports those in the canonical minimum-norm gauge of `tempsup.gauge`
+(`gauge.GAUGE_NAME`), so two runs that compute the same function report the
+same numbers. `GAUGE_INVARIANT` and `GAUGE_DEPENDENT` sort the keys of
+`summary` accordingly; the sign of kθ is the gauge's convention (kθ >= 0 for
+N_h = 2), not a property of the function.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from tempsup import gauge
 from tempsup._arrays import as_float, check_count
 from tempsup.errors import TempsupError
 
-# Keys of `summary` comparable across runs under any readout (functions of a_s and eig(W_h)).
+# Keys of `summary` that are functions of the network's function alone (a_s, eig(W_h)):
+# the same in every hidden basis.
 GAUGE_INVARIANT: tuple[str, ...] = (
     "a",
     "A",
@@ -41,7 +46,9 @@ GAUGE_INVARIANT: tuple[str, ...] = (
     "n_interference_free",
     "n_intermediate_free",
 )
-# Keys meaningful only with the tied readout (then up to rotation / reflection).
+# Keys that depend on the hidden basis: `summary` reports them in the canonical gauge
+# (tempsup.gauge), the raw values of `norms` / `swept_angle` on training weights are not
+# comparable across runs.
 GAUGE_DEPENDENT: tuple[str, ...] = (
     "swept_angle_deg",
     "swept_angle_deg_features",
@@ -115,7 +122,7 @@ def spectral_radius(W_h: np.ndarray) -> np.ndarray:
     return np.abs(np.linalg.eigvals(W_h)).max(axis=-1)
 
 
-# ---- norms and angles (gauge dependent: meaningful with the tied readout) -----------
+# ---- norms and angles (gauge dependent: measure them on `gauge.canonical` weights) -----
 
 
 def norms(W_s: np.ndarray) -> np.ndarray:
@@ -150,7 +157,8 @@ def swept_angle(W_s: np.ndarray, k: int) -> np.ndarray:
 
     The cumulative sum of step angles, so it can exceed 180° (≈ 270° in the
     sparse SSM) and is negative for clockwise turns; unsigned sum for N_h ≠ 2.
-    Gauge dependent: compare only with the tied readout (sign = handedness).
+    Gauge dependent: compare runs only on canonical weights (`tempsup.gauge`),
+    where the sign is the gauge's convention (>= 0 for N_h = 2).
     """
     W_s = as_float("W_s", W_s, min_ndim=3)
     check_count("k", k, 0)
@@ -203,13 +211,19 @@ def summary(
     k: int,
     relu_hidden: bool,
     n: int | None = None,
+    tied: bool | None = None,
+    canonical: bool = True,
 ) -> dict[str, np.ndarray]:
     """The numbers the paper's claims are stated in, for every model in the batch.
 
     `W_y=None` means the tied readout W_y := W_{s=k}. `n` defaults to k + 4:
     the k intermediate directions, the output one, and three old ones to see
-    forgetting (science.md §1b quotes a_0..a_5 for k = 3). Per-model scalars
-    refer to feature 0 (the only one for scalar input):
+    forgetting (science.md §1b quotes a_0..a_5 for k = 3). `tied` says whether
+    a given `W_y` is the tied readout (default: only when `W_y` is None); it
+    decides which changes of basis are admissible. With `canonical` (default)
+    the gauge-dependent keys are measured in the canonical gauge
+    (`tempsup.gauge.canonical`); `canonical=False` measures the weights as
+    given. Per-model scalars refer to feature 0 (the only one for scalar input):
 
     - "swept_angle_deg" (...): kθ from w_0 to w_k; "swept_angle_deg_features" (..., N_x)
     - "spectral_radius" (...), "eig_real", "eig_imag" (..., N_h), sorted by modulus
@@ -219,25 +233,30 @@ def summary(
     - "n_interference_free" (...): ages s ≠ k (s < n) with a_s + b <= 0
     - "n_intermediate_free" (...): the same among s < k only (all k in the sparse RNN)
 
-    See the module docstring and `GAUGE_INVARIANT` / `GAUGE_DEPENDENT` for which
-    of these may be compared across runs with a free readout.
+    `GAUGE_INVARIANT` lists the gauge-free keys, `GAUGE_DEPENDENT` the others.
     """
     check_count("k", k, 0)
     if n is None:
         n = k + 4
     check_count("n", n, k + 1, hint="n must exceed k so that w_k is included")
+    if tied is None:
+        tied = W_y is None
     W_s = feature_directions(W_x, W_h, n, relu_hidden)  # (..., n, N_h, N_x)
     if W_y is None:
         W_y = W_s[..., k, :, :]
-    A = projections(W_y, W_s)  # (..., n, N_x, N_x)
+    A = projections(W_y, W_s)  # (..., n, N_x, N_x), gauge-free: from the weights as given
     free = interference_free(A, b_y)[..., :, 0, 0]  # (..., n), target feature 0
     ages = np.arange(n)
     lam = eigenvalues(W_h)  # (..., N_h)
+    if canonical:
+        cw = gauge.canonical(W_x, W_h, W_y, b_y, k, relu_hidden, tied)
+        W_s = feature_directions(cw["W_x"], cw["W_h"], n, relu_hidden)
     swept = swept_angle(W_s, k)  # (..., N_x)
     lead = A.shape[:-3]
+    W_s = np.broadcast_to(W_s, lead + W_s.shape[-3:])
     return {
-        "swept_angle_deg": swept[..., 0],
-        "swept_angle_deg_features": swept,
+        "swept_angle_deg": np.broadcast_to(swept[..., 0], lead),
+        "swept_angle_deg_features": np.broadcast_to(swept, lead + swept.shape[-1:]),
         "spectral_radius": np.broadcast_to(np.abs(lam).max(axis=-1), lead),
         "eig_real": np.broadcast_to(lam.real, lead + lam.shape[-1:]),
         "eig_imag": np.broadcast_to(lam.imag, lead + lam.shape[-1:]),

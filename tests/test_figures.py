@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import plotly.offline
 import pytest
 
-from tempsup import figures, geometry
+from tempsup import figures, gauge, geometry
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.figures._common import n_ages
@@ -85,6 +85,13 @@ def ssm() -> Run:
     return make_run(SPIRAL, E1, model="ssm", k=3)
 
 
+def canon(run: Run, frame: int = -1, seed: int = 0) -> dict[str, np.ndarray]:
+    """One frame's weights in the canonical gauge: the basis the directions panel draws."""
+    cfg = run.config
+    w = run.weights(frame, seed)
+    return gauge.canonical(w["W_x"], w["W_h"], w["W_y"], w["b_y"], cfg.k, cfg.relu_hidden, cfg.tied)
+
+
 def by_name(traces: list[dict], start: str) -> dict:
     (hit,) = [t for t in traces if t.get("name", "").startswith(start)]
     return hit
@@ -102,7 +109,8 @@ def tips(trace: dict, dims: str = "xy") -> np.ndarray:
 def test_directions_one_trace_per_role_with_the_geometry_directions(ssm):
     traces = figures.frame_traces("directions", ssm, None, -1)
     k, n = 3, n_ages(3)
-    w = geometry.feature_directions(ssm["W_x"][-1, 0], ssm["W_h"][-1, 0], n, False)[:, :, 0]
+    c = canon(ssm)  # drawn in the canonical gauge: w_y along +h_1
+    w = geometry.feature_directions(c["W_x"], c["W_h"], n, False)[:, :, 0]
     expected = {"intermediate": range(0, k), "output": [k], "old": range(k + 1, n)}
     for role, ages in expected.items():
         trace = by_name(traces, role)
@@ -115,6 +123,10 @@ def test_directions_one_trace_per_role_with_the_geometry_directions(ssm):
     assert "s=0" in by_name(traces, "intermediate")["text"]
     readout = by_name(traces, "readout")
     np.testing.assert_allclose([readout["x"][1], readout["y"][1]], w[k], rtol=1e-3, atol=1e-6)
+    assert readout["x"][1] > 0 and readout["y"][1] == 0.0
+    a = [c[1] for c in by_name(traces, "intermediate")["customdata"] if c[0] is not None]
+    raw = geometry.summary(ssm["W_x"][-1, 0], ssm["W_h"][-1, 0], None, None, 3, False)
+    np.testing.assert_allclose(a, raw["a"][:k], rtol=1e-3, atol=1e-6)  # a_s is gauge-free
 
 
 def test_half_space_polygon_lies_where_the_readout_is_silent():
@@ -131,7 +143,7 @@ def test_half_space_trace_is_on_the_free_side_of_the_run_readout(ssm):
     traces = figures.frame_traces("directions", ssm, None, 0)
     half = by_name(traces, "interference-free half-space")
     pts = np.array([half["x"], half["y"]]).T
-    w_y = ssm["W_y"][0, 0, :, 0]  # tied: w_3 = (0, -0.512) -> the free side is h_2 >= 0
+    w_y = canon(ssm, 0)["W_y"][:, 0]  # tied w_3, canonical: along +h_1 -> free side h_1 <= 0
     assert np.all(pts @ w_y <= 1e-6)
     assert geometry.in_half_space(pts[:-1].mean(axis=0), w_y)
     assert half["fill"] == "toself"
@@ -140,7 +152,8 @@ def test_half_space_trace_is_on_the_free_side_of_the_run_readout(ssm):
 def test_half_space_with_a_bias_shifts_the_boundary():
     run = make_run(SPIRAL, E1, W_y=np.array([[1.0], [0.0]]), model="ssm", bias=True, b=0.3)
     half = by_name(figures.frame_traces("directions", run, None, -1), "interference-free")
-    assert max(half["x"]) == pytest.approx(-0.3, abs=1e-3)  # {h : h_1 + 0.3 <= 0}
+    r = canon(run)["W_y"][0, 0]  # canonical: w_y = (r, 0), r > 0 -> {h : r h_1 + 0.3 <= 0}
+    assert max(half["x"]) == pytest.approx(-0.3 / r, abs=1e-3)
     assert "+ b" in half["name"]
 
 
@@ -168,7 +181,7 @@ def test_linear_model_has_no_half_space():
 
 def test_axis_ranges_cover_every_frame(ssm):
     layout = figures.panel_layout("directions", ssm, None)
-    longest = max(np.abs(ssm["W_x"][:, 0]).max(), 1.0)  # w_0 grows with the frame
+    longest = max(np.abs(canon(ssm, f)["W_x"]).max() for f in range(ssm.n_frames))  # w_0 grows
     lo, hi = layout["xaxis"]["range"]
     assert hi >= longest and lo <= -longest and layout["yaxis"]["range"] == [lo, hi]
     assert layout["yaxis"]["scaleanchor"] == "x"
@@ -182,7 +195,7 @@ def test_three_hidden_units_give_a_3d_view():
     mesh = traces[0]
     assert mesh["type"] == "mesh3d" and "directions in the interference-free" in mesh["name"]
     P = np.array([mesh["x"], mesh["y"], mesh["z"]]).T
-    w_y = run["W_y"][-1, 0, :, 0]
+    w_y = canon(run)["W_y"][:, 0]
     np.testing.assert_allclose(P @ w_y, 0.0, atol=1e-3 * np.abs(P).max())  # the boundary plane
     assert "scene" in figures.panel_layout("directions", run, None)
 
@@ -206,8 +219,8 @@ def test_many_hidden_units_are_projected_onto_readout_and_output_direction():
     traces = figures.frame_traces("directions", run)
     w = geometry.feature_directions(run["W_x"][-1, 0], run["W_h"][-1, 0], n_ages(3), False)
     a = (w[:, :, 0] @ W_y[:, 0])[:3]
-    # e1 is along w_y, so the first coordinate times |w_y| is a_s exactly
-    along = tips(by_name(traces, "intermediate"))[:, 0] * np.linalg.norm(W_y)
+    # e1 is along w_y, so the first coordinate times |w_y| (canonical) is a_s exactly
+    along = tips(by_name(traces, "intermediate"))[:, 0] * np.linalg.norm(canon(run)["W_y"])
     np.testing.assert_allclose(along, a, rtol=2e-3, atol=1e-4)
 
 
@@ -216,8 +229,10 @@ def test_vector_input_draws_the_chosen_feature_and_a_heatmap():
     W_x, W_h, W_y = rng.normal(size=(2, 3)), 0.5 * rotation(40), rng.normal(size=(2, 3))
     run = make_run(W_h, W_x, W_y=W_y, model="rnn")
     traces = figures.frame_traces("directions", run, None, -1, feature=1)
-    w = geometry.feature_directions(run["W_x"][-1, 0], W_h, n_ages(3), True)  # (n, N_h, N_x)
-    np.testing.assert_allclose(tips(by_name(traces, "output"))[0], w[3, :, 1], rtol=1e-3)
+    c = canon(run)
+    w_c = geometry.feature_directions(c["W_x"], c["W_h"], n_ages(3), True)  # (n, N_h, N_x)
+    np.testing.assert_allclose(tips(by_name(traces, "output"))[0], w_c[3, :, 1], rtol=1e-3)
+    w = geometry.feature_directions(run["W_x"][-1, 0], W_h, n_ages(3), True)
     assert "feature B" in figures.panel_layout("directions", run, None, feature=1)["title"]["text"]
     (heat,) = figures.frame_traces("projections", run, None, -1)
     assert heat["type"] == "heatmap" and heat["x"] == ["A", "B", "C"]
@@ -295,7 +310,8 @@ def test_eigen_panel_summary(ssm):
     np.testing.assert_allclose(now["x"], [0, 0], atol=1e-4)
     text = by_name(traces, "spectrum summary")["text"][0]
     assert "ρ(W<sub>h</sub>) = 0.8" in text and "kθ = 270°" in text
-    assert text.endswith("‖w<sub>0</sub>‖ = 1")  # frame 0: W_x = e1
+    # frame 0: W_x = e1, but the canonical gauge stretches it by (0.64 / 1.64)^(1/4)
+    assert "‖w<sub>0</sub>‖ = 0.79" in text and "gauge" in text
     layout = figures.panel_layout("eigen", ssm, None)
     assert layout["shapes"][0]["type"] == "circle"
 

@@ -150,7 +150,11 @@ def test_summary_on_spiral_sink_with_tied_readout() -> None:
     assert s["a"].shape == (7,)  # default n = k + 4
     assert s["swept_angle_deg"] == pytest.approx(270.0)
     assert s["spectral_radius"] == pytest.approx(0.8)
-    assert s["w0_norm"] == pytest.approx(1.0)
+    # the canonical gauge stretches along e1 ⊥ w_3 by λ minimising λ² + 0.64 (λ² + λ⁻²)
+    assert s["w0_norm"] == pytest.approx((0.64 / 1.64) ** 0.25)
+    raw = g.summary(E1, W_h, None, None, k=3, relu_hidden=False, canonical=False)
+    assert raw["w0_norm"] == pytest.approx(1.0)
+    assert raw["swept_angle_deg"] == pytest.approx(270.0)
     np.testing.assert_allclose(s["eig_imag"], [0.8, -0.8], atol=1e-12)
     # w_s points along e1, e2, -e1, -e2, e1, ...: only s = 3 and s = 7 project positively
     a = s["a"]
@@ -169,14 +173,26 @@ def test_gauge_invariant_keys_survive_a_change_of_basis() -> None:
     s1 = g.summary(G @ W_x, G @ W_h @ Gi, Gi.T @ W_y, b, k=2, relu_hidden=False)
     for key in g.GAUGE_INVARIANT:
         np.testing.assert_allclose(s1[key], s0[key], atol=1e-10, err_msg=key)
-    assert not np.allclose(s1["norms"], s0["norms"])
-    # tied readout: a reflection keeps norms and projections, flips the swept angle's sign
+    # raw norms move with the basis ...
+    r0 = g.summary(W_x, W_h, W_y, b, k=2, relu_hidden=False, canonical=False)
+    r1 = g.summary(G @ W_x, G @ W_h @ Gi, Gi.T @ W_y, b, k=2, relu_hidden=False, canonical=False)
+    assert not np.allclose(r1["norms"], r0["norms"])
+    # ... but in the canonical gauge (the default) every key survives it
+    for key in g.GAUGE_DEPENDENT:
+        np.testing.assert_allclose(s1[key], s0[key], rtol=1e-8, atol=1e-10, err_msg=key)
+    # tied readout, raw weights: a reflection keeps norms and projections, flips kθ's sign;
+    # the canonical gauge fixes the reflection (kθ >= 0 for N_h = 2)
     F = np.diag([1.0, -1.0])
-    t0 = g.summary(W_x, W_h, None, None, k=2, relu_hidden=False)
-    t1 = g.summary(F @ W_x, F @ W_h @ F, None, None, k=2, relu_hidden=False)
+    raw = {"relu_hidden": False, "canonical": False}
+    t0 = g.summary(W_x, W_h, None, None, k=2, **raw)
+    t1 = g.summary(F @ W_x, F @ W_h @ F, None, None, k=2, **raw)
     np.testing.assert_allclose(t1["norms"], t0["norms"])
     np.testing.assert_allclose(t1["a"], t0["a"])
     assert t1["swept_angle_deg"] == pytest.approx(-t0["swept_angle_deg"])
+    c0 = g.summary(W_x, W_h, None, None, k=2, relu_hidden=False)
+    c1 = g.summary(F @ W_x, F @ W_h @ F, None, None, k=2, relu_hidden=False)
+    assert c1["swept_angle_deg"] == pytest.approx(c0["swept_angle_deg"])
+    assert c0["swept_angle_deg"] >= 0.0
 
 
 # ---- errors at the public boundary -----------------------------------------------------------

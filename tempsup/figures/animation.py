@@ -19,6 +19,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from tempsup import gauge
 from tempsup.config import MODEL_NAMES
 from tempsup.figures._animation import (
     FRAME_MS,  # noqa: F401 - the play speed, still importable here
@@ -162,6 +163,7 @@ def export_html(
     summary = {
         k: v for k, v in run.summary(sel.seed).items() if k not in ("key",) and v is not None
     }
+    summary["gauge"] = f"{gauge.GAUGE_NAME} (kθ and ‖w_0‖; the rest is gauge-free)"
     return page(
         f"tempsup run {cfg.key}: {MODEL_NAMES[cfg.model]}",
         animation_figure(run, sel.seed, sel.feature),

@@ -9,6 +9,10 @@ N_h = 2 is drawn directly (N_h = 1 on a line), N_h = 3 as a 3-D view, and
 N_h > 3 as the orthogonal projection onto span(w_y, w_k) — the plane in which
 w_yᵀh is exact, so the shaded half-plane still decides "free or not" exactly.
 With vector input one feature's directions and its own readout are drawn.
+Everything is drawn in the canonical gauge (`tempsup.gauge`: the minimum-norm
+hidden basis, w_y along +h_1, kθ >= 0 for N_h = 2), because the arrows' lengths
+and angles depend on the hidden basis while a_s = w_yᵀw_s (the hover text, the
+half-space count) does not: two runs computing the same function look the same.
 Arrows are scatter traces (line + "arrow" marker), never layout annotations,
 so every frame-dependent thing lives in the trace data.
 """
@@ -24,6 +28,7 @@ from tempsup.config import MODEL_NAMES
 from tempsup.figures._common import (
     Parts,
     Selection,
+    canonical_weights,
     corner_text,
     feature_name,
     n_ages,
@@ -32,6 +37,11 @@ from tempsup.figures._common import (
 )
 from tempsup.palette import HALF_SPACE, HALF_SPACE_EDGE, READOUT, ROLE_COLORS, ROLE_LABELS, ROLES
 
+# The drawn basis is the canonical gauge's (tempsup.gauge); lengths and angles depend on it.
+GAUGE_NOTE = {
+    False: "minimum-norm gauge, w<sub>y</sub> along +h<sub>1</sub>",  # linear recurrence
+    True: "minimum-norm gauge, units sorted by readout weight",  # ReLU recurrence
+}
 ARROW_SIZE = 13
 RANGE_PAD = 1.15  # axes reach 15 % beyond the longest arrow of any frame
 LABEL_MIN = 0.05  # arrows shorter than this fraction of the axis range get no "s=…" label
@@ -41,19 +51,25 @@ LABEL_MIN = 0.05  # arrows shorter than this fraction of the axis range get no "
 
 
 def prepare(sel: Selection) -> dict[str, Any]:
-    """Directions, readout, bias, projections and plane coordinates for all frames."""
+    """Directions, readout, bias, projections and plane coordinates for all frames,
+    in the canonical gauge."""
     cfg, run, s, f = sel.config, sel.run, sel.seed, sel.feature
     n = n_ages(cfg.k)
-    W_s = geometry.feature_directions(run["W_x"][:, s], run["W_h"][:, s], n, cfg.relu_hidden)
-    w = W_s[..., f].astype(float)  # (F, n, N_h)
-    w_y = run["W_y"][:, s, :, f].astype(float)  # (F, N_h)
+    cw = canonical_weights(sel)
+    W_s = geometry.feature_directions(cw["W_x"], cw["W_h"], n, cfg.relu_hidden)
+    w = W_s[..., f]  # (F, n, N_h)
+    w_y = cw["W_y"][..., f]  # (F, N_h)
     b = run["b_y"][:, s, f].astype(float) if cfg.bias else np.zeros(len(w))  # (F,)
     a = np.einsum("fh,fnh->fn", w_y, w)  # (F, n): a_s = w_yᵀ w_s
     free = geometry.interference_free(a[..., None, None], b[:, None])[..., 0, 0]  # (F, n)
     pts, ry = _coords(w, w_y, cfg.k)  # (F, n, d), (F, d)
     scale = max(float(np.abs(pts).max(initial=0.0)), float(np.abs(ry).max(initial=0.0)))
     R = RANGE_PAD * scale if scale > 0 else 1.0
-    return {"w": w, "w_y": w_y, "b": b, "a": a, "free": free, "pts": pts, "ry": ry, "R": R}
+    norm = np.linalg.norm(w, axis=-1)  # (F, n): ‖w_s‖ in the canonical gauge
+    return {
+        "w": w, "w_y": w_y, "b": b, "a": a, "free": free, "pts": pts, "ry": ry, "R": R,
+        "norm": norm,
+    }  # fmt: skip
 
 
 def _mode(n_h: int) -> str:
@@ -158,7 +174,7 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
         out.append(_half_space_3d(R, ry, b, cfg.bias) if is3d else _half_space_2d(R, ry, b, cfg))
     for r in _roles(k):
         ages = [s for s in range(len(pts)) if role(s, k) == r]
-        out.append(_arrows(r, ages, pts, a, R, is3d))
+        out.append(_arrows(r, ages, pts, a, d["norm"][frame], R, is3d))
     out.append(_readout(ry, cfg.tied, is3d))
     if cfg.relu_readout:
         n_free = int(sum(free[s] for s in range(len(pts)) if s != k))
@@ -211,8 +227,11 @@ def _half_space_3d(R: float, ry: np.ndarray, b: float, bias: bool) -> dict[str, 
     }
 
 
-def _arrows(r: str, ages: list[int], pts: np.ndarray, a: np.ndarray, R: float, is3d: bool) -> dict:
-    """One trace per role: a segment origin → w_s per age, separated by gaps."""
+def _arrows(
+    r: str, ages: list[int], pts: np.ndarray, a: np.ndarray, norm: np.ndarray, R: float, is3d: bool
+) -> dict:
+    """One trace per role: a segment origin → w_s per age, separated by gaps; the hover
+    gives a_s (gauge-free) and ‖w_s‖ (canonical gauge, the full vector when projected)."""
     dims = ("x", "y", "z")[: pts.shape[-1]]
     coords: dict[str, list] = {c: [] for c in dims}
     text, size, custom = [], [], []
@@ -222,7 +241,7 @@ def _arrows(r: str, ages: list[int], pts: np.ndarray, a: np.ndarray, R: float, i
         short = np.linalg.norm(pts[s]) < LABEL_MIN * R  # labels of tiny arrows would pile up
         text += ["", "" if short else f"s={s}", ""]
         size += [0, ARROW_SIZE if not is3d else 5, 0]
-        custom += [[None, None], [s, rnd(a[s])], [None, None]]
+        custom += [[None, None, None], [s, rnd(a[s]), rnd(norm[s])], [None] * 3]
     color = ROLE_COLORS[r]
     trace: dict[str, Any] = {
         "type": "scatter3d" if is3d else "scatter",
@@ -235,7 +254,8 @@ def _arrows(r: str, ages: list[int], pts: np.ndarray, a: np.ndarray, R: float, i
         "textposition": "top center",
         "textfont": {"color": color, "size": 11},
         "customdata": custom,
-        "hovertemplate": "s = %{customdata[0]}: w<sub>y</sub>ᵀw<sub>s</sub> = %{customdata[1]}"
+        "hovertemplate": "s = %{customdata[0]}: w<sub>y</sub>ᵀw<sub>s</sub> = %{customdata[1]} "
+        "(gauge-free)<br>‖w<sub>s</sub>‖ = %{customdata[2]} (canonical gauge)"
         f"<extra>{r}</extra>",
     }
     if is3d:
@@ -287,7 +307,7 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
     }[mode]
     if cfg.hidden == 1:
         note = "N<sub>h</sub> = 1: the hidden state is a line"
-    title += f"<br><sup>{note}</sup>"
+    title += f"<br><sup>{note} · {GAUGE_NOTE[cfg.relu_hidden]}</sup>"
     rng = rnd([-R, R])
     if mode == "3d":
         axes = {

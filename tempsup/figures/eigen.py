@@ -3,10 +3,11 @@
 A complex pair inside the circle is a spiral sink: each step rotates by θ =
 arg λ and shrinks by |λ| (science.md §1). The panel notes ρ(W_h), the swept
 angle kθ from w_0 to w_k and ‖w_0‖ (the sources are ambiguous about which
-"radius" the SSM phase transition refers to, so both are shown). kθ and ‖w_0‖
-are gauge dependent: meaningful with the tied readout (geometry.py). The
-eigenvalues of earlier frames are drawn faintly, so the path learning took is
-visible in every frame.
+"radius" the SSM phase transition refers to, so both are shown). The
+eigenvalues and ρ are gauge-free; kθ and ‖w_0‖ depend on the hidden basis, so
+they are measured in the canonical gauge (`tempsup.gauge`, the same basis the
+directions panel draws) and labelled so. The eigenvalues of earlier frames are
+drawn faintly, so the path learning took is visible in every frame.
 """
 
 from __future__ import annotations
@@ -16,7 +17,15 @@ from typing import Any
 import numpy as np
 
 from tempsup import geometry
-from tempsup.figures._common import Parts, Selection, corner_text, fmt, rnd, thin
+from tempsup.figures._common import (
+    Parts,
+    Selection,
+    canonical_weights,
+    corner_text,
+    fmt,
+    rnd,
+    thin,
+)
 from tempsup.palette import EIGEN, EIGEN_PATH, UNIT_CIRCLE
 
 PATH_POINTS = 1500  # the faint path of earlier eigenvalues keeps at most this many points
@@ -26,7 +35,8 @@ def prepare(sel: Selection) -> dict[str, Any]:
     cfg, run, s, f = sel.config, sel.run, sel.seed, sel.feature
     W_h = run["W_h"][:, s].astype(float)  # (F, N_h, N_h)
     lam = geometry.eigenvalues(W_h)  # (F, N_h)
-    W_s = geometry.feature_directions(run["W_x"][:, s], W_h, cfg.k + 1, cfg.relu_hidden)
+    cw = canonical_weights(sel)  # kθ and ‖w_0‖ depend on the basis: the canonical one
+    W_s = geometry.feature_directions(cw["W_x"], cw["W_h"], cfg.k + 1, cfg.relu_hidden)
     swept = geometry.swept_angle(W_s, cfg.k)[:, f]  # (F,)
     w0 = np.linalg.norm(W_s[:, 0, :, f], axis=-1)  # (F,)
     R = max(1.1, 1.1 * float(np.abs(lam).max(initial=0.0)))
@@ -39,8 +49,9 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
     path = lam[thin(len(lam), max(PATH_POINTS // lam.shape[1], 2))]
     rho = float(np.abs(now).max())
     text = (
-        f"ρ(W<sub>h</sub>) = {fmt(rho)}<br>kθ = {fmt(float(d['swept'][frame]), 4)}°"
-        f"<br>‖w<sub>0</sub>‖ = {fmt(float(d['w0'][frame]))}"
+        f"ρ(W<sub>h</sub>) = {fmt(rho)} (gauge-free)"
+        f"<br>kθ = {fmt(float(d['swept'][frame]), 4)}°, ‖w<sub>0</sub>‖ = "
+        f"{fmt(float(d['w0'][frame]))}<br>(minimum-norm gauge)"
     )
     return [
         {

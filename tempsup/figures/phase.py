@@ -37,7 +37,10 @@ def phase_figure(
         cols=1,
         shared_xaxes=True,
         vertical_spacing=0.08,
-        subplot_titles=("|kθ|: angle swept from w_0 to w_k (best seed)", "ρ(W_h) and ‖w_0‖"),
+        subplot_titles=(
+            "|kθ|: angle swept from w_0 to w_k (best seed, minimum-norm gauge)",
+            "ρ(W_h) (gauge-free) and ‖w_0‖ (minimum-norm gauge)",
+        ),
     )
     s = np.asarray(sparsity, dtype=float)
     ks = np.asarray(k, dtype=int)
