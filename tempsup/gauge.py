@@ -114,7 +114,9 @@ def canonical(
     "W_x" (..., N_h, N_x), "W_h" (..., N_h, N_h), "W_y" (..., N_h, N_x), "b_y"
     (unchanged: it lives in output space; zeros when None), the change of
     basis "G" with h_canonical = G h and its inverse "G_inv", "norm2" (the
-    minimised ‖W_x‖² + ‖W_h‖² [+ ‖W_y‖²]) and "converged" (...) bool. The
+    minimised ‖W_x‖² + ‖W_h‖² [+ ‖W_y‖²]) and "converged" (...) bool: the
+    balance (4) holds to round-off or the last Newton step was negligible (False:
+    still moving after `max_iter` steps, towards a minimum that is not attained). The
     function is kept exactly: W_yᵀ W_s and the eigenvalues of W_h change only
     by round-off.
     """

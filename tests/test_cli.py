@@ -45,6 +45,8 @@ def assert_run_file(path: Path, config: RunConfig) -> Run:
             "b_y": (F, M, n_x),
             "loss": (F, M),
             "terms": (F, M, 4),
+            "expected_loss": (F, M),
+            "expected_loss_se": (F, M),
             "success": (M,),
             "best": (),
             "config": (),
@@ -298,3 +300,150 @@ def test_help_lists_every_config_flag(tmp_path: Path) -> None:
     assert result.returncode == 0
     for name in RunConfig.__dataclass_fields__:
         assert "--" + name.replace("_", "-") in result.stdout, name
+
+
+# ---- inspect and export: read a run file, train nothing --------------------------------------
+
+
+def spiral_run(model: str = "ssm", transform: bool = False) -> Run:
+    """A 3-frame, 3-seed run of hand-built weights (tied readout, k = 3, N_h = 2) through
+    `tempsup.run.frame`, as the trainer stores it. `transform`: every frame and seed first
+    goes through its own random admissible change of basis (same function, tie intact):
+    a stretch orthogonal to w_k, a rotation and (half the time) a reflection for the linear
+    recurrence; positive scalings of the units w_k leaves at 0 and a swap for the ReLU one."""
+    from tempsup import gauge, geometry
+    from tempsup.run import frame
+    from tempsup.snapshot import Snapshot
+
+    cfg = RunConfig(model=model, k=3, seq_len=10, seeds=3, steps=40, snapshot_every=20)
+    base = np.random.default_rng(1)
+    W_x0 = np.abs(base.normal(size=(3, 2, 1)))
+    W_h0 = 0.8 * base.normal(size=(3, 2, 2))
+    rng = np.random.default_rng(99)
+    frames = []
+    for f in range(3):
+        W_x, W_h = W_x0 * (1 + 0.2 * f), W_h0.copy()
+        W_k = geometry.feature_directions(W_x, W_h, 4, cfg.relu_hidden)[:, 3]
+        W_y = W_k.copy()
+        if transform:
+            for s in range(3):
+                if cfg.relu_hidden:
+                    d = np.exp(rng.normal(size=2))
+                    d[np.abs(W_k[s, :, 0]) > 0] = 1.0
+                    G = np.eye(2)[rng.permutation(2)] @ np.diag(d)
+                else:
+                    u = W_k[s, :, 0] / np.linalg.norm(W_k[s])
+                    perp = np.array([-u[1], u[0]])
+                    stretch = np.outer(u, u) + np.exp(rng.normal()) * np.outer(perp, perp)
+                    Q, _ = np.linalg.qr(rng.normal(size=(2, 2)))
+                    G = Q @ stretch
+                assert gauge.is_admissible(G, W_k[s], cfg.relu_hidden, True)
+                W_x[s], W_h[s], W_y[s] = gauge.transform(G, W_x[s], W_h[s], W_k[s])
+        loss = np.array([0.3, 0.1, 0.2]) / (1 + f)
+        frames.append(frame(cfg, Snapshot(20 * f, W_x, W_h, W_y, np.zeros((3, 1)), loss)))
+    return Run.from_frames(cfg, frames)
+
+
+def assert_same(a, b, path: str = "") -> None:
+    """Equal structure; numbers within 1e-3 (relative to their size when above 1)."""
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for key in a:
+            assert_same(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same(x, y, f"{path}[{i}]")
+    elif isinstance(a, float) and not isinstance(b, bool):
+        assert abs(a - b) <= 1e-3 * max(1.0, abs(a)), (path, a, b)
+    else:
+        assert a == b, (path, a, b)
+
+
+REQUIRED = (
+    "seed", "frame", "step", "loss", "expected_loss", "terms", "a", "eigenvalues",
+    "spectral_radius", "swept_angle_deg", "w0_norm", "gauge",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("model", ["ssm", "rnn"])
+def test_inspect_is_the_same_after_any_admissible_change_of_basis(
+    tmp_path: Path, model: str
+) -> None:
+    spiral_run(model).save(tmp_path / "run.npz")
+    spiral_run(model, transform=True).save(tmp_path / "moved.npz")
+    raw = Run.load(tmp_path / "moved.npz")
+    w0 = np.linalg.norm(Run.load(tmp_path / "run.npz")["W_x"][-1, :, :, 0], axis=-1)
+    assert not np.allclose(np.linalg.norm(raw["W_x"][-1, :, :, 0], axis=-1), w0, rtol=1e-2)
+    for extra in ([], ["--seed", "2", "--frame", "0"], ["--seed", "1", "--frame", "-2"]):
+        out = []
+        for name in ("run.npz", "moved.npz"):
+            result = tempsup("inspect", name, "--json", *extra, cwd=tmp_path)
+            assert result.returncode == 0, result.stderr
+            out.append(json.loads(result.stdout))
+        a, b = out
+        assert set(REQUIRED) <= set(a)
+        assert set(a["terms"]) == {"task", "mean_correction", "projection", "composition"}
+        assert len(a["a"]) == 10 and len(a["eigenvalues"]) == 2
+        assert a["gauge"] == "minimum-norm" and "w0_norm" in a["gauge_dependent"]
+        assert "a" in a["gauge_free"] and "eigenvalues" in a["gauge_free"]
+        assert_same(a, b)
+    assert a["seed"] == 1 and a["frame"] == 1 and a["step"] == 20
+
+
+def test_inspect_prints_lines_and_labels_the_gauge(tmp_path: Path) -> None:
+    run = spiral_run("ssm")
+    run.save(tmp_path / "run.npz")
+    result = tempsup("inspect", "run.npz", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert f"seed {run.best} of 3 (best" in text and "frame 2 of 0…2 (step 40)" in text
+    assert "gauge-free" in text and "minimum-norm gauge" in text and "kθ = " in text
+    summary = run.summary()
+    assert f"ρ(W_h) = {summary['spectral_radius']:.4g}" in text
+    assert f"‖w_0‖ = {summary['w0_norm']:.4g}" in text  # the same canonical numbers as train
+
+
+@pytest.mark.parametrize(
+    ("args", "word"),
+    [
+        (["--seed", "3"], "seed: expected an integer in [0, 2] or best, got '3'"),
+        (["--seed", "worst"], "seed: expected an integer in [0, 2]"),
+        (["--frame", "3"], "frame: expected an integer in [0, 2] (or -3 … -1 from the end)"),
+        (["--frame", "-4"], "frame: expected an integer in [0, 2]"),
+    ],
+)
+def test_inspect_out_of_range_exits_2_with_one_line(
+    tmp_path: Path, args: list[str], word: str
+) -> None:
+    spiral_run("ssm").save(tmp_path / "run.npz")
+    result = tempsup("inspect", "run.npz", *args, cwd=tmp_path)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert result.stdout == "" and "Traceback" not in result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and word in lines[0], result.stderr
+
+
+def test_inspect_a_file_that_is_not_a_run(tmp_path: Path) -> None:
+    (tmp_path / "junk.npz").write_bytes(b"not an archive")
+    for args in (["inspect", "junk.npz"], ["inspect", "missing.npz"]):
+        result = tempsup(*args, cwd=tmp_path)
+        assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_export_writes_the_standalone_animation(tmp_path: Path) -> None:
+    run = spiral_run("ssm")
+    run.save(tmp_path / "run.npz")
+    result = tempsup("export", "run.npz", "--html", "out/page.html", "--seed", "2", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "out/page.html" in result.stdout
+    page = (tmp_path / "out" / "page.html").read_text(encoding="utf-8")
+    assert page.startswith("<!DOCTYPE html>") or "<html" in page[:500]
+    assert "Plotly.newPlot" in page and 'id="tempsup-animation"' in page
+    assert "<script src=" not in page  # plotly.js inlined: works offline
+    assert "seed 2 of 3" in page and run.config.key in page
+    bad = tempsup("export", "run.npz", "--html", "x.html", "--seed", "7", cwd=tmp_path)
+    assert bad.returncode == 2 and "seed: expected an integer in [0, 2]" in bad.stderr
+    assert not (tmp_path / "x.html").exists()
+    missing = tempsup("export", "run.npz", cwd=tmp_path)
+    assert missing.returncode == 2 and "--html" in missing.stderr
