@@ -172,6 +172,52 @@ class Tables(NamedTuple):
     empty_sq: np.ndarray
 
 
+class Deltas(NamedTuple):
+    """The inclusion–exclusion differences Δ(A) of one- and two-slot sets, per readout.
+
+    one   (..., N_x, Q)     Δ({q}) = E ℓ({q}) − ℓ(∅)
+    two   (..., N_x, Q, Q)  Δ({q, q'}), symmetric, zero on the diagonal
+    empty (..., N_x)        ℓ(∅) = ŷ(∅)²
+    Split by ℓ = y² − 2yŷ + ŷ²: `two` = `comp` + `mean` (the −2yŷ part, nonzero
+    only on the target's row and column).
+    """
+
+    one: np.ndarray
+    comp: np.ndarray
+    mean: np.ndarray
+    empty: np.ndarray
+
+    @property
+    def two(self) -> np.ndarray:
+        return self.comp + self.mean
+
+
+def deltas(tab: Tables, k: int, nu: float, T: int) -> Deltas:
+    """Δ of every slot and pair of slots from the expectations in `tab`."""
+    n_x, Q = tab.single_sq.shape[-2:]
+    ii = np.arange(n_x)
+    tq = k * n_x + ii  # the target slot σ* = (k, i) of readout i
+    e0 = tab.empty_sq
+    t_lin = tab.single_lin[..., ii, tq]  # E[u ŷ_i({σ*})], (..., N_x)
+    one = tab.single_sq - e0[..., None]
+    one[..., ii, tq] += nu - 2.0 * t_lin  # the target's own y² − 2yŷ
+    comp = (
+        tab.pair_sq
+        - tab.single_sq[..., :, None]
+        - tab.single_sq[..., None, :]
+        + e0[..., None, None]
+    )
+    off = ~np.eye(Q, dtype=bool)
+    comp = np.where(off, comp, 0.0)
+    # −2 E[u_σ* (ŷ({σ*, q}) − ŷ({σ*}))] on the target's row and column
+    row = -2.0 * (tab.pair_cross[..., ii, tq, :] - t_lin[..., None])  # (..., N_x, Q)
+    row = np.where(off[tq], row, 0.0)
+    mean = np.zeros_like(comp)
+    mean[..., ii, tq, :] = row
+    np.swapaxes(mean, -1, -2)[..., ii, tq, :] = row  # and its column (a view)
+    return Deltas(one, comp, mean, e0)
+
+
 def expand(
     tab: Tables, k: int, p: np.ndarray, nu: float, T: int, importance: np.ndarray
 ) -> np.ndarray:
@@ -179,34 +225,26 @@ def expand(
 
     `p` broadcasts against the leading axes; `importance` is (N_x,) or (..., N_x).
     """
-    n_x = tab.single_sq.shape[-2]
-    ages = np.repeat(np.arange(T), n_x)  # (Q,)
-    n1 = (T - ages).astype(float)  # steps at which a single slot fits
-    n2 = (T - np.maximum(ages[:, None], ages[None, :])).astype(float)  # (Q, Q)
+    d = deltas(tab, k, nu, T)
+    n_x = d.one.shape[-2]
+    n1, n2 = fits(T, n_x)
     p = np.asarray(p, dtype=float)[..., None]  # against the readout axis
     ii = np.arange(n_x)
-    tq = k * n_x + ii  # the target slot σ* = (k, i) of readout i
-    is_target = np.zeros(n1.shape[:0] + (n_x, ages.size), dtype=bool)
-    is_target[ii, tq] = True
-    e0 = tab.empty_sq
-    t_sq = tab.single_sq[..., ii, tq]  # (..., N_x)
-    t_lin = tab.single_lin[..., ii, tq]
-    task = p * n1[tq] * (nu - 2.0 * t_lin + t_sq - e0)
-    delta1 = tab.single_sq - e0[..., None]
-    proj = p * np.where(is_target, 0.0, delta1 * n1).sum(axis=-1)
+    is_target = np.zeros(d.one.shape[-2:], dtype=bool)
+    is_target[ii, k * n_x + ii] = True
+    task = p * np.where(is_target, d.one * n1, 0.0).sum(-1)
+    proj = p * np.where(is_target, 0.0, d.one * n1).sum(-1)
     upper = np.triu(np.ones(n2.shape, dtype=bool), 1)
-    comp_pair = (
-        tab.pair_sq
-        - tab.single_sq[..., :, None]
-        - tab.single_sq[..., None, :]
-        + e0[..., None, None]
-    )
-    comp = p**2 * np.where(upper, comp_pair * n2, 0.0).sum(axis=(-2, -1))
-    cross = tab.pair_cross[..., ii, tq, :]  # (..., N_x, Q): E[u_σ* ŷ({σ*, q})]
-    mean_pair = np.where(is_target, 0.0, (cross - t_lin[..., None]) * n2[tq])
-    mean = -2.0 * p**2 * mean_pair.sum(axis=-1) + T * e0  # T·ℓ(∅): order p⁰
+    comp = p**2 * np.where(upper, d.comp * n2, 0.0).sum(axis=(-2, -1))
+    mean = p**2 * np.where(upper, d.mean * n2, 0.0).sum(axis=(-2, -1)) + T * d.empty
     terms = np.stack(np.broadcast_arrays(task, mean, proj, comp), axis=-1)  # (..., N_x, 4)
     return (np.asarray(importance, dtype=float)[..., :, None] * terms).sum(axis=-2)
+
+
+def fits(T: int, n_x: int) -> tuple[np.ndarray, np.ndarray]:
+    """n(A) = T − max age(A): the steps at which a slot (Q,) or a pair (Q, Q) fits."""
+    ages = np.repeat(np.arange(T), n_x)  # slot q = s * N_x + j has age s
+    return (T - ages).astype(float), (T - np.maximum(ages[:, None], ages[None, :])).astype(float)
 
 
 def ssm_tables(A: np.ndarray, dist: str, relu: bool = True) -> Tables:
@@ -351,12 +389,12 @@ def analyse(
     T: int,
     relu_hidden: bool,
     importance: np.ndarray | None = None,
-) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]:
-    """`relu_loss_terms` and the order sums (D_0, D_1, D_2) of the network as it is.
+) -> tuple[np.ndarray, Deltas]:
+    """`relu_loss_terms` and the Δ of the network as it is (bias included).
 
-    D_r = Σ_{|A| = r} n(A) Δ(A) (bias included), so that E[L] = Σ_r p^r D_r:
-    `tempsup.expected_loss.network_expected_loss` takes them to know the strata
-    of at most two active inputs exactly and sample only the rest.
+    The Δ are summed over readouts with their importance (readout axis of
+    size 1): `tempsup.expected_loss.network_expected_loss` uses them to know the
+    strata of at most two active inputs exactly and as a control variate for the rest.
     """
     _, nu = input_moments(dist)
     W_x, W_h, W_y = (np.asarray(w, dtype=float) for w in (W_x, W_h, W_y))
@@ -376,11 +414,15 @@ def analyse(
     tab = tables(None)
     terms = expand(tab, k, p, nu, T, imp)
     if b_y is not None and np.any(b_y):
-        tab = tables(np.asarray(b_y, dtype=float))  # the network as it is, for the orders
+        tab = tables(np.asarray(b_y, dtype=float))  # the network as it is, for the Δ
         with_bias = expand(tab, k, p, nu, T, imp)
         terms[..., 1] += with_bias.sum(-1) - terms.sum(-1)
-    unit = expand(tab, k, 1.0, nu, T, imp)  # p = 1: the order sums, mixed as in `expand`
-    d0 = T * (imp * tab.empty_sq).sum(-1)
-    d1 = unit[..., 0] + unit[..., 2]  # task + projection
-    d2 = unit[..., 1] + unit[..., 3] - d0  # mean correction + composition, less ℓ(∅)
-    return terms, (d0, d1, d2)
+    d = deltas(tab, k, nu, T)
+    w1, w2 = imp[..., :, None], imp[..., :, None, None]
+    weighted = Deltas(
+        (w1 * d.one).sum(-2, keepdims=True),
+        (w2 * d.comp).sum(-3, keepdims=True),
+        (w2 * d.mean).sum(-3, keepdims=True),
+        (imp * d.empty).sum(-1, keepdims=True),
+    )
+    return terms, weighted

@@ -68,12 +68,12 @@ def derived(config: RunConfig, step: int, W_x, W_h, W_y, b_y) -> dict[str, np.nd
         terms = theory.loss_terms(a, k, p, mu, nu, T, importance, bias)
         value, se = terms.sum(-1), np.zeros(terms.shape[:-1])
     else:
-        terms, orders = relu_terms.analyse(
+        terms, deltas = relu_terms.analyse(
             W_x, W_h, W_y, bias, k, p, dist, T, config.relu_hidden, importance
         )
         if config.relu_hidden:
             value, se = expected_loss_.network_expected_loss(
-                W_x, W_h, W_y, bias, k, p, dist, T, importance, low_orders=orders
+                W_x, W_h, W_y, bias, k, p, dist, T, importance, low_orders=deltas
             )
         else:
             a = geometry.projections(W_y, geometry.feature_directions(W_x, W_h, T, False))
