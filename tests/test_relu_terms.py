@@ -234,7 +234,9 @@ def test_rnn_expected_loss_estimate(source: str, p: float, trained) -> None:
         w = trained["rnn"]
         W_x, W_h, W_y = w["W_x"], w["W_h"], w["W_y"]
     _, deltas = relu_terms.analyse(W_x, W_h, W_y, None, K, p, "uniform", T, True)
-    got, got_se = E.network_expected_loss(W_x, W_h, W_y, None, K, p, "uniform", T, low_orders=deltas)
+    got, got_se = E.network_expected_loss(
+        W_x, W_h, W_y, None, K, p, "uniform", T, low_orders=deltas
+    )
     L = simulate(W_x, W_h, W_y, p, "uniform", True, 200_000, seed=4)
     mc, se = L.mean(-1), L.std(-1) / math.sqrt(L.shape[-1])
     assert np.all(np.abs(got - mc) < 4 * np.hypot(se, got_se)), (got, got_se, mc, se)
