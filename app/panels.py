@@ -34,7 +34,11 @@ PANELS = (
         "The network must keep the intermediate ones (s < k), read out the output one (s = k) "
         "and forget the old ones. With a ReLU readout, everything in the shaded half-space "
         "(w_yᵀh ≤ 0) is invisible to the readout: watch the sparse models park intermediate "
-        "directions there.",
+        "directions there. The hidden basis is not fixed by the function (a stretch orthogonal "
+        "to w_k changes nothing the network computes), so the arrows are drawn in the canonical "
+        "minimum-norm gauge: the smallest weights computing the same function, w_y along +h_1 "
+        "(ReLU RNN: units sorted by readout weight). Lengths and angles are that gauge's; "
+        "the projections w_yᵀw_s in the hover text and the half-space count are gauge-free.",
     ),
     Panel(
         "loss",
@@ -62,7 +66,9 @@ PANELS = (
         "Eigenvalues of W_h",
         "Complex eigenvalues inside the unit circle mean a spiral sink: each step rotates by θ "
         "and shrinks. The paper's phase transition shows up here: the swept angle kθ jumps from "
-        "≈ 90° (dense) to ≈ 270° (sparse) for the SSM and the spectral radius drops.",
+        "≈ 90° (dense) to ≈ 270° (sparse) for the SSM and the spectral radius drops. The "
+        "eigenvalues and ρ(W_h) are gauge-free; kθ and ‖w_0‖ depend on the hidden basis and are "
+        "measured in the canonical minimum-norm gauge (kθ ≥ 0 by convention for N_h = 2).",
     ),
 )
 

@@ -134,12 +134,12 @@ def _full_view(ref: _RunRef, seed: int, feature: int, figs: Any) -> dict[str, An
 
 
 def run_summary(run: Run, seed: int) -> str:
-    """One line under the player: loss, successes, kθ, ρ."""
+    """One line under the player: loss, successes, kθ, ρ (kθ and ‖w_0‖ in the canonical gauge)."""
     s = run.summary(seed)
     return (
         f"seed {seed}: loss {s['loss']:.4g} · {s['successes']}/{s['seeds']} seeds reached a low "
         f"loss · kθ = {s['swept_angle_deg']:.0f}° · ρ(W_h) = {s['spectral_radius']:.2f} · "
-        f"‖w_0‖ = {s['w0_norm']:.2f}"
+        f"‖w_0‖ = {s['w0_norm']:.2f} (kθ, ‖w_0‖: minimum-norm gauge)"
     )
 
 

@@ -173,7 +173,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             f"{MODEL_NAMES[config.model]}: best loss {summary['loss']:.4g} "
             f"(seed {summary['seed']}), {summary['successes']}/{summary['seeds']} seeds succeeded, "
             f"kθ = {summary['swept_angle_deg']:.1f}°, ρ(W_h) = {summary['spectral_radius']:.3f}, "
-            f"‖w_0‖ = {summary['w0_norm']:.3f} -> {out}"
+            f"‖w_0‖ = {summary['w0_norm']:.3f} (kθ, ‖w_0‖: minimum-norm gauge) -> {out}"
         )
     return 0
 
@@ -205,6 +205,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                 f"ρ={row['spectral_radius']:.3f} ‖w0‖={row['w0_norm']:.3f} "
                 f"loss={row['loss']:.4g} success {row['successes']}/{row['seeds']}"
             )
+        print("kθ and ‖w0‖ in the minimum-norm gauge (tempsup inspect); ρ, loss: gauge-free")
         print(f"table -> {table}")
     return 0
 

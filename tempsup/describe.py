@@ -112,7 +112,7 @@ def describe(run: Run, seed: int | str | None = None, frame: int = -1) -> dict[s
         "w0_norm": _num(geo["w0_norm"]),
         "norms": _nums(geo["norms"]),
         "gauge": gauge.GAUGE_NAME,
-        "gauge_description": gauge.GAUGE_DESCRIPTION,
+        "gauge_description": gauge.convention(cfg.relu_hidden),
         "gauge_free": list(GAUGE_FREE),
         "gauge_dependent": list(GAUGE_DEPENDENT),
     }

@@ -86,6 +86,21 @@ GAUGE_DESCRIPTION = (
     "those computing the same function; then w_y along +h_1 and kθ ≥ 0 for N_h = 2 (ReLU "
     "RNN: units sorted by readout weight)"
 )
+
+
+def convention(relu_hidden: bool) -> str:
+    """The canonical gauge in one line, for the model's recurrence (captions, `inspect`)."""
+    if relu_hidden:
+        return (
+            "ReLU units rescaled, where the tied readout allows, to the smallest "
+            "‖W_x‖² + ‖W_h‖² (+ ‖W_y‖²), then sorted by readout weight"
+        )
+    return (
+        "the basis with the smallest ‖W_x‖² + ‖W_h‖² (+ ‖W_y‖² if free) computing the same "
+        "function, w_y along +h_1, kθ ≥ 0 for N_h = 2"
+    )
+
+
 MAX_ITER = 100  # Newton steps; converged problems stop early (a few steps in practice)
 GRAD_RTOL = 1e-15  # done when ‖Π M‖ <= GRAD_RTOL * f: the balance condition (4) to round-off
 STEP_TOL = 1e-10  # done when a Newton step moves log S by less than this

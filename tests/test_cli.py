@@ -236,8 +236,8 @@ def test_sweep_writes_table_and_one_run_file_per_point(tmp_path: Path) -> None:
         for col in ("swept_angle_deg", "spectral_radius", "w0_norm", "expected_loss"):
             float(row[col])
     lines = result.stdout.strip().splitlines()
-    assert len(lines) == 3 and lines[-1].endswith("sweep.csv")
-    assert "kθ=" in lines[0] and "ρ=" in lines[0]
+    assert len(lines) == 4 and lines[-1].endswith("sweep.csv")  # 2 points, the gauge, table
+    assert "kθ=" in lines[0] and "ρ=" in lines[0] and "minimum-norm gauge" in lines[2]
 
 
 def test_sweep_over_k_with_a_short_sequence(tmp_path: Path) -> None:
