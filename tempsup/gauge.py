@@ -49,8 +49,10 @@ batched over any leading axes and pure numpy. For N_h = 2 with the tie the
 admissible family is one stretch, so CG is exact and the 1-D convex problem is
 solved by safeguarded Newton. When the minimum is not attained (a
 non-minimal network: a part of the hidden state the input never reaches or
-the readout never sees) the iteration moves towards the limit, where the
-weights that cause it vanish, and stops after `MAX_ITER` steps.
+the readout never sees, a dead ReLU unit) the iteration moves towards the
+limit, where the weights that cause it vanish, until the gradient is round-off
+(those weights are then ~1e-8 of the others) or after `MAX_ITER` steps; such
+networks agree with each other to about that level instead of to round-off.
 
 The remaining orthogonal freedom Q (rotations and reflections, always
 admissible) is fixed by a frame convention for the linear recurrence:
