@@ -36,7 +36,7 @@ HALF_SPACE_EDGE = "rgba(0, 158, 115, 0.55)"
 # ---- loss panel -----------------------------------------------------------------------
 
 LOSS = "#111111"  # measured loss of the shown seed
-EXPECTED = "#CC79A7"  # the expected loss E[L] (Okabe–Ito reddish purple)
+EXPECTED = "#D55E00"  # the expected loss E[L] (Okabe–Ito vermillion)
 REMAINDER = "#999999"  # E[L] minus the four terms: third order and up
 OTHER_SEEDS = "rgba(120, 120, 120, 0.35)"  # measured loss of the other seeds, faint
 TERM_COLORS = {  # keyed by tempsup.run.TERM_NAMES

@@ -68,6 +68,7 @@ def prepare(sel: Selection) -> dict[str, Any]:
         "expected": expected,
         "se": se,
         "remainder": remainder,
+        "last_step": int(run["step"][-1]),
         "mean_name": mean_name,
         "log_range": log_range(values, DECADES),
     }
@@ -86,10 +87,10 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
             xs += [*steps, None]
             ys += [*positive(loss[:, m]), None]
         out.append(_line(xs, ys, "other seeds (measured)", OTHER_SEEDS, 1.0, hover=False))
-    out.append(_line(steps, positive(loss[:, seed]), f"measured loss (seed {seed})", LOSS, 2.5))
-    out.append(_line(steps, positive(total), "sum of the four terms", LOSS, 1.5, dash="dot"))
     expected, remainder = d["expected"][keep], d["remainder"][keep]
-    out.append(_line(steps, positive(expected), "expected loss E[L]", EXPECTED, 2.0))
+    out.append(_line(steps, positive(expected), "expected loss E[L]", EXPECTED, 3.0))
+    out.append(_line(steps, positive(loss[:, seed]), f"measured loss (seed {seed})", LOSS, 2.0))
+    out.append(_line(steps, positive(total), "sum of the four terms", LOSS, 1.5, dash="dot"))
     if sel.config.relu_readout:  # the linear terms are exact: no remainder to draw
         trace = _line(steps, positive(np.abs(remainder)), "|remainder| (3+ inputs)", REMAINDER, 1.2)
         trace["line"]["dash"] = "dashdot"
@@ -120,14 +121,19 @@ def explained_text(d: dict[str, Any], frame: int) -> str:
 
 
 def _explained(step: int, d: dict[str, Any], frame: int) -> dict[str, Any]:
-    """The moving label at the cursor's top: how much of the loss the terms explain."""
+    """The moving label at the cursor's top: how much of the loss the terms explain.
+
+    It sits right of the cursor in the first half of training and left of it
+    after, so it never leaves the plot.
+    """
+    late = step > d["last_step"] / 2
     return {
         "type": "scatter",
         "x": [step],
         "y": [10.0 ** d["log_range"][1]],
         "mode": "text",
         "text": [explained_text(d, frame)],
-        "textposition": "bottom right",
+        "textposition": "bottom left" if late else "bottom right",
         "textfont": {"color": CURSOR, "size": 11},
         "name": "explained",
         "showlegend": False,
