@@ -108,48 +108,63 @@ def pair_moments(a: np.ndarray, b: np.ndarray, dist: str) -> tuple[np.ndarray, n
     Uniform[0, 1]: G = ((a+b)₊⁴ − a₊⁴ − b₊⁴) / (12ab), written case by case so
     that no case cancels; H = ½ ∂G/∂a (d/da ReLU(z)² = 2 u ReLU(z)).
     Exponential(1): memorylessness gives G = 2a³/(a − b) for a > 0 ≥ b.
-    Constant 1: G = ReLU(a + b)², H = ReLU(a + b). Elementwise, any shapes that broadcast.
+    Constant 1: G = ReLU(a + b)², H = ReLU(a + b). Elementwise, any shapes that
+    broadcast; each case is evaluated on its own entries only (the pair tables
+    of vector inputs are large).
     """
     a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
-    pos_a, pos_b = a > 0, b > 0
-    both = pos_a & pos_b
-    only_a = pos_a & ~pos_b  # a > 0 >= b
-    only_b = pos_b & ~pos_a  # b > 0 >= a
-    G, H = np.zeros_like(a), np.zeros_like(a)
     if dist == "constant":
         r = np.maximum(a + b, 0.0)
         return r**2, r
     if dist not in ("uniform", "exponential"):
         input_moments(dist)  # raises the standard message
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if dist == "uniform":
-            G = np.where(both, (2 * a * a + 3 * a * b + 2 * b * b) / 6.0, G)
-            H = np.where(both, a / 3.0 + b / 4.0, H)
-            # a > 0 >= b: the kink line au + bv = 0 cuts the square
-            sa = np.where(only_a, a, 1.0)
-            inside = only_a & (a + b > 0)
-            G = np.where(inside, sa**2 / 3 + sa * b / 2 + b**2 / 3 + b**3 / (12 * sa), G)
-            H = np.where(inside, sa / 3 + b / 4 - b**3 / (24 * sa**2), H)
-            sb = np.where(only_a & ~inside, b, -1.0)
-            G = np.where(only_a & ~inside, -(sa**3) / (12 * sb), G)
-            H = np.where(only_a & ~inside, -(sa**2) / (8 * sb), H)
-            # b > 0 >= a: the same with the roles swapped for G; H differentiates in a
-            tb = np.where(only_b, b, 1.0)
-            inside = only_b & (a + b > 0)
-            G = np.where(inside, tb**2 / 3 + a * tb / 2 + a**2 / 3 + a**3 / (12 * tb), G)
-            H = np.where(inside, a / 3 + tb / 4 + a**2 / (8 * tb), H)
-            ta = np.where(only_b & ~inside, a, -1.0)
-            G = np.where(only_b & ~inside, -(tb**3) / (12 * ta), G)
-            H = np.where(only_b & ~inside, tb**3 / (24 * ta**2), H)
-        else:  # exponential(1): μ = 1, ν = 2
-            G = np.where(both, 2 * a * a + 2 * a * b + 2 * b * b, G)
-            H = np.where(both, 2 * a + b, H)
-            d = np.where(only_a | only_b, a - b, 1.0)
-            G = np.where(only_a, 2 * a**3 / d, G)
-            H = np.where(only_a, (2 * a**3 - 3 * a * a * b) / d**2, H)
-            G = np.where(only_b, -2 * b**3 / d, G)
-            H = np.where(only_b, b**3 / d**2, H)
+    G, H = np.zeros(a.shape), np.zeros(a.shape)
+    pos_a, pos_b = a > 0, b > 0
+    cases = _UNIFORM_CASES if dist == "uniform" else _EXPONENTIAL_CASES
+    for where, formula in cases:
+        mask = where(pos_a, pos_b, a, b)
+        if mask.any():
+            G[mask], H[mask] = formula(a[mask], b[mask])
     return G, H
+
+
+# (which entries, (G, H) on them) per case; a > 0 >= b is where the kink line cuts the domain
+_UNIFORM_CASES = (
+    (
+        lambda pa, pb, a, b: pa & pb,
+        lambda a, b: ((2 * a * a + 3 * a * b + 2 * b * b) / 6, a / 3 + b / 4),
+    ),
+    (
+        lambda pa, pb, a, b: pa & ~pb & (a + b > 0),
+        lambda a, b: (
+            a * a / 3 + a * b / 2 + b * b / 3 + b**3 / (12 * a),
+            a / 3 + b / 4 - b**3 / (24 * a * a),
+        ),
+    ),
+    (
+        lambda pa, pb, a, b: pa & ~pb & (a + b <= 0),
+        lambda a, b: (-(a**3) / (12 * b), -(a * a) / (8 * b)),
+    ),
+    (
+        lambda pa, pb, a, b: pb & ~pa & (a + b > 0),
+        lambda a, b: (
+            b * b / 3 + a * b / 2 + a * a / 3 + a**3 / (12 * b),
+            a / 3 + b / 4 + a * a / (8 * b),
+        ),
+    ),
+    (
+        lambda pa, pb, a, b: pb & ~pa & (a + b <= 0),
+        lambda a, b: (-(b**3) / (12 * a), b**3 / (24 * a * a)),
+    ),
+)
+_EXPONENTIAL_CASES = (  # exponential(1): μ = 1, ν = 2
+    (lambda pa, pb, a, b: pa & pb, lambda a, b: (2 * (a * a + a * b + b * b), 2 * a + b)),
+    (
+        lambda pa, pb, a, b: pa & ~pb,
+        lambda a, b: (2 * a**3 / (a - b), (2 * a**3 - 3 * a * a * b) / (a - b) ** 2),
+    ),
+    (lambda pa, pb, a, b: pb & ~pa, lambda a, b: (-2 * b**3 / (a - b), b**3 / (a - b) ** 2)),
+)
 
 
 # ---- the expansion -----------------------------------------------------------------
