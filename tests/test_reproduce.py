@@ -1,4 +1,4 @@
-"""The paper's claims on the quick form of `tempsup reproduce` (slow: about a minute).
+"""The paper's claims on the quick form of `tempsup reproduce` (slow: minutes).
 
 `reproduce(quick=True)` trains every preset once (module fixture, one torch
 thread) on the presets' own seeds (base seed 0 of every config: 16 seeds for
@@ -7,7 +7,10 @@ stand-in). Each test asserts one preset's claims with the fraction of seeds
 that must satisfy them stated in the assertion; the margins leave room below
 what these exact runs gave when written (in the comments: torch CPU, one
 thread). Where the quick form does *not* reproduce a claim, the test says so
-and asserts the part that does.
+and asserts the part that does. Training the quick form takes about 2 minutes
+on one core; with the expected loss of every frame (a Monte Carlo estimate for
+the ReLU RNN) the whole fixture took 14 minutes when written, most of it in the
+N_x = 10 and N_h = 20 ReLU RNNs.
 """
 
 from __future__ import annotations
@@ -103,17 +106,64 @@ def test_relu_rnn_packs_intermediates_and_forgets_sharply(report) -> None:
 
 
 def test_vector_all_or_none(report) -> None:
-    clean, prefix, fewer, sets = claims(report, "vector-all-or-none")
-    at_least(clean, 10, 20)  # 14 of 20 (k, seed) pairs are all-or-none
-    assert clean["held"]
-    at_least(prefix, 8, 20)  # 11 of 20
-    assert prefix["held"]
-    at_least(fewer, 1, 4)  # 2 of 4 seed indices; best counts 5, 5, 3, 2, 2
-    assert fewer["held"]
-    # §1b's kept sets reproduce at k = 0, 2, 3 (ABCDE, ABC, AB) but not at k = 4: the best
-    # seed keeps AB (lower loss than A alone), so this claim is reported as not held.
-    best = {k: v["best"] for k, v in sets["measured"].items()}
-    assert (best["k=0"], best["k=2"], best["k=3"]) == ("ABCDE", "ABC", "AB")
+    pentagon, clean, prefix, fewer, a_kept, only_a = claims(report, "vector-all-or-none")
+    # k = 0, N_h = 2: 3 of 4 seeds on a pentagon; best gaps 60°, 65°, 77°, 78°, 80°
+    at_least(pentagon, 2, 4)
+    assert pentagon["held"] and pentagon["measured"]["norm_ratio"] >= 0.7
+    # fewer features as k grows: represented 5, 3, 2, 1, 1 (best seeds)
+    assert fewer["held"] and fewer["measured"]["represented_best"][0] == 5
+    at_least(fewer, 3, 4)
+    # only A at k = 4 (best seed: recall 0.97, the others 0)
+    assert only_a["held"] and only_a["measured"]["kept"] == "A"
+    # Not held on the quick form (4 seeds x 1000 steps): at k = 1 the best seed keeps A
+    # (0.88) with B and C half-recalled (0.69, 0.63), so it is not all or none; and at
+    # k = 3 the best seed keeps B instead of A. The full form is in the README.
+    at_least(clean, 10, 16)  # 13 of 16 (k >= 1, seed) pairs are all or none
+    assert not clean["held"] and not a_kept["held"]
+    assert a_kept["measured"]["k=0"] >= 0.8 and a_kept["measured"]["k=4"] >= 0.8
+    assert prefix["measured"]["k=4"] == "A"
+
+
+def test_linear_same_sink_at_every_sparsity(report) -> None:
+    (res,) = claims(report, "linear-any-sparsity")
+    # arg λ = 27.4, 27.8, 28.3, 30.3, 29.0° and |λ| = 0.767-0.810 for S = 0.1 ... 0.97
+    assert res["held"], res["measured"]
+    assert res["measured"]["arg_spread_deg"] <= 5.0 and res["measured"]["abs_spread"] <= 0.06
+    at_least(res, 5, 80)  # 10 of 80 (sparsity, seed) pairs
+
+
+def test_loss_dynamics(report) -> None:
+    align, separate = claims(report, "loss-dynamics")
+    # step 100: a_0..a_6 = [0.20, 0.19, 0.11, 0.07, 0.05, 0.03, 0.02], min cos 0.61
+    assert align["held"] and align["measured"]["min_cos_w_s_w_y"] >= 0.5
+    at_least(align, 3, 16)  # 6 of 16
+    # settle steps of a_0..a_3: 180, 190, 180, 200 (ordered within one frame, not strictly)
+    assert separate["held"] and not separate["measured"]["strictly_ordered"]
+
+
+def test_ssm_jump(report) -> None:
+    (res,) = claims(report, "ssm-jump")
+    # best seeds d d s s s s s over S = 0.3, 0.4, 0.5, 0.6, 0.8, 0.85, 0.9: kθ -109° -> 271°
+    assert res["held"] and res["measured"]["jump_best"]["between"] == [0.4, 0.5]
+    # seed by seed no jump: each seed keeps its basin (10 of 16 in one regime throughout);
+    # the best seed switches because the 270° basin's loss drops below the dense one's
+    assert res["successes"] == 0 and res["measured"]["seeds_in_one_regime_at_every_sparsity"] >= 8
+    dense, sparse = (res["measured"][f"lowest_loss_{r}_seeds"] for r in ("dense", "sparse"))
+    assert dense[0] < sparse[0] and sparse[-1] < dense[-1]
+
+
+def test_relu_rnn_dense_spiral_sink(report) -> None:
+    (res,) = claims(report, "relu-rnn-dense")
+    # λ = 0.726 ± 0.440i, k·arg λ = 93.7°, kernel within 0.06 of the linear one
+    assert res["held"] and res["measured"]["max_kernel_gap"] <= 0.1
+    at_least(res, 1, 16)  # 2 of 16, 11 dead
+
+
+def test_four_terms_track_the_loss(report) -> None:
+    res = claims(report, "four-terms")
+    assert [r["held"] for r in res] == [True] * 4, [r["measured"] for r in res]
+    for r in res:  # gaps 0.2 %, 0.0 %, 0.5 %, 0.6 % (expected loss: up to 3.8 %, rnn)
+        assert r["measured"]["gap_four_terms"] <= 0.05
 
 
 def test_vector_diagonal(report) -> None:
