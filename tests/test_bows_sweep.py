@@ -16,7 +16,6 @@ import time
 
 import numpy as np
 import pytest
-import torch
 
 from tempsup.bows import analysis
 from tempsup.bows.config import BowsConfig
@@ -41,14 +40,6 @@ from tempsup.worker import WorkerPool
 
 BASE = BowsConfig(n_samples=512, epochs=4, snapshot_every=2, seeds=2)  # 8 steps, 5 frames
 DEADLINE = 120.0  # seconds; only a guard against a hung worker, never a timing claim
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
 
 
 # ---- the spec ---------------------------------------------------------------------------

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from tempsup.bows import analysis
 from tempsup.bows.config import BowsConfig
@@ -196,12 +195,8 @@ def test_switch_table_rows_are_sorted_and_formatted():
 
 @pytest.mark.slow
 def test_default_sweep_shows_the_circle_then_as_many_pairs_as_needed():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:  # m = 3 and 8, 4 seeds each, 200 epochs: one batch (a few seconds on one core)
-        three, eight = train_runs(sweep_configs(BowsConfig(), [3, 8]))
-    finally:
-        torch.set_num_threads(old)
+    # m = 3 and 8, 4 seeds each, 200 epochs: one batch (a few seconds on one core)
+    three, eight = train_runs(sweep_configs(BowsConfig(), [3, 8]))
     s3, s8 = three.summary(), eight.summary()
     # m = 3, the circle (best seed when written: r = 0.97, no isolated pairs, loss 0.41)
     assert s3["pca_correlation"] > 0.9
@@ -225,12 +220,7 @@ def finished_sweep():
     from tempsup.bows.sweep import BowsSweepSpec, stream_sweep, sweep_result
 
     spec = BowsSweepSpec(BowsConfig(epochs=2, seeds=1, snapshot_every=5), (2, 6), (0.0, 1.0))
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        return spec, sweep_result(spec, list(stream_sweep(spec)))
-    finally:
-        torch.set_num_threads(old)
+    return spec, sweep_result(spec, list(stream_sweep(spec)))
 
 
 def test_the_lab_page_tables_a_finished_sweep():

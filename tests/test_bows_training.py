@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from tempsup.bows import analysis
 from tempsup.bows.config import BowsConfig
@@ -27,18 +26,9 @@ from tempsup.bows.run import BowsRun, sweep_configs, train_runs
 pytestmark = pytest.mark.slow
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
 @pytest.fixture(scope="module")
 def circular() -> dict[tuple[float, int], BowsRun]:
     """m = 2, 6, 8 with weight decay 0, 1 and 6: one batch of 36 models (≈ 6 s)."""
-    torch.set_num_threads(1)
     runs = train_runs(sweep_configs(BowsConfig(), [2, 6, 8], [0.0, 1.0, 6.0]))
     return {(r.config.weight_decay, r.config.m): r for r in runs}
 
@@ -112,7 +102,6 @@ def test_strong_weight_decay_keeps_the_pca_circle(circular):
 
 
 def test_iid_control_shows_no_circle(circular):
-    torch.set_num_threads(1)
     iid = {r.config.m: r for r in train_runs(sweep_configs(BowsConfig(structure="iid", seeds=8),
                                                            [2, 6]))}  # fmt: skip
     # the control has the circle's mean activation but a diagonal covariance
@@ -140,7 +129,6 @@ def test_binary_values_stay_linear_at_every_m():
     # log-odds 0 opposite features are near complements, the linear PCA solution is
     # almost perfect and no isolated pairs form (paired fraction 0 at m = 6, all seeds;
     # R² model vs linear 0.93 vs 0.91)
-    torch.set_num_threads(1)
     (run,) = train_runs([BowsConfig(values="binary", m=6)])
     assert per_seed(run, "paired_fraction").max() == 0.0
     s = run.summary()

@@ -7,12 +7,7 @@ import pytest
 
 from tempsup import geometry as g
 from tempsup.errors import TempsupError
-
-
-def rot(deg: float) -> np.ndarray:
-    a = np.radians(deg)
-    return np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
-
+from tests.helpers import rot
 
 E1 = np.array([[1.0], [0.0]])  # W_x = e_1, scalar input
 

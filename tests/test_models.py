@@ -23,14 +23,6 @@ from tempsup.run import derived
 from tempsup.train import SquaredError, model_seeds, train
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
-
-
 def make(
     model: str,
     ks: list[int],

@@ -15,6 +15,7 @@ import pytest
 from tempsup import geometry as g
 from tempsup import theory as th
 from tempsup.errors import TempsupError
+from tests.helpers import rot
 
 N_SEQ = 200_000
 
@@ -204,11 +205,6 @@ def test_zero_output_loss() -> None:
 P_SPARSE = 0.005
 T_SPARSE, K_SPARSE = 8, 2
 N_SPARSE = 400_000
-
-
-def rot(deg: float) -> np.ndarray:
-    r = np.radians(deg)
-    return np.array([[np.cos(r), -np.sin(r)], [np.sin(r), np.cos(r)]])
 
 
 SSM = (np.array([[1.0], [0.3]]), 0.8 * rot(50.0), np.array([[0.2], [0.9]]))  # a_s of both signs

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from tempsup import train as train_module
+from tempsup._training import scheduled_lr
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.run import split_snapshot
@@ -16,14 +17,6 @@ from tempsup.train import Snapshot, check_batchable, model_seeds, train
 ARRAYS = ("W_x", "W_h", "W_y", "b_y", "loss")
 # small and fast: a few tenths of a second per run
 SMALL = RunConfig(steps=60, snapshot_every=20, seeds=2, batch=64, seq_len=12)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
 
 
 def run_all(configs, **kwargs) -> list[Snapshot]:
@@ -136,6 +129,47 @@ def test_tied_snapshot_readout_is_w_k() -> None:
     (snap,) = run_all(SMALL.replace(steps=1, snapshot_every=1, k=2))[-1:]
     W_k = snap.W_h @ snap.W_h @ snap.W_x
     np.testing.assert_allclose(snap.W_y, W_k, rtol=1e-5, atol=1e-6)
+
+
+# ---- the learning-rate schedule ------------------------------------------------------------
+
+
+def test_cosine_schedule_at_chosen_steps() -> None:
+    """lr·½(1 + cos(π(i−1)/steps)) at optimizer step i = 1 … steps (science.md §1b)."""
+    lr, steps = 0.01, 100
+    assert scheduled_lr(lr, "cosine", 1, steps) == pytest.approx(0.01, rel=1e-12)
+    assert scheduled_lr(lr, "cosine", 26, steps) == pytest.approx(0.01 * (2 + 2**0.5) / 4)
+    assert scheduled_lr(lr, "cosine", 51, steps) == pytest.approx(0.005, rel=1e-12)
+    assert scheduled_lr(lr, "cosine", 76, steps) == pytest.approx(0.01 * (2 - 2**0.5) / 4)
+    assert scheduled_lr(lr, "cosine", 100, steps) == pytest.approx(2.4672e-6, rel=1e-4)
+    values = [scheduled_lr(lr, "cosine", i, steps) for i in range(1, steps + 1)]
+    assert np.all(np.diff(values) < 0) and values[-1] > 0  # strictly decaying, never 0
+    for i in (1, 2, 50, 100):
+        assert scheduled_lr(lr, "constant", i, steps) == lr
+
+
+def record_lrs(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The learning rate of every Adam step taken while the test runs."""
+    seen: list[float] = []
+    original = torch.optim.Adam.step
+
+    def spy(self, *args, **kwargs):
+        seen.append(self.param_groups[0]["lr"])
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.optim.Adam, "step", spy)
+    return seen
+
+
+@pytest.mark.parametrize("schedule", ["cosine", "constant"])
+def test_training_steps_use_the_scheduled_lr(monkeypatch, schedule: str) -> None:
+    seen = record_lrs(monkeypatch)
+    config = SMALL.replace(steps=40, snapshot_every=40, lr=0.02, schedule=schedule)
+    run_all(config)
+    want = [scheduled_lr(0.02, schedule, i, 40) for i in range(1, 41)]
+    np.testing.assert_allclose(seen, want, rtol=1e-12)
+    if schedule == "cosine":
+        assert seen[0] == pytest.approx(0.02) and seen[20] == pytest.approx(0.01)
 
 
 # ---- batching is exact -----------------------------------------------------------------

@@ -1,0 +1,46 @@
+"""Fixtures shared by the test files.
+
+- Torch trains on one thread for the whole session (tests train many tiny
+  models; more threads only make them slower and noisier on a shared machine).
+- Every test leaves global state as it found it: torch's thread count and
+  `os.environ` are put back after each test, whatever the test did.
+- `redis_server`: one real `redis-server` on loopback for the session (tests
+  separate their data by key prefix).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+from tests.services import RedisServer
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _torch_one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(old)
+
+
+@pytest.fixture(autouse=True)
+def _global_state_restored():
+    """Undo what a test changed in torch's thread count or the environment."""
+    threads = torch.get_num_threads()
+    environ = dict(os.environ)
+    yield
+    if torch.get_num_threads() != threads:
+        torch.set_num_threads(threads)
+    if dict(os.environ) != environ:
+        os.environ.clear()
+        os.environ.update(environ)
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    """A redis-server on a free loopback port for the whole session."""
+    with RedisServer(tmp_path_factory.mktemp("redis")) as server:
+        yield server
