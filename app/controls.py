@@ -4,17 +4,24 @@ One callback keeps three things in step, in both directions: the controls, the
 query string (so a copied link restores the view) and the `CONFIG` store that
 the rest of the app reads. Moving a control never trains by itself: it shows
 a cached run at once if there is one; opening a link trains if there is not.
+
+The four main settings each have a slider over the teaching range and a number
+box holding the exact value (Enter or Tab commits it), which takes anything
+`RunConfig` accepts — the same limits as a link. A value `RunConfig` refuses is
+never applied silently: the controls go back to the config on screen and the
+message says what was refused, in `RunConfig`'s own words, and what was kept.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from app import ids
-from app.urlstate import config_from_query, query_from_config
-from app.widgets import number_field
+from app.urlstate import config_from_query, query_from_config, view_from_query
+from app.widgets import number_box, number_field
 from tempsup.config import DEFAULTS, INPUT_DISTS, MODEL_NAMES, RunConfig
 from tempsup.errors import TempsupError
 
@@ -22,13 +29,14 @@ from tempsup.errors import TempsupError
 HIDDEN_MARKS = (1, 2, 3, 5, 10, 16)
 INPUT_MARKS = (1, 2, 5, 10, 16)
 
-# (component id, config field): each control edits exactly one field
+# (component id, config field): each control edits exactly one field (for the main
+# settings, the number box: the slider beside it is in SLIDERS)
 FIELD_CONTROLS: tuple[tuple[str, str], ...] = (
     (ids.MODEL, "model"),
-    (ids.K, "k"),
-    (ids.SPARSITY, "sparsity"),
-    (ids.HIDDEN, "hidden"),
-    (ids.INPUTS, "inputs"),
+    (ids.K_BOX, "k"),
+    (ids.SPARSITY_BOX, "sparsity"),
+    (ids.HIDDEN_BOX, "hidden"),
+    (ids.INPUTS_BOX, "inputs"),
     (ids.STEPS, "steps"),
     (ids.LR, "lr"),
     (ids.SEEDS, "seeds"),
@@ -41,6 +49,39 @@ FIELD_CONTROLS: tuple[tuple[str, str], ...] = (
     (ids.CURRICULUM, "curriculum"),
 )
 OPTION_FIELDS = ("tied", "bias")  # the OPTIONS checklist
+
+
+@dataclass(frozen=True)
+class SliderSpec:
+    """A slider over the teaching range of one field, beside that field's number box."""
+
+    id: str
+    box: str
+    field: str
+    lo: float
+    hi: float
+    step: float
+    marks: dict[float, str]
+
+    def position(self, value: Any) -> Any:
+        """Where the slider sits for a config value (values beyond its range: at its end)."""
+        return min(max(value, self.lo), self.hi) if isinstance(value, (int, float)) else value
+
+
+SLIDERS = (
+    SliderSpec(ids.K, ids.K_BOX, "k", 0, 10, 1, {0: "0", 3: "3", 5: "5", 10: "10"}),
+    SliderSpec(
+        ids.SPARSITY,
+        ids.SPARSITY_BOX,
+        "sparsity",
+        0.0,
+        0.99,
+        0.01,
+        {0: "0", 0.5: "0.5", 0.9: "0.9", 0.99: "0.99"},
+    ),  # fmt: skip
+    SliderSpec(ids.HIDDEN, ids.HIDDEN_BOX, "hidden", 1, 16, 1, {v: str(v) for v in HIDDEN_MARKS}),
+    SliderSpec(ids.INPUTS, ids.INPUTS_BOX, "inputs", 1, 16, 1, {v: str(v) for v in INPUT_MARKS}),
+)
 
 # The number boxes under "Advanced": (id, label, min, max, step, hint)
 ADVANCED_NUMBERS = (
@@ -56,14 +97,10 @@ ADVANCED_NUMBERS = (
 )
 
 
-def _marks(values: tuple[int, ...]) -> dict[int, str]:
-    return {v: str(v) for v in values}
-
-
 def layout(config: RunConfig = DEFAULTS) -> html.Div:
     """The control card showing `config`: the main settings, then "advanced" folded away."""
-    values = dict(zip([i for i, _ in FIELD_CONTROLS] + [ids.OPTIONS], control_values(config),
-                      strict=True))  # fmt: skip
+    names = [i for i, _ in FIELD_CONTROLS] + [ids.OPTIONS] + [sl.id for sl in SLIDERS]
+    values = dict(zip(names, control_values(config) + slider_values(config), strict=True))
     return _with_values(_card(), values)
 
 
@@ -90,42 +127,7 @@ def _card() -> html.Div:
                 value=DEFAULTS.model,
                 className="radios",
             ),
-            html.Label("Delay k (the target is the input k steps back)", className="label"),
-            dcc.Slider(
-                id=ids.K,
-                min=0,
-                max=10,
-                step=1,
-                value=DEFAULTS.k,
-                marks={0: "0", 3: "3", 5: "5", 10: "10"},
-            ),
-            html.Label("Sparsity S = 1 − p (how often an input is silent)", className="label"),
-            dcc.Slider(
-                id=ids.SPARSITY,
-                min=0.0,
-                max=0.99,
-                step=0.01,
-                value=DEFAULTS.sparsity,
-                marks={0: "0", 0.5: "0.5", 0.9: "0.9", 0.99: "0.99"},
-            ),
-            html.Label("Hidden size N_h", className="label"),
-            dcc.Slider(
-                id=ids.HIDDEN,
-                min=1,
-                max=16,
-                step=1,
-                value=DEFAULTS.hidden,
-                marks=_marks(HIDDEN_MARKS),
-            ),
-            html.Label("Input dimension N_x (features A, B, C, …)", className="label"),
-            dcc.Slider(
-                id=ids.INPUTS,
-                min=1,
-                max=16,
-                step=1,
-                value=DEFAULTS.inputs,
-                marks=_marks(INPUT_MARKS),
-            ),
+            *_slider_rows(),
             html.Details(
                 className="advanced",
                 children=[
@@ -170,6 +172,44 @@ def _card() -> html.Div:
     )
 
 
+SLIDER_LABELS = {
+    "k": "Delay k (the target is the input k steps back)",
+    "sparsity": "Sparsity S = 1 − p (how often an input is silent)",
+    "hidden": "Hidden size N_h",
+    "inputs": "Input dimension N_x (features A, B, C, …)",
+}
+
+
+def _slider_rows() -> list[Any]:
+    rows: list[Any] = []
+    for sl in SLIDERS:
+        value = getattr(DEFAULTS, sl.field)
+        rows += [
+            html.Label(SLIDER_LABELS[sl.field], className="label", htmlFor=sl.box),
+            html.Div(
+                className="slider-box",
+                children=[
+                    dcc.Slider(
+                        id=sl.id,
+                        min=sl.lo,
+                        max=sl.hi,
+                        step=sl.step,
+                        value=value,
+                        marks=sl.marks,
+                        allow_direct_input=False,
+                    ),  # fmt: skip
+                    number_box(sl.box, value, class_name="box"),
+                ],
+            ),
+        ]
+    return rows
+
+
+def slider_values(config: RunConfig) -> list[Any]:
+    """Where each slider sits for `config` (SLIDERS order)."""
+    return [sl.position(getattr(config, sl.field)) for sl in SLIDERS]
+
+
 def control_values(config: RunConfig) -> list[Any]:
     """The value of every control showing `config` (FIELD_CONTROLS order, then OPTIONS)."""
     values = [getattr(config, field) for _, field in FIELD_CONTROLS]
@@ -200,42 +240,78 @@ def config_store(config: RunConfig, autostart: bool) -> dict[str, Any]:
     return {"config": config.to_dict(), "key": config.key, "autostart": autostart}
 
 
+def refused(exc: Exception, controls: list[Any], current: RunConfig) -> str:
+    """The message for controls `RunConfig` refused: its own words, then what stays on screen."""
+    shown = control_values(current)[: len(FIELD_CONTROLS)]
+    kept = [
+        f"{field} = {value if value is not None else 'none'}"
+        for (_, field), typed, value in zip(FIELD_CONTROLS, controls, shown, strict=True)
+        if typed != value
+    ]
+    return f"Not applied: {exc}" + (f" (kept {', '.join(kept)})" if kept else "")
+
+
 @callback(
     Output(ids.URL, "search"),
     Output(ids.CONFIG, "data"),
+    Output(ids.REQUEST, "data"),
     Output(ids.CONFIG_ERROR, "children"),
     *[Output(id_, "value") for id_, _ in FIELD_CONTROLS],
     Output(ids.OPTIONS, "value"),
+    *[Output(sl.id, "value") for sl in SLIDERS],
     Input(ids.URL, "search"),
     *[Input(id_, "value") for id_, _ in FIELD_CONTROLS],
     Input(ids.OPTIONS, "value"),
+    *[Input(sl.id, "value") for sl in SLIDERS],
     State(ids.CONFIG, "data"),
 )
 def sync_controls(search: str | None, *values: Any) -> tuple[Any, ...]:
-    """URL → controls (a link was opened) or controls → URL (a control moved)."""
-    *controls, options, current = values
-    current = current if isinstance(current, dict) else None
-    n_controls = len(FIELD_CONTROLS) + 1
+    """URL → controls (a link was opened) or controls → URL (a control moved).
+
+    Every answer sets all controls (boxes and sliders alike) to the config they
+    describe, so a slider and its box never disagree and a refused value does
+    not stay on screen."""
+    n_fields, n_sliders = len(FIELD_CONTROLS), len(SLIDERS)
+    controls = list(values[:n_fields])
+    options = values[n_fields]
+    sliders = values[n_fields + 1 : n_fields + 1 + n_sliders]
+    current = values[-1] if isinstance(values[-1], dict) else None
+    n_controls = n_fields + 1 + n_sliders
     if ctx.triggered_id == ids.URL or ctx.triggered_id is None:
         config, errors = config_from_query(search)
         # a bare or partly invalid link is rewritten to the config actually shown
         bare = not (isinstance(search, str) and search.strip("?"))
         url = query_from_config(config) if errors or bare else no_update
         if current and current.get("key") == config.key:  # the page came prefilled
-            return (url,) + (no_update,) * (2 + n_controls)
+            return (url,) + (no_update,) * (3 + n_controls)
+        request, view_errors = view_from_query(search, config)
+        errors += view_errors
         message = "Ignored from the link: " + "; ".join(errors) if errors else ""
-        return (url, config_store(config, autostart=True), message, *control_values(config))
+        return (url, config_store(config, autostart=True), request, message,
+                *control_values(config), *slider_values(config))  # fmt: skip
+    for sl, value in zip(SLIDERS, sliders, strict=True):
+        if ctx.triggered_id == sl.id:  # a slider moved: its value replaces its box's
+            controls[[i for i, _ in FIELD_CONTROLS].index(sl.box)] = value
+    shown = _config_or_defaults(current)
     try:
         config = config_from_controls(controls, options)
-    except TempsupError as exc:
-        return (no_update, no_update, str(exc), *([no_update] * n_controls))
-    except (TypeError, ValueError) as exc:  # malformed values from a crafted request
-        return (no_update, no_update, f"invalid control value ({exc})", *([no_update] * n_controls))
-    if current and current.get("key") == config.key:
-        return (no_update, no_update, "", *([no_update] * n_controls))
+    except (TempsupError, TypeError, ValueError) as exc:  # (the last two: a crafted request)
+        return (no_update, no_update, no_update, refused(exc, controls, shown),
+                *control_values(shown), *slider_values(shown))  # fmt: skip
+    unchanged = current and current.get("key") == config.key
     return (
-        query_from_config(config),
-        config_store(config, autostart=False),
+        no_update if unchanged else query_from_config(config),
+        no_update if unchanged else config_store(config, autostart=False),
+        no_update,
         "",
-        *([no_update] * n_controls),
+        *control_values(config),
+        *slider_values(config),
     )
+
+
+def _config_or_defaults(store: dict[str, Any] | None) -> RunConfig:
+    """The config on screen (the CONFIG store), or the defaults before there is one."""
+    try:
+        return RunConfig.from_dict(store["config"]) if store else DEFAULTS
+    except (TempsupError, KeyError, TypeError):
+        return DEFAULTS

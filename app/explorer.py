@@ -27,7 +27,16 @@ from dash import (
 from app import ids
 from app.jobbar import job_status, progress, wire_cancel, wire_job_bar
 from app.services import job_queue
-from app.view import choose_seed, empty_view, frame_data, full_view, seed_options, shared_parts
+from app.urlstate import public_link
+from app.view import (
+    choose_seed,
+    empty_view,
+    frame_data,
+    full_view,
+    seed_options,
+    shared_parts,
+    status_lines,
+)
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.figures import export_html
@@ -35,6 +44,7 @@ from tempsup.jobs import JobState, JobStatus
 from tempsup.run import Run
 
 ACTIVE = (JobState.QUEUED, JobState.RUNNING)
+FINAL = (JobState.DONE.value, JobState.CANCELLED.value)  # runs that no longer change
 POLL_MS = 300
 
 
@@ -63,8 +73,19 @@ def layout(status: dict[str, Any] | None = None) -> html.Div:
 # ---- helpers: status → what the page shows ------------------------------------------
 
 
-def job_store(status: JobStatus, cursor: int = 0, seed: int | None = None) -> dict[str, Any]:
-    return {"key": status.key, "state": status.state.value, "cursor": cursor, "seed": seed}
+def job_store(
+    status: JobStatus, cursor: int = 0, seed: int | None = None, picked: bool = False
+) -> dict[str, Any]:
+    """The JOB store. `seed` is the seed on screen; `picked` says the user chose it (in the
+    menu or through a link): only then does it survive the end of training, which
+    otherwise shows the best seed."""
+    return {
+        "key": status.key,
+        "state": status.state.value,
+        "cursor": cursor,
+        "seed": seed,
+        "picked": picked,
+    }
 
 
 def _config(store: dict[str, Any] | None) -> RunConfig | None:
@@ -83,20 +104,44 @@ def _feature(value: Any, config: RunConfig) -> int:
     return feature if 0 <= feature < config.inputs else 0
 
 
-def cached_state(config: RunConfig) -> dict[str, Any] | None:
+def _picked_seed(job: Any) -> int | None:
+    """The seed the user chose for the job on screen, if they chose one."""
+    return _int_or_none(job.get("seed")) if isinstance(job, dict) and job.get("picked") else None
+
+
+def _requested_seed(request: Any, config: RunConfig) -> int | None:
+    """The seed a share link asks for (REQUEST store), if it is for this config."""
+    if not isinstance(request, dict) or request.get("key") != config.key:
+        return None
+    return _int_or_none(request.get("seed"))
+
+
+def kept_run(queue: Any, config: RunConfig, status: JobStatus | None) -> Run | None:
+    """What the page can show and export for a job that will not change any more: the run
+    of a DONE job, or the frames a CANCELLED one kept; None while it trains or when
+    there is nothing."""
+    if status is None:
+        return None
+    if status.state == JobState.DONE:
+        return queue.run(config.key)
+    if status.state == JobState.CANCELLED and status.n_frames > 0:
+        frames = queue.frames(config.key, 0)
+        return Run.from_frames(config, frames) if frames else None
+    return None
+
+
+def cached_state(config: RunConfig, seed: int | None = None) -> dict[str, Any] | None:
     """Everything the page shows for an already trained config, or None.
 
     Used to build a shared link's page with its run already inside, so a cached
-    link needs no callback round trip at all.
+    link needs no callback round trip at all; `seed` is the link's `view_seed`.
     """
     queue = job_queue()
     status = queue.status(config.key)
-    if status is None or status.state != JobState.DONE:
-        return None
-    run = queue.run(config.key)
+    run = kept_run(queue, config, status)
     if run is None:
         return None
-    job, view, _, bar, options, seed = _finished(run, status, None, 0)
+    job, view, _, bar, options, seed = _finished(run, status, seed, 0)
     return {"job": job, "view": view, "status": bar, "options": options, "seed": seed}
 
 
@@ -110,10 +155,10 @@ SHOW_OUTPUTS = (
 )
 
 
-def _start(status: JobStatus) -> tuple[Any, ...]:
+def _start(status: JobStatus, seed: int | None) -> tuple[Any, ...]:
     """Outputs for a job that is queued or running: reset the view, start polling."""
     return (
-        job_store(status),
+        job_store(status, seed=seed, picked=seed is not None),
         empty_view("training…"),
         False,
         job_status(status.key, status),
@@ -123,15 +168,17 @@ def _start(status: JobStatus) -> tuple[Any, ...]:
 
 
 def _finished(run: Run, status: JobStatus, seed: int | None, feature: int) -> tuple[Any, ...]:
-    """Outputs for a finished run: the whole view at once, polling off."""
-    seed = choose_seed(run, seed)
+    """Outputs for a run that will not change (done, or cancelled with its frames kept):
+    the whole view at once, polling off. `seed`: the user's choice, None for the best."""
+    shown = choose_seed(run, seed)
+    job = job_store(status, run.n_frames, shown, picked=seed is not None and shown == seed)
     return (
-        job_store(status, run.n_frames, seed),
-        full_view(run, seed, feature),
+        {**job, "view_feature": feature},
+        full_view(run, shown, feature),
         True,
         job_status(status.key, status),
         seed_options(run),
-        seed,
+        shown,
     )
 
 
@@ -141,28 +188,35 @@ def _finished(run: Run, status: JobStatus, seed: int | None, feature: int) -> tu
     Input(ids.TRAIN, "n_clicks"),
     State(ids.CLIENT, "data"),
     State(ids.FEATURE_PICK, "value"),
+    State(ids.REQUEST, "data"),
     prevent_initial_call=True,
 )
-def show_config(store: dict[str, Any] | None, _clicks: int, client: Any, feature: Any):
+def show_config(
+    store: dict[str, Any] | None, _clicks: int, client: Any, feature: Any, request: Any
+):
     """Serve, join or start the job of the config being viewed."""
     config = _config(store)
     if config is None:
         return (no_update,) * len(SHOW_OUTPUTS)
     queue = job_queue()
     feature = _feature(feature, config)
+    seed = _requested_seed(request, config)
     status = queue.status(config.key)
     wants_training = ctx.triggered_id == ids.TRAIN or bool(store.get("autostart"))
     if status is not None and status.state == JobState.DONE:
         run = queue.run(config.key)
         if run is not None:
-            return _finished(run, status, None, feature)
+            return _finished(run, status, seed, feature)
         status = None  # an unreadable cached run: train it again
     if status is not None and status.state in ACTIVE:
-        return _start(status)
+        return _start(status, seed)
     if not wants_training:
+        kept = kept_run(queue, config, status)
+        if kept is not None:  # cancelled: what was trained stays on screen
+            return _finished(kept, status, seed, feature)
         text = status.message + " · press Train to retry" if status else None
         return (
-            {"key": config.key, "state": "none", "cursor": 0, "seed": None},
+            {"key": config.key, "state": "none", "cursor": 0, "seed": None, "picked": False},
             empty_view(text or "Not trained yet: press Train."),
             True,
             job_status(config.key, None, text),
@@ -183,8 +237,8 @@ def show_config(store: dict[str, Any] | None, _clicks: int, client: Any, feature
     if status.state == JobState.DONE:
         run = queue.run(config.key)
         if run is not None:
-            return _finished(run, status, None, feature)
-    return _start(status)
+            return _finished(run, status, seed, feature)
+    return _start(status, seed)
 
 
 POLL_OUTPUTS = (
@@ -206,7 +260,8 @@ POLL_OUTPUTS = (
     prevent_initial_call=True,
 )
 def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feature: Any):
-    """Append the frames that arrived since the cursor; stop when the job ends."""
+    """Append the frames that arrived since the cursor; when the job ends, show the whole
+    run (the best seed, unless the user picked one)."""
     config = _config(store)
     if not isinstance(job, dict) or config is None or job.get("key") != config.key:
         # the user moved on: this poll belongs to an old job; show_config restarts it if needed
@@ -225,22 +280,24 @@ def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feat
         )
     feature = _feature(feature, config)
     cursor = _int_or_none(job.get("cursor")) or 0
-    if status.state == JobState.DONE:
-        run = queue.run(config.key)
-        if run is not None:
-            job_, view, disabled, bar, options, seed = _finished(
-                run, status, _int_or_none(job.get("seed")), feature
-            )
-            return (view, job_, disabled, bar, options, seed)
+    kept = kept_run(queue, config, status)
+    if kept is not None:
+        job_, view, disabled, bar, options, seed = _finished(
+            kept, status, _picked_seed(job), feature
+        )
+        return (view, job_, disabled, bar, options, seed)
     ended = status.state not in ACTIVE
     bar = job_status(config.key, status)
     frames = queue.frames(config.key, 0) if status.n_frames > cursor else []
     if len(frames) <= cursor:
         return (no_update, no_update, ended, bar, no_update, no_update)
     run = Run.from_frames(config, frames)
-    seed = _int_or_none(job.get("seed"))
+    seed = _picked_seed(job)
     if seed is None or seed >= config.seeds:
-        seed = run.best  # the best seed when the first frames arrive
+        # while streaming, the seed that leads at the first frames (the view is built
+        # for one seed); the best one replaces it when training ends
+        seed = _int_or_none(job.get("seed"))
+        seed = run.best if seed is None or seed >= config.seeds else seed
     view = Patch()
     if cursor == 0:
         view["key"] = config.key
@@ -248,6 +305,7 @@ def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feat
         view["feature"] = feature
     for panel, traces in frame_data(run, seed, feature, cursor).items():
         view["frames"][panel].extend(traces)
+    view["summaries"].extend(status_lines(run, seed, feature, cursor))
     view["steps"].extend([int(s) for s in run["step"][cursor:]])
     view["n"] = run.n_frames
     for name, value in shared_parts(run, seed, feature).items():
@@ -269,19 +327,23 @@ wire_cancel(ids.CANCEL, ids.JOB, ids.JOB_STATUS)
     prevent_initial_call=True,
 )
 def switch_seed(seed: Any, feature: Any, job: dict[str, Any] | None, store: dict[str, Any] | None):
-    """Rebuild the view for another seed or feature of a finished run."""
+    """Rebuild the view for another seed or feature of a finished (or cancelled) run; a seed
+    chosen here is the user's, kept from then on."""
     config = _config(store)
     seed = _int_or_none(seed)
-    if config is None or not isinstance(job, dict) or job.get("state") != JobState.DONE.value:
+    if config is None or not isinstance(job, dict) or job.get("state") not in FINAL:
         return no_update, no_update
     feature = _feature(feature, config)
     if seed == job.get("seed") and feature == (job.get("view_feature") or 0):
         return no_update, no_update
-    run = job_queue().run(config.key)
+    queue = job_queue()
+    run = kept_run(queue, config, queue.status(config.key))
     if run is None:
         return no_update, no_update
-    seed = choose_seed(run, seed)
-    return full_view(run, seed, feature), {**job, "seed": seed, "view_feature": feature}
+    shown = choose_seed(run, seed)
+    picked = bool(job.get("picked")) or (seed is not None and shown != job.get("seed"))
+    new_job = {**job, "seed": shown, "view_feature": feature, "picked": picked}
+    return full_view(run, shown, feature), new_job
 
 
 @callback(
@@ -291,20 +353,24 @@ def switch_seed(seed: Any, feature: Any, job: dict[str, Any] | None, store: dict
     Input(ids.EXPORT_NPZ, "n_clicks"),
     State(ids.JOB, "data"),
     State(ids.CONFIG, "data"),
+    State(ids.FEATURE_PICK, "value"),
     State(ids.SHARE_LINK, "href"),
     prevent_initial_call=True,
 )
-def export(_h: int, _n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, link: Any):
-    """The run as a standalone HTML animation or as its .npz run file."""
+def export(_h: int, _n: int, job: Any, store: dict[str, Any] | None, feature: Any, link: Any):
+    """What is on screen as a standalone HTML animation (the seed and feature shown), or the
+    run file; a cancelled job exports the frames it kept. The page's share link goes into
+    the file only if someone else could open it (`public_link`)."""
     config = _config(store)
-    run = job_queue().run(config.key) if config is not None else None
+    queue = job_queue()
+    run = kept_run(queue, config, queue.status(config.key)) if config is not None else None
     if run is None:
         text = "Nothing to export yet: train this configuration first."
         return no_update, job_status(config.key if config else "", None, text)
     seed = choose_seed(run, _int_or_none(job.get("seed")) if isinstance(job, dict) else None)
     if ctx.triggered_id == ids.EXPORT_NPZ:
         return dcc.send_bytes(run.to_bytes(), f"tempsup-{config.key}.npz"), no_update
-    html_text = export_html(run, seed, link=link if isinstance(link, str) else None)
+    html_text = export_html(run, seed, link=public_link(link), feature=_feature(feature, config))
     return dict(content=html_text, filename=f"tempsup-{config.key}.html"), no_update
 
 

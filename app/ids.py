@@ -10,15 +10,20 @@ CONFIG = "config-store"  # the validated config being viewed: {"config": {...}, 
 JOB = "job-store"  # {"key", "state", "cursor", "seed"}: what the poller needs
 JOB_STATUS = "job-status-store"  # {"key", "text", "pct", "active"}: drawn by the browser
 VIEW = "view-store"  # per-frame figure data streamed from the server (see app/explorer.py)
+REQUEST = "view-request-store"  # {"key", "seed", "frame"}: the view a link asks for, until shown
 CLIENT = "client-store"  # a random per-browser id for the per-client job limit
 POLL = "poll-interval"
 
-# controls
+# controls (a slider and its number box edit one field; the box holds the exact value)
 MODEL = "ctl-model"
 K = "ctl-k"
 SPARSITY = "ctl-sparsity"
 HIDDEN = "ctl-hidden"
 INPUTS = "ctl-inputs"
+K_BOX = "ctl-k-box"
+SPARSITY_BOX = "ctl-sparsity-box"
+HIDDEN_BOX = "ctl-hidden-box"
+INPUTS_BOX = "ctl-inputs-box"
 STEPS = "ctl-steps"
 LR = "ctl-lr"
 SEEDS = "ctl-seeds"
@@ -58,7 +63,8 @@ GRAPH_EIGEN = "graph-eigen"
 EXPORT_HTML = "btn-export-html"
 EXPORT_NPZ = "btn-export-npz"
 DOWNLOAD = "download"
-SHARE_LINK = "share-link"
+SHARE_LINK = "share-link"  # the link to exactly this view (config, seed, frame); a click copies it
+SHARE_FEEDBACK = "share-feedback"  # "copied" after a click (assets/tempsup.js)
 
 # phase diagram page
 PHASE_MODEL = "phase-model"
@@ -85,6 +91,7 @@ COMPARE_GO = "compare-go"
 COMPARE_VIEWS = "compare-views"  # {"left": view, "right": view}
 COMPARE_POLL = "compare-poll"
 COMPARE_STATUS = "compare-status"
+COMPARE_ERROR = "compare-error"  # what is wrong with a pasted link
 COMPARE_FRAC = "compare-fraction"  # the linked scrubber: fraction of training
 COMPARE_PLAY = "compare-play"
 COMPARE_TICK = "compare-tick"

@@ -13,6 +13,7 @@ from app import ids
 from app.panels import PANELS
 from app.view import empty_view
 from app.widgets import player_row, wire_player
+from tempsup.figures import NEAR_BEST
 
 TICK_MS = 120  # ~8 frames a second: 100 frames play in about 12 s
 
@@ -56,10 +57,13 @@ def layout(seed_options: list | None = None, seed: int | None = None) -> html.Di
                         id=ids.SHARE_LINK,
                         href="",
                         className="share",
-                        title="copy this link to share the view",
+                        title="click to copy a link to exactly this view: the configuration, "
+                        "the seed shown and the frame",
                     ),
+                    html.Span(id=ids.SHARE_FEEDBACK, className="share-feedback", role="status"),
                 ],
             ),
+            html.P(f"✓ and “near the best loss”: {NEAR_BEST}.", className="hint"),
             dcc.Interval(id=ids.TICK, interval=TICK_MS, disabled=True),
         ],
     )
@@ -100,12 +104,17 @@ wire_player(
     graphs=[p.graph for p in PANELS],
     label=ids.FRAME_LABEL,
     steppers=(ids.PREV, ids.NEXT),
+    request=ids.REQUEST,
 )
 
+# The link to exactly this view: the config (the URL's query), the seed shown, the frame.
 clientside_callback(
     ClientsideFunction(namespace="tempsup", function_name="share_link"),
     Output(ids.SHARE_LINK, "href"),
     Input(ids.URL, "search"),
+    Input(ids.FRAME, "value"),
+    Input(ids.JOB, "data"),
+    Input(ids.VIEW, "data"),
 )
 
 # A per-browser id for the per-client job limit, made once and kept locally.

@@ -51,6 +51,7 @@ def empty_view(message: str) -> dict[str, Any]:
         "base": {},
         "moving": {},
         "frames": {p: [] for p in PANEL_NAMES},
+        "summaries": [],
     }
 
 
@@ -76,6 +77,13 @@ def frame_data(
     return out
 
 
+def status_lines(run: Any, seed: int, feature: int, start: int, figs: Any = figures) -> list[str]:
+    """The line under the player for frames `start` … F-1: every number is the frame's own."""
+    if figs is figures:
+        return figures.status_lines(run, seed, feature, start)
+    return [_lab_summary(run, seed, f) for f in range(start, run.n_frames)]
+
+
 def _delta(trace: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
     """The keys of `trace` that differ from `base` (all of it if it lacks one of base's)."""
     if set(base) - set(trace):
@@ -87,34 +95,36 @@ def shared_parts(run: Any, seed: int, feature: int, figs: Any = figures) -> dict
     """What every frame shares: layouts, the full traces of the last frame, moving indices.
 
     Re-sent on every poll while training (axis ranges and the loss history grow).
+    What differs per frame (`frame_data`, `status_lines`) is appended instead.
     """
     kw = {"feature": feature} if figs is figures else {}
     return {
         "layouts": {p: figs.panel_layout(p, run, seed, **kw) for p in figs.PANELS},
         "base": {p: figs.frame_traces(p, run, seed, -1, **kw) for p in figs.PANELS},
         "moving": {p: figs.moving_traces(p, run, seed, **kw) for p in figs.PANELS},
-        "summary": run_summary(run, seed) if figs is figures else _lab_summary(run, seed),
     }
 
 
 def full_view(run: Any, seed: int, feature: int = 0, figs: Any = figures) -> dict[str, Any]:
-    """The whole store for a finished run, cached: a shared link opened by a whole
-    class is computed once per web process (a finished run never changes: its key
-    is its content)."""
+    """The whole store for a finished (or cancelled) run, cached: a shared link opened by
+    a whole class is computed once per web process (a finished run never changes: its
+    key and its number of frames are its content)."""
     return _full_view(_RunRef(run), seed, feature, figs)
 
 
 class _RunRef:
-    """Hashable by the run's key, so lru_cache can hold views per run."""
+    """Hashable by the run's key and frame count (a cancelled run keeps fewer frames than
+    the same config trained to the end), so lru_cache can hold views per run."""
 
     def __init__(self, run: Any) -> None:
         self.run = run
+        self.id = (run.config.key, run.n_frames)
 
     def __hash__(self) -> int:
-        return hash(self.run.config.key)
+        return hash(self.id)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, _RunRef) and other.run.config.key == self.run.config.key
+        return isinstance(other, _RunRef) and other.id == self.id
 
 
 @lru_cache(maxsize=32)
@@ -129,18 +139,9 @@ def _full_view(ref: _RunRef, seed: int, feature: int, figs: Any) -> dict[str, An
         "message": "",
         "panels": list(figs.PANELS),
         "frames": frame_data(run, seed, feature, 0, figs, lean=True),
+        "summaries": status_lines(run, seed, feature, 0, figs),
         **shared_parts(run, seed, feature, figs),
     }
-
-
-def run_summary(run: Run, seed: int) -> str:
-    """One line under the player: loss, successes, kθ, ρ (kθ and ‖w_0‖ in the canonical gauge)."""
-    s = run.summary(seed)
-    return (
-        f"seed {seed}: loss {s['loss']:.4g} · {s['successes']}/{s['seeds']} seeds reached a low "
-        f"loss · kθ = {s['swept_angle_deg']:.0f}° · ρ(W_h) = {s['spectral_radius']:.2f} · "
-        f"‖w_0‖ = {s['w0_norm']:.2f} (kθ, ‖w_0‖: minimum-norm gauge)"
-    )
 
 
 def lab_view(run: Any, seed: int) -> dict[str, Any]:
@@ -150,8 +151,8 @@ def lab_view(run: Any, seed: int) -> dict[str, Any]:
     return full_view(run, seed, 0, bows_figures)
 
 
-def _lab_summary(run: Any, seed: int) -> str:
-    s = run.summary(seed)
+def _lab_summary(run: Any, seed: int, frame: int) -> str:
+    s = run.summary(seed, frame)
     parts = [f"seed {seed}", f"loss {float(s.get('loss', float('nan'))):.4g}"]
     for name, label in (("pca_overlap", "PCA overlap"), ("paired_fraction", "antipodal pairs")):
         if isinstance(s.get(name), (int, float)):

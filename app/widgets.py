@@ -26,16 +26,24 @@ def number_field(
     step: Any = 1,
     hint: str = "",
 ) -> html.Label:
-    """A labelled number box (debounced: it reports on Enter or blur)."""
+    """A labelled number box (debounced: it reports on Enter or blur); `lo`, `hi` go into
+    its tooltip. The box itself takes any number: the config's validation, not the
+    browser, judges it and says what is allowed (an out-of-range number would otherwise
+    reach the server as an empty box)."""
+    kind = "integer" if step == 1 else "number"
+    title = f"{hint + ': ' if hint else ''}{kind} from {lo:g} to {hi:g}"
     return html.Label(
         className="field",
-        title=hint,
-        children=[
-            html.Span(label),
-            dcc.Input(id=id_, type="number", min=lo, max=hi, step=step, value=value,
-                      debounce=True),
-        ],
-    )  # fmt: skip
+        title=title,
+        children=[html.Span(label), number_box(id_, value)],
+    )
+
+
+def number_box(id_: str, value: Any = None, class_name: str = "") -> dcc.Input:
+    """A number box that commits on Enter or blur and leaves range checks to the server."""
+    return dcc.Input(
+        id=id_, type="number", step="any", value=value, debounce=True, className=class_name
+    )
 
 
 def scrubber(id_: str, *, maximum: float = 0, step: float = 1, value: float = 0,
@@ -44,7 +52,14 @@ def scrubber(id_: str, *, maximum: float = 0, step: float = 1, value: float = 0,
     return html.Div(
         className="scrubber",
         children=dcc.Slider(
-            id=id_, min=0, max=maximum, step=step, value=value, marks=marks, updatemode="drag"
+            id=id_,
+            min=0,
+            max=maximum,
+            step=step,
+            value=value,
+            marks=marks,
+            updatemode="drag",
+            allow_direct_input=False,  # the label says which frame, counted from 1
         ),  # fmt: skip
     )
 
@@ -77,8 +92,12 @@ def wire_player(
     graphs: Sequence[str],
     label: str,
     steppers: tuple[str, str] | None = None,
+    request: str | None = None,
 ) -> None:
-    """Scrubber, play/pause and step buttons over a view store, all client-side."""
+    """Scrubber, play/pause and step buttons over a view store, all client-side.
+
+    `request`: a store {"key", "frame"} naming the frame a link asks for; the scrubber
+    goes there once that run's frames are all in, and the store is emptied."""
     clientside_callback(
         _js("render"),
         *[Output(g, "figure") for g in graphs],
@@ -87,14 +106,17 @@ def wire_player(
         Input(view, "data"),
     )
     # the slider's range follows the frames; while training it follows the newest
+    wanted = [Output(request, "data", allow_duplicate=True), State(request, "data")]
     clientside_callback(
         _js("follow"),
         Output(frame, "max"),
         Output(frame, "value", allow_duplicate=True),
+        *(wanted[:1] if request else []),
         Input(view, "data"),
         State(frame, "value"),
         State(frame, "max"),
         State(job, "data"),
+        *(wanted[1:] if request else []),
         prevent_initial_call="initial_duplicate",  # a page may arrive with its frames inside
     )
     clientside_callback(

@@ -46,8 +46,10 @@
           });
           return { data: data, layout: view.layouts[p] || {} };
         });
+        // the status line of this very frame (app/view.py, status_lines)
+        const summary = (view.summaries || [])[i];
         const label = "step " + view.steps[i] + " · frame " + (i + 1) + "/" + view.n +
-          (view.summary ? " · " + view.summary : "");
+          (summary ? " · " + summary : "");
         return figs.concat([label]);
       },
 
@@ -85,15 +87,25 @@
         return [true, "Play", noUpdate()];
       },
 
-      follow: function (view, value, max, job) {
+      // The slider's range follows the frames; while training it follows the newest.
+      // `request` (optional): the frame a share link asks for, applied once that run's
+      // frames are all in; the request is then emptied (the third output).
+      follow: function (view, value, max, job, request) {
         const n = view && view.n ? view.n : 0;
         const newMax = Math.max(0, n - 1);
         const training = job && (job.state === "queued" || job.state === "running");
+        const withRequest = arguments.length > 4;
+        const out = (v, clear) => (withRequest ? [newMax, v, clear ? null : noUpdate()]
+          : [newMax, v]);
+        if (request && n && !training && view.key === request.key &&
+            typeof request.frame === "number") {
+          return out(Math.min(request.frame, newMax), true);
+        }
         const atEnd = value === null || value === undefined || value >= max;
         if (training || atEnd || value > newMax) {
-          return [newMax, newMax];
+          return out(newMax, false);
         }
-        return [newMax, noUpdate()];
+        return out(noUpdate(), false);
       },
 
       toggle_play: function (clicks, disabled, value, max) {
@@ -127,8 +139,18 @@
         return [status.text, { width: status.pct + "%" }, !status.active];
       },
 
-      share_link: function (search) {
-        return window.location.origin + window.location.pathname + (search || "");
+      // The link to exactly this view: the config, then the seed shown and the frame
+      // (1-based, as the label counts) once a run is on screen (app/urlstate.py).
+      share_link: function (search, frame, job, view) {
+        const params = new URLSearchParams((search || "").replace(/^\?/, ""));
+        params.delete("view_seed");
+        params.delete("frame");
+        if (view && view.n && job && job.key === view.key && typeof job.seed === "number") {
+          params.set("view_seed", String(job.seed));
+          params.set("frame", String(clampFrame(frame, view.n) + 1));
+        }
+        const query = params.toString();
+        return window.location.origin + window.location.pathname + (query ? "?" + query : "");
       },
 
       client_id: function (pathname, current) {
@@ -140,10 +162,41 @@
     },
   });
 
-  // Keyboard: ← and → step through frames, space plays or pauses (not while typing).
+  // The share link copies itself on a click and says so (a new tab still opens it).
+  function copyText(text) {
+    if (navigator.clipboard && window.isSecureContext) {
+      return navigator.clipboard.writeText(text);
+    }
+    return new Promise(function (resolve, reject) {
+      const box = document.createElement("textarea");
+      box.value = text;
+      document.body.appendChild(box);
+      box.select();
+      const ok = document.execCommand("copy");
+      document.body.removeChild(box);
+      (ok ? resolve : reject)();
+    });
+  }
+
+  document.addEventListener("click", function (event) {
+    const link = event.target && event.target.closest && event.target.closest("#share-link");
+    if (!link || event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return;
+    event.preventDefault();
+    const feedback = document.getElementById("share-feedback");
+    const say = (text) => { if (feedback) feedback.textContent = text; };
+    copyText(link.href).then(
+      () => say("copied"),
+      () => say("copy it from the address: right-click the link"),
+    );
+  });
+
+  // Keyboard: ← and → step through frames, space plays or pauses (not while typing, and
+  // not on a focused slider, which steps by itself).
   document.addEventListener("keydown", function (event) {
     const tag = (event.target && event.target.tagName) || "";
     if (["INPUT", "TEXTAREA", "SELECT"].includes(tag) || event.target.isContentEditable) return;
+    const onSlider = event.target.closest && event.target.closest("[role='slider']");
+    if (onSlider && event.key !== " ") return;
     const target = { ArrowLeft: "btn-prev", ArrowRight: "btn-next", " ": "btn-play" }[event.key];
     if (!target) return;
     const button = document.getElementById(target);

@@ -19,7 +19,8 @@ run, so nothing jumps while scrubbing); everything that moves is trace data,
 plain JSON with floats rounded to 4 significant digits. `moving_traces` names
 the traces that actually change (for the loss panel only the cursor), and
 `animation_figure` / `export_html` put all four panels into one animated,
-self-contained figure whose frames carry only those.
+self-contained figure whose frames carry only those. `status_lines` gives the
+line of numbers under the player, one per frame (`status.py`).
 """
 
 from __future__ import annotations
@@ -32,10 +33,12 @@ from tempsup.figures._common import frame_index, layout_from_parts, select, uire
 from tempsup.figures._registry import PANELS
 from tempsup.figures._registry import module as _module
 from tempsup.figures.animation import animation_figure, export_html
+from tempsup.figures.status import NEAR_BEST, status_line, status_lines
 from tempsup.palette import empty_figure
 from tempsup.run import Run
 
 __all__ = [
+    "NEAR_BEST",
     "PANELS",
     "all_frame_traces",
     "animation_figure",
@@ -45,6 +48,8 @@ __all__ = [
     "moving_traces",
     "panel_figure",
     "panel_layout",
+    "status_line",
+    "status_lines",
 ]
 
 
