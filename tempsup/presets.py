@@ -23,7 +23,7 @@ Conventions every check shares (stated once, used everywhere):
 - A seed is *alive* when its target gain a_k (the diagonal of W_yᵀW_k for
   vector input) is at least `ALIVE` = 0.5; dead ReLU networks output 0 and
   would pass every "≤ 0" test vacuously.
-- Vector task (preset 4): feature j's *recall* is what the network outputs on
+- Vector task (vector-all-or-none): feature j's *recall* is what the network outputs on
   feature j, k steps after a lone unit input on feature j:
       recall_j = ReLU((W_yᵀW_k)_jj + b_j),
   exact for any lone input u ≥ 0 (it comes out as recall_j·u: the ReLU
@@ -34,8 +34,13 @@ Conventions every check shares (stated once, used everywhere):
   feature is one or the other is *all or none*. The report also gives the
   recall on task inputs (`task_recall`: 1 − Σ(y − ŷ)²/Σy² over t > k on
   `RECALL_SEQUENCES` fresh sequences), which co-active inputs lower.
-- Presets 5 and 6: a feature is *on the diagonal* when its gain
+- vector-diagonal and large: a feature is *on the diagonal* when its gain
   (W_yᵀW_k)_jj ≥ `ALIVE`.
+- Sweeps (linear-any-sparsity, ssm-jump) and the dense ReLU RNN compare best
+  seeds across runs that share their init seeds; "largest" directions are
+  ranked by the gauge-free |a_s|, and angles of w_s (kθ, the pentagon) are
+  reported as the tied readout leaves them (fixed up to a rotation or a
+  reflection for N_h = 2 at k = 0; a stretch moves dense kθ, science.md §1d).
 """
 
 from __future__ import annotations
@@ -648,7 +653,7 @@ def check_relu_sharp(runs: dict[str, Run]) -> list[ClaimResult]:
     return out
 
 
-# ---- preset 4: vector input, all or none --------------------------------------------------------
+# ---- vector input: the pentagon, then all or none -----------------------------------------------
 
 PENTAGON_DEG = 15.0  # a pentagon: every gap between neighbouring W_x columns within 72° ± this
 PENTAGON_NORMS = 0.7  # ... and the shortest column at least this fraction of the longest
@@ -1065,7 +1070,7 @@ def check_terms_track(runs: dict[str, Run]) -> list[ClaimResult]:
     return out
 
 
-# ---- loss dynamics: align, then separate in temporal order ---------------------------------------
+# ---- loss dynamics: align, then separate in temporal order --------------------------------------
 
 SETTLE = 0.1  # a_s has settled once it stays within this × max_s |a_s(final)| of its final value
 
@@ -1157,7 +1162,7 @@ def check_loss_dynamics(runs: dict[str, Run]) -> list[ClaimResult]:
     return out
 
 
-# ---- presets 5 and 6: W_yᵀW_s for vector input --------------------------------------------------
+# ---- vector-diagonal and large: W_yᵀW_s for vector input ----------------------------------------
 
 
 def _diag_stats(run: Run) -> dict[str, np.ndarray]:
@@ -1291,7 +1296,7 @@ def check_large(runs: dict[str, Run]) -> list[ClaimResult]:
     return out
 
 
-# ---- the six presets -----------------------------------------------------------------------------
+# ---- the presets -----------------------------------------------------------------------------
 
 
 def _spiral_sink(quick: bool) -> Preset:
