@@ -37,12 +37,12 @@ Two readouts, one expansion:
   of a quadrature for (u, v). Without a bias ŷ is positively homogeneous of
   degree 1, so E[g(u, v)] = ∫_0^{π/2} g(cos φ, sin φ) W(φ) dφ with the law's
   radial weight W (uniform: 1/(4 max(cos φ, sin φ)⁴); exponential:
-  6/(cos φ + sin φ)⁴): a one-dimensional rule of 48 Gauss–Legendre nodes.
+  6/(cos φ + sin φ)⁴): a one-dimensional rule of 32 Gauss–Legendre nodes.
 
 Vector input and importance are handled throughout (slots are (age, feature)
 pairs; the dense pair tables are (T·N_x)² per readout, 0.4 M numbers for
 N_x = 5, T = 20). A readout bias b makes ℓ(∅) = ReLU(b)² nonzero and breaks the
-homogeneity: the pair integrals then use a product rule (24 × 24 nodes), and,
+homogeneity: the pair integrals then use a product rule (16 × 16 nodes), and,
 as in the linear formula, the bias's whole contribution (the expansion with b
 minus the expansion without) is booked under the mean correction.
 """
@@ -56,10 +56,10 @@ import numpy as np
 from tempsup.theory import input_moments
 
 # Gauss–Legendre rule per panel, and panels per half of [0, π/2] (angular rule)
-# or of [0, 1] (product rule). 3 × 8 per half agree with 16 × 8 to 2e-4 on trained
+# or of [0, 1] (product rule). 2 × 8 per half agree with 16 × 8 to 5e-4 on trained
 # ReLU RNNs and SSMs (kinks); smooth integrands are exact to round-off.
 _GL_NODES = 8
-_PANELS = 3
+_PANELS = 2
 
 
 # ---- quadrature for E[g(U, V)], U, V i.i.d. from the input law ----------------------
