@@ -102,7 +102,10 @@ def claim_rows(results: tuple[ClaimResult, ...]) -> html.Ul:
                         className="measured",
                         children=[
                             html.Summary("measured"),
-                            html.Pre(format_measured(r.measured)),
+                            html.Pre(
+                                format_measured(r.measured),
+                                style={"fontSize": "11px", "whiteSpace": "pre-wrap"},
+                            ),
                             html.Small(r.criterion),
                         ],
                     ),
