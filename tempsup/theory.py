@@ -326,6 +326,6 @@ def _prepare(
 def _check_array(name: str, x: object, lo: float, hi: float) -> np.ndarray:
     arr = as_float(name, x, min_ndim=0)
     if not np.all((arr >= lo) & (arr <= hi)):  # also rejects NaN
-        bad = arr[~((arr >= lo) & (arr <= hi))].ravel()[0]
+        bad = float(arr[~((arr >= lo) & (arr <= hi))].ravel()[0])  # "1.5", not "np.float64(1.5)"
         raise TempsupError(f"{name}: expected values in [{lo:g}, {hi:g}], got {bad!r}")
     return arr

@@ -47,3 +47,31 @@ class FakeClock:
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+
+def follow(queue, key: str, on_status: Callable | None = None, deadline: float = DEADLINE):
+    """Poll a job as the app's pages do (status, then frames from the cursor) until DONE.
+
+    Returns (frames, final status, reads) where `reads` counts the polls that
+    returned new frames while the job was running. `on_status(status, new)`
+    sees every poll. A FAILED (or vanished) job fails the test.
+    """
+    from tempsup.jobs import JobState
+
+    frames: list = []
+    reads = 0
+    end = time.monotonic() + deadline
+    while True:
+        assert time.monotonic() < end, f"gave up after {deadline:.0f}s following job {key}"
+        status = queue.status(key)
+        assert status is not None and status.state != JobState.FAILED, status
+        new = queue.frames(key, len(frames))
+        frames += new
+        if on_status is not None:
+            on_status(status, new)
+        reads += status.state == JobState.RUNNING and bool(new)
+        if status.state == JobState.DONE:
+            break
+        time.sleep(POLL)
+    frames += queue.frames(key, len(frames))
+    return frames, status, reads

@@ -19,14 +19,15 @@ import re
 import signal
 import threading
 import time
+import types
 import uuid
 from collections.abc import Callable
-from typing import TypeVar
 
 import numpy as np
 import pytest
 
 from tempsup import cli
+from tempsup import jobs as jobs_module
 from tempsup.config import RunConfig, snapshot_steps
 from tempsup.errors import TempsupError
 from tempsup.jobs import (
@@ -46,15 +47,13 @@ from tempsup.run import ARRAYS, Run, frame
 from tempsup.sweep import SWEEP_FRAME_ARRAYS, TABLE_COLUMNS, SweepResult, SweepSpec, train_runs
 from tempsup.train import train
 from tempsup.worker import Worker, WorkerPool
+from tests.helpers import DEADLINE, FakeClock, follow, wait_for
 from tests.services import RedisServer
 
 TINY = {"steps": 40, "batch": 64, "seeds": 2, "snapshot_every": 10}
 # ~1 ms a step on one thread: seconds of training, 31 frames streamed.
 LONG = {**TINY, "steps": 900, "snapshot_every": 30}
-DEADLINE = 120.0  # seconds before a wait gives up (a hang, not a slow machine)
 BACKENDS = ("diskcache", "redis")
-
-T = TypeVar("T")
 
 
 def tiny(**changes: object) -> RunConfig:
@@ -63,16 +62,6 @@ def tiny(**changes: object) -> RunConfig:
 
 def long(**changes: object) -> RunConfig:
     return RunConfig(**{**LONG, **changes})
-
-
-def wait_for(what: str, probe: Callable[[], T | None], deadline: float = DEADLINE) -> T:
-    end = time.monotonic() + deadline
-    while True:
-        value = probe()
-        if value:
-            return value
-        assert time.monotonic() < end, f"gave up after {deadline:.0f}s waiting for {what}"
-        time.sleep(0.05)
 
 
 def state_is(queue: BaseQueue, key: str, *states: JobState) -> Callable[[], JobStatus | None]:
@@ -99,12 +88,6 @@ def stack(frames: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
 # ---- fixtures: one queue per test on each backend ---------------------------------
 
 
-@pytest.fixture(scope="module")
-def redis_server(tmp_path_factory):
-    with RedisServer(tmp_path_factory.mktemp("redis")) as server:
-        yield server
-
-
 @pytest.fixture(params=BACKENDS)
 def backend(request) -> str:
     return request.param
@@ -126,7 +109,7 @@ def queue(make_queue) -> BaseQueue:
 
 
 @pytest.fixture
-def pools(queue):
+def pools(queue, monkeypatch):
     """`pools(n)` starts n workers for this test's queue; all are stopped after the test."""
     started: list[WorkerPool] = []
 
@@ -134,10 +117,20 @@ def pools(queue):
         started.append(WorkerPool(queue, n=n, threads=1))
         return started[-1]
 
-    os.environ.setdefault("TEMPSUP_WORKER_LOGLEVEL", "WARNING")
+    monkeypatch.setenv("TEMPSUP_WORKER_LOGLEVEL", "WARNING")
     yield start
     for pool in started:
         pool.stop()
+
+
+@pytest.fixture
+def clock(monkeypatch) -> FakeClock:
+    """The queue's clock (`time.time` in tempsup.jobs), moved by the test only."""
+    fake = FakeClock()
+    monkeypatch.setattr(
+        jobs_module, "time", types.SimpleNamespace(time=fake, monotonic=time.monotonic)
+    )
+    return fake
 
 
 @pytest.fixture(scope="module")
@@ -159,25 +152,15 @@ def test_frames_stream_while_running_and_identical_configs_train_once(queue, mak
     assert first.message == "queued (1st in line)"
     assert second.state in (JobState.QUEUED, JobState.RUNNING)
 
-    frames: list[dict[str, np.ndarray]] = []
-    partial_reads = 0
     etas = []
-    end = time.monotonic() + DEADLINE
-    while True:  # the app's dcc.Interval: status, then frames from the cursor
-        assert time.monotonic() < end, "the job did not finish"
-        status = queue.status(config.key)
-        assert status is not None and status.state != JobState.FAILED, status
-        new = queue.frames(config.key, len(frames))
-        frames += new
+
+    def running(status: JobStatus, new: list) -> None:
         if status.state == JobState.RUNNING:
             assert status.message.startswith("training: step ")
             etas.append(status.eta_s)
-            partial_reads += bool(new) and len(frames) < config.n_snapshots
-        if status.state == JobState.DONE:
-            break
-        time.sleep(0.05)
-    frames += queue.frames(config.key, len(frames))
 
+    # the app's dcc.Interval: status, then frames from the cursor
+    frames, status, partial_reads = follow(queue, config.key, running)
     assert partial_reads > 0, "no frame was read while the job was running"
     assert any(eta is not None and eta >= 0 for eta in etas), etas
     assert [int(f["step"]) for f in frames] == snapshot_steps(config.steps, config.snapshot_every)
@@ -284,20 +267,7 @@ def test_sweep_job_streams_point_summaries_and_stores_every_point(queue, make_qu
     assert (status.kind, status.key, status.total) == ("sweep", spec.key, 300)
     assert queue.spec(spec.key) == spec and queue.config(spec.key) == spec
 
-    frames: list[dict[str, np.ndarray]] = []
-    partial_reads = 0
-    end = time.monotonic() + DEADLINE
-    while True:  # a phase-diagram page polling with a cursor
-        assert time.monotonic() < end, "the sweep did not finish"
-        status = queue.status(spec.key)
-        assert status is not None and status.state != JobState.FAILED, status
-        new = queue.frames(spec.key, len(frames))
-        frames += new
-        partial_reads += status.state == JobState.RUNNING and bool(new)
-        if status.state == JobState.DONE:
-            break
-        time.sleep(0.05)
-    frames += queue.frames(spec.key, len(frames))
+    frames, status, partial_reads = follow(queue, spec.key)  # a phase page polling
     assert partial_reads > 0, "no frame was read while the sweep was running"
     assert [int(f["step"]) for f in frames] == snapshot_steps(300, 10)
     for f in frames:
@@ -366,17 +336,23 @@ def test_refusals_name_the_limit(make_queue):
         queue.retry("0123456789abcdef")
 
 
-def test_rate_limit_per_client(make_queue):
-    queue = make_queue(max_rate=3, max_per_client=10, rate_window=2.0)
+def test_rate_limit_per_client(make_queue, clock):
+    queue = make_queue(max_rate=3, max_per_client=10, rate_window=60.0)
     for seed in range(3):
         queue.submit(tiny(seed=20 + seed), client="eager")
+        clock.advance(10.0)  # started at t = 0, 10 and 20
     queue.submit(tiny(seed=20), client="eager")  # a dedupe hit starts no job: not counted
-    with pytest.raises(TempsupError, match=r"too many new jobs: expected at most 3 per 2 s per "
-                       r"user, you started 3; try again in [12] s"):  # fmt: skip
-        queue.submit(tiny(seed=30), client="eager")
+    with pytest.raises(TempsupError, match=r"too many new jobs: expected at most 3 per 60 s per "
+                       r"user, you started 3; try again in 30 s"):  # fmt: skip
+        queue.submit(tiny(seed=30), client="eager")  # at t = 30
     assert queue.submit(tiny(seed=30), client="other").state == JobState.QUEUED
-    time.sleep(2.1)  # the window slides: accepted again
-    assert queue.submit(tiny(seed=30), client="eager").state == JobState.QUEUED
+    clock.advance(29.5)  # t = 59.5: the first start is still inside the window
+    with pytest.raises(TempsupError, match="try again in 1 s"):
+        queue.submit(tiny(seed=31), client="eager")
+    clock.advance(1.0)  # t = 60.5: the window has slid past it
+    assert queue.submit(tiny(seed=31), client="eager").state == JobState.QUEUED
+    with pytest.raises(TempsupError, match="try again in 10 s"):  # t = 10, 20, 60.5 in the window
+        queue.submit(tiny(seed=32), client="eager")
 
 
 def test_concurrent_submits_are_atomic(make_queue):
@@ -409,8 +385,8 @@ def test_concurrent_submits_are_atomic(make_queue):
     assert len(queue.queued()) == 4
 
 
-def test_dead_worker_on_another_host_is_found_by_its_heartbeat(make_queue):
-    queue = make_queue(heartbeat_timeout=0.5)
+def test_dead_worker_on_another_host_is_found_by_its_heartbeat(make_queue, clock):
+    queue = make_queue(heartbeat_timeout=30.0)
     config = tiny(seed=60)
     queue.submit(config)
     claim = queue.claim(pid=999_999_999)  # a worker that beats, then vanishes
@@ -423,8 +399,9 @@ def test_dead_worker_on_another_host_is_found_by_its_heartbeat(make_queue):
         db.set(status_key(config.key), text.replace(f'"host": "{rec["host"]}"', '"host": "w9"'))
 
     queue.store.atomic(elsewhere)
+    clock.advance(29.0)
     assert queue.status(config.key).state == JobState.RUNNING  # heartbeat still fresh
-    time.sleep(0.6)
+    clock.advance(2.0)  # 31 s since the last beat
     status = queue.status(config.key)  # polling finds it dead: failed, not re-run
     assert status.state == JobState.FAILED and status.message.startswith("worker died at step 5")
     assert queue.put_frame(claim, 0, {}) == "lost"  # a late write of the vanished worker
@@ -544,10 +521,10 @@ def test_open_queue_picks_the_backend_from_the_environment(monkeypatch, tmp_path
         queue.status("0123456789abcdef")
 
 
-def test_redis_restart_mid_job_is_reported_and_the_job_completes(tmp_path):
+def test_redis_restart_mid_job_is_reported_and_the_job_completes(tmp_path, monkeypatch):
     """Redis restarts while a job trains: the web side reports the outage, the
     worker retries its writes, and the job finishes once Redis is back (AOF on)."""
-    os.environ.setdefault("TEMPSUP_WORKER_LOGLEVEL", "WARNING")
+    monkeypatch.setenv("TEMPSUP_WORKER_LOGLEVEL", "WARNING")
     with RedisServer(tmp_path / "redis", persist=True) as server:
         queue = RedisQueue(server.url, "restart:")
         config = long(seed=70, steps=900)

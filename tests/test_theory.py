@@ -278,3 +278,66 @@ def test_bad_inputs_raise_tempsup_error() -> None:
         th.expected_loss(A, 1, 0.1, 0.5, 1 / 3, 5, importance=np.ones(2))
     with pytest.raises(TempsupError, match="broadcast"):
         th.expected_loss(np.zeros((3, 5, 1, 1)), 1, np.ones(2) * 0.1, 0.5, 1 / 3, 5)
+
+
+A1 = np.zeros((5, 1, 1))  # n = 5 ages, N_x = 1
+A2 = np.zeros((3, 5, 2, 2))  # 3 models, N_x = 2
+REFUSED = [
+    # (function, args, kwargs, the whole message)
+    ("loss_terms", (np.zeros((5, 1, 2)), 1, 0.1, 0.5, 0.3, 5), {},
+     "A: expected projections of shape (..., n, N_x, N_x), got (5, 1, 2) "
+     "(for a scalar kernel a of shape (..., n) pass a[..., None, None])"),
+    ("loss_terms", (np.zeros((1, 1)), 1, 0.1, 0.5, 0.3, 1), {},
+     "A: expected projections of shape (..., n, N_x, N_x), got (1, 1) "
+     "(for a scalar kernel a of shape (..., n) pass a[..., None, None])"),
+    ("loss_terms", (A1, -1, 0.1, 0.5, 0.3, 5), {}, "k: expected an integer >= 0, got -1"),
+    ("loss_terms", (A1, 1, 0.1, 0.5, 0.3, 0), {}, "T: expected an integer >= 1, got 0"),
+    ("loss_terms", (A1, 1, 1.5, 0.5, 0.3, 5), {}, "p: expected values in [0, 1], got 1.5"),
+    ("loss_terms", (A1, 1, -0.0001, 0.5, 0.3, 5), {}, "p: expected values in [0, 1], got -0.0001"),
+    ("loss_terms", (A1, 1, 0.1, -1.0, 0.3, 5), {}, "mu: expected values in [0, inf], got -1.0"),
+    ("loss_terms", (A1, 1, 0.1, 0.5, np.nan, 5), {}, "nu: expected values in [0, inf], got nan"),
+    ("loss_terms", (A1, 1, 0.1, 0.5, 0.3, 5), {"importance": np.array([-1.0])},
+     "importance: expected values in [0, inf], got -1.0"),
+    ("loss_terms", (A2, 1, 0.1, 0.5, 0.3, 5), {"importance": np.ones(3)},
+     "importance: expected shape (..., N_x) with N_x = 2, got (3,)"),
+    ("loss_terms", (A2, 1, 0.1, 0.5, 0.3, 5), {"b_y": np.zeros(3)},
+     "b_y: expected shape (..., N_x) with N_x = 2, got (3,)"),
+    ("loss_terms", (A2, 1, np.full(2, 0.1), 0.5, 0.3, 5), {},
+     "p: expected leading axes that broadcast against A's (3,), got (2,)"),
+    ("loss_terms", (A2, 1, 0.1, np.full(2, 0.5), 0.3, 5), {},
+     "mu: expected leading axes that broadcast against A's (3,), got (2,)"),
+    ("loss_terms", (A2, 1, 0.1, 0.5, np.full(2, 0.3), 5), {},
+     "nu: expected leading axes that broadcast against A's (3,), got (2,)"),
+    ("loss_terms", (A2, 1, 0.1, 0.5, 0.3, 5), {"importance": np.ones((2, 2))},
+     "importance: expected leading axes that broadcast against A's (3,), got (2,)"),
+    ("loss_terms", (A2, 1, 0.1, 0.5, 0.3, 5), {"b_y": np.zeros((2, 2))},
+     "b_y: expected leading axes that broadcast against A's (3,), got (2,)"),
+    ("zero_output_loss", (-1, 0.1, 0.3, 5), {}, "k: expected an integer >= 0, got -1"),
+    ("zero_output_loss", (1, 0.1, 0.3, 0), {}, "T: expected an integer >= 1, got 0"),
+    ("zero_output_loss", (1, 1.01, 0.3, 5), {}, "p: expected values in [0, 1], got 1.01"),
+    ("zero_output_loss", (1, 0.1, -0.3, 5), {}, "nu: expected values in [0, inf], got -0.3"),
+    ("zero_output_loss", (1, 0.1, 0.3, 5), {"importance": np.array([1.0, -2.0])},
+     "importance: expected values in [0, inf], got -2.0"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("fn", "args", "kwargs", "message"), REFUSED)
+def test_refusals_name_the_argument_and_its_range(fn, args, kwargs, message) -> None:
+    with pytest.raises(TempsupError) as info:
+        getattr(th, fn)(*args, **kwargs)
+    assert str(info.value) == message
+
+
+def test_the_ranges_include_their_ends() -> None:
+    A = np.zeros((1, 1, 1))
+    th.loss_terms(A, 0, 1.0, 0.0, 0.0, 1)  # k = 0, T = 1 = n, p = 1, μ = ν = 0
+    th.loss_terms(A, 0, 0.0, np.inf, np.inf, 1, importance=np.zeros(1))
+    assert th.zero_output_loss(0, 1.0, 0.0, 1) == 0.0
+    # the number of target steps never goes negative: k ≥ T gives 0, not a negative loss
+    assert th.zero_output_loss(7, 0.5, 1.0, 5) == 0.0
+    np.testing.assert_allclose(th.zero_output_loss(1, 0.5, 1.0, 3, importance=np.float64(2.0)), 2.0)
+    # importance per model: the sum is over features only
+    np.testing.assert_allclose(
+        th.zero_output_loss(1, 0.5, 1.0, 3, importance=np.array([[1.0, 1.0], [3.0, 0.0]])),
+        [2.0, 3.0],
+    )
