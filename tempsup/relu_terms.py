@@ -49,7 +49,7 @@ minus the expansion without) is booked under the mean correction.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -371,26 +371,16 @@ def _law_nodes(dist: str) -> tuple[np.ndarray, np.ndarray]:
 # ---- the public entry --------------------------------------------------------------
 
 
-def relu_loss_terms(
-    W_x: np.ndarray,
-    W_h: np.ndarray,
-    W_y: np.ndarray,
-    b_y: np.ndarray | None,
-    k: int,
-    p: float | np.ndarray,
-    dist: str,
-    T: int,
-    relu_hidden: bool,
-    importance: np.ndarray | None = None,
-) -> np.ndarray:
+def relu_loss_terms(*args: Any, **kwargs: Any) -> np.ndarray:
     """Task, mean correction, projection and composition (..., 4) of a ReLU readout.
 
-    `relu_hidden=False` is the SSM (closed-form pair integrals), True the ReLU
-    RNN (forward passes). Weights as in `tempsup.geometry`, any leading axes.
-    With a bias the terms are those of the network without it, and everything
-    the bias changes is booked under the mean correction, as in the linear formula.
+    The arguments of `analyse`. `relu_hidden=False` is the SSM (closed-form
+    pair integrals), True the ReLU RNN (forward passes); weights as in
+    `tempsup.geometry`, any leading axes. With a bias the terms are those of the
+    network without it, and everything the bias changes is booked under the
+    mean correction, as in the linear formula.
     """
-    return analyse(W_x, W_h, W_y, b_y, k, p, dist, T, relu_hidden, importance)[0]
+    return analyse(*args, **kwargs)[0]
 
 
 def analyse(
