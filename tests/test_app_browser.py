@@ -6,11 +6,13 @@ test opens its own page. Configs are tiny so the worker answers in seconds.
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from selenium.webdriver.common.keys import Keys
 
 from tests.browser import app_server, make_driver
 
@@ -22,10 +24,25 @@ TINY = (
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory) -> str:
-    cache = tmp_path_factory.mktemp("cache") / "jobs"
+def cache(tmp_path_factory) -> Path:
+    """The job store of the module's server: tests ask the worker's own records."""
+    return tmp_path_factory.mktemp("cache") / "jobs"
+
+
+@pytest.fixture(scope="module")
+def server(cache) -> str:
     with app_server(cache) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def store(server, cache):
+    """The server's job queue, read directly (what the worker wrote)."""
+    from tempsup.jobs import JobQueue
+
+    queue = JobQueue(cache)
+    yield queue
+    queue.close()
 
 
 @pytest.fixture
@@ -80,6 +97,95 @@ def query(driver) -> dict[str, list[str]]:
     return parse_qs(urlparse(driver.current_url).query)
 
 
+def config_of(query_text: str):
+    """The RunConfig a link's query describes (what the page must train)."""
+    from app.urlstate import config_from_query
+
+    config, errors = config_from_query(query_text)
+    assert errors == [], errors
+    return config
+
+
+def status_text(driver) -> str:
+    return find(driver, "#job-status").text
+
+
+def seed_menu(driver) -> list[str]:
+    """The seed menu's entries (opens and closes it)."""
+    find(driver, "#seed-pick").click()
+    items = wait_for(
+        lambda: driver.find_elements("css selector", ".dash-dropdown-option, [role='option']"),
+        10,
+        "seed menu",
+    )
+    texts = [i.text for i in items]
+    find(driver, "#seed-pick").click()
+    return texts
+
+
+def pick_seed(driver, seed: int) -> None:
+    """Choose `seed` in the seed menu, as a user does."""
+    find(driver, "#seed-pick").click()
+    option = wait_for(
+        lambda: next(
+            o
+            for o in driver.find_elements("css selector", ".dash-dropdown-option")
+            if o.text.startswith(f"seed {seed}:") or o.text.startswith(f"seed {seed} (")
+        ),
+        10,
+        f"seed {seed} in the menu",
+    )
+    option.click()
+    wait_for(lambda: f"· seed {seed}:" in frame_label(driver), 20, f"seed {seed} shown")
+
+
+def go_to_frame(driver, index: int) -> None:
+    """Step with ◀ / ▶ until the player shows frame `index` (0-based)."""
+    while True:
+        cur, _ = wait_for(lambda: frame_count(driver)[1] and frame_count(driver), 10, "frames")
+        if cur - 1 == index:
+            return
+        find(driver, "#btn-prev" if cur - 1 > index else "#btn-next").click()
+        wait_for(lambda c=cur: frame_count(driver)[0] != c, 10, "the frame to change")
+
+
+def placed(trace: dict) -> dict:
+    """A trace without its text's side: the loss panel puts its cursor label left of the
+    cursor in the second half of the axis, and the axis grows while a job streams."""
+    return {k: v for k, v in trace.items() if k != "textposition"}
+
+
+def without_total(label: str) -> str:
+    return re.sub(r"frame (\d+)/\d+", r"frame \1", label)
+
+
+def shown_seed(driver) -> int:
+    return int(frame_label(driver).split("· seed ")[1].split(":")[0])
+
+
+PANEL_GRAPHS = {"directions": "graph-directions", "loss": "graph-loss",
+                "projections": "graph-projections", "eigen": "graph-eigen"}  # fmt: skip
+
+
+def screen(driver) -> dict:
+    """The label and every panel's traces as drawn, read in one script (no render between)."""
+    return driver.execute_script(
+        """
+        const out = {label: document.getElementById('player-label').innerText};
+        for (const [panel, graph] of Object.entries(arguments[0])) {
+          const g = document.querySelector('#' + graph + ' .js-plotly-plot');
+          out[panel] = ((g && g.data) || []).map((t) => {
+            const c = Object.assign({}, t);
+            delete c.uid;
+            return c;
+          });
+        }
+        return out;
+        """,
+        PANEL_GRAPHS,
+    )
+
+
 def test_page_loads_with_trained_default_example(server, browser):
     browser.get(server)
     # the default example is queued at start-up; its frames appear without any click
@@ -118,21 +224,42 @@ def test_train_shows_progress_then_frames_and_play_advances(server, browser):
     wait_for(lambda: frame_count(browser)[0] > first, 10, "playing advances frames")
 
 
-def test_cancel_stops_a_long_job(server, browser):
-    browser.get(f"{server}/?model=rnn&k=3&sparsity=0.9&steps=100000&seeds=4&snapshot_every=100")
-    wait_for(lambda: "training" in find(browser, "#job-status").text, 60, "training")
+LONG = "model=rnn&k=3&sparsity=0.9&steps=100000&seeds=4&snapshot_every=100"
+
+
+def test_cancel_stops_a_long_job_and_keeps_its_frames(server, browser, store):
+    browser.get(f"{server}/?{LONG}")
+    wait_for(lambda: frame_count(browser)[1] >= 2, 90, "frames streaming in")
     find(browser, "#btn-cancel").click()
-    wait_for(lambda: "cancel" in find(browser, "#job-status").text.lower(), 30, "cancelled")
+    # the worker's own words, written when it stopped (not the "Cancelling…" of the click)
+    wait_for(lambda: "cancelled at step" in status_text(browser), 60, "cancelled by the worker")
+    status = store.status(config_of(LONG).key)
+    assert status.state.value == "cancelled" and status.n_frames >= 2
+    # what was trained stays on screen, every kept frame of it, with its seeds in the menu
+    kept = (status.n_frames, status.n_frames)
+    wait_for(lambda: frame_count(browser) == kept, 30, "the kept frames")
+    assert len(seed_menu(browser)) == 4
+    # and Export exports it (it said "Nothing to export yet" after Cancel)
+    find(browser, "#btn-export-html").click()
+    path = wait_for(lambda: next(iter(browser.download_dir.glob("*.html")), None), 60, "export")
+    assert path.name == f"tempsup-{status.key}.html"
+    assert "Nothing to export" not in status_text(browser)
 
 
 def test_export_downloads_html_with_frames(server, browser):
-    browser.get(f"{server}/?{TINY}&seed=12")
-    wait_for(lambda: "Done" in find(browser, "#job-status").text, 60, "done")
+    browser.get(f"{server}/?{TINY}&seed=12&view_seed=1")
+    wait_for(lambda: "Done" in status_text(browser), 60, "done")
+    wait_for(lambda: shown_seed(browser) == 1, 20, "seed 1 shown")
     find(browser, "#btn-export-html").click()
     path = wait_for(lambda: next(iter(browser.download_dir.glob("*.html")), None), 30, "download")
     text = path.read_text()
-    assert "frames" in text and '"k": 2' in text.replace("'", '"') or "k=2" in text
+    config = config_of(TINY + "&seed=12")
+    assert f'"k": {config.k}' in text and config.key in text
+    assert "Plotly.addFrames(" in text and text.count('"traces":') >= config.n_snapshots
+    assert "seed 1 of 2" in text  # the seed on screen, not the best one
     assert '<script src="http' not in text  # offline: plotly.js is inlined
+    # the page came from this machine only: no useless loopback link inside the file
+    assert server not in text and "127.0.0.1" not in text and "localhost:" not in text
 
 
 def test_shared_link_restores_controls(server, browser):
@@ -150,7 +277,7 @@ def test_shared_link_restores_controls(server, browser):
         20,
         "k slider at 4",
     )
-    assert browser.find_element("css selector", "#ctl-sparsity input").get_attribute("value") in (
+    assert browser.find_element("css selector", "#ctl-sparsity-box").get_attribute("value") in (
         "0.95",
         ".95",
     )
@@ -232,3 +359,179 @@ def test_gallery_fills_in_the_background_and_opens_a_preset(tmp_path_factory, br
         find(browser, f"{spiral} a.chip").click()
         wait_for(lambda: "model=linear" in browser.current_url, 20, "explorer opened")
         wait_for(lambda: "Done" in find(browser, "#job-status").text, 30, "preset run served")
+
+
+# ---- what the screen says is what the run is ---------------------------------------------
+
+# Four linear seeds whose leader changes: another seed leads the first frames, seed 1 is
+# best at the end.
+LEADER_CHANGES = (
+    "model=linear&k=2&sparsity=0.5&hidden=2&inputs=1&steps=400&batch=64&seeds=4"
+    "&snapshot_every=10&seed=207"
+)
+
+
+def test_streamed_view_is_the_final_view_and_the_best_seed_follows(server, browser, store):
+    from tempsup import figures
+
+    config = config_of(LEADER_CHANGES)
+    browser.get(f"{server}/?{LEADER_CHANGES}")
+    # while the job streams, note what the page draws at each frame it reaches
+    streamed: dict[tuple[int, int], dict] = {}
+    deadline = time.monotonic() + 120
+    while "Done" not in status_text(browser):
+        assert time.monotonic() < deadline, "the job did not finish"
+        shot = screen(browser)
+        if (
+            "frame" in shot["label"]
+            and shot == screen(browser)
+            and "Done" not in status_text(browser)
+        ):
+            cur = int(shot["label"].split("frame ")[1].split("/")[0])
+            streamed[(int(shot["label"].split("· seed ")[1].split(":")[0]), cur - 1)] = shot
+        time.sleep(0.05)
+    run = store.run(config.key)
+    assert run is not None and run.best == 1
+    # the job ended: the best seed is on screen, not the one that led the first frames
+    wait_for(lambda: shown_seed(browser) == run.best, 30, "the best seed after training")
+    assert streamed, "no frame was seen while streaming"
+    # each streamed frame = the same frame of the final view, for the same seed: the status
+    # line word for word, and every trace that moves with the frame
+    seed = next(iter(streamed))[0]
+    if seed != run.best:
+        pick_seed(browser, seed)
+    for (s_, f), shot in sorted(streamed.items()):
+        if s_ != seed:
+            continue
+        go_to_frame(browser, f)
+        final = wait_for(lambda: screen(browser), 10, "the frame drawn")
+        # (the frame count grew meanwhile: "frame 3/3" then "frame 3/41")
+        assert without_total(shot["label"]) == without_total(final["label"]), f
+        for panel in PANEL_GRAPHS:
+            for i in figures.moving_traces(panel, run, seed):
+                assert placed(shot[panel][i]) == placed(final[panel][i]), (f, panel, i)
+
+
+def test_status_line_follows_the_scrubber(server, browser, store):
+    from tempsup.figures import status_line
+
+    link = TINY + "&seed=31"
+    browser.get(f"{server}/?{link}")
+    wait_for(lambda: "Done" in status_text(browser), 60, "done")
+    run = store.run(config_of(link).key)
+    seed = shown_seed(browser)
+    for frame in (5, 0, run.n_frames - 1):
+        go_to_frame(browser, frame)
+        step = int(run["step"][frame])
+        expected = f"step {step} · frame {frame + 1}/{run.n_frames} · " + status_line(
+            run, seed, frame
+        )
+        wait_for(lambda e=expected: frame_label(browser) == e, 10, f"the line of frame {frame}")
+        # the eigen panel says the same ρ(W_h) at that frame
+        rho = frame_label(browser).split("ρ(W_h) = ")[1].split(" ")[0]
+        corner = screen(browser)["eigen"][-1]["text"][0]
+        assert f"ρ(W<sub>h</sub>) = {rho} " in corner, (corner, rho)
+    assert status_line(run, seed, 5) != status_line(run, seed, -1)
+
+
+def test_share_link_restores_seed_and_frame_in_a_fresh_browser(server, browser, tmp_path):
+    link = TINY + "&seed=32"
+    browser.get(f"{server}/?{link}")
+    wait_for(lambda: "Done" in status_text(browser), 60, "done")
+    other = 1 - shown_seed(browser)  # two seeds: pick the one that is not shown
+    pick_seed(browser, other)
+    go_to_frame(browser, 7)
+    wanted = without_total(frame_label(browser))
+    browser.execute_cdp_cmd(
+        "Browser.grantPermissions",
+        {"origin": server, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
+    )
+    find(browser, "#share-link").click()
+    wait_for(lambda: find(browser, "#share-feedback").text == "copied", 10, "copied feedback")
+    href = find(browser, "#share-link").get_attribute("href")
+    params = parse_qs(urlparse(href).query)
+    assert params["view_seed"] == [str(other)] and params["frame"] == ["8"], href
+    # a fresh browser (no local storage, nothing cached in the page) shows the same view
+    fresh = make_driver(tmp_path / "fresh")
+    try:
+        fresh.get(href)
+        wait_for(lambda: "Done" in status_text(fresh), 60, "served in the fresh browser")
+        wait_for(lambda: without_total(frame_label(fresh)) == wanted, 20, "seed and frame")
+    finally:
+        fresh.quit()
+
+
+def test_enter_commits_a_number_box_and_a_refused_value_says_so(server, browser):
+    from tempsup.config import DEFAULTS
+    from tempsup.errors import TempsupError
+
+    browser.get(f"{server}/?{TINY}&seed=33")
+    wait_for(lambda: query(browser).get("hidden") == ["2"], 30, "the link's config")
+    box = find(browser, "#ctl-hidden-box")
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys("3", Keys.ENTER)  # Enter, no Tab: the box keeps the focus
+    wait_for(lambda: query(browser).get("hidden") == ["3"], 10, "hidden=3 in the URL")
+    wait_for(lambda: slider_value(browser, "ctl-hidden") == "3", 10, "the slider follows the box")
+    # beyond the slider but within RunConfig's limits (as a link): applied
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys("50", Keys.ENTER)
+    wait_for(lambda: query(browser).get("hidden") == ["50"], 10, "hidden=50 in the URL")
+    # beyond RunConfig's limits: refused in RunConfig's words, and the box shows what is kept
+    box.send_keys(Keys.CONTROL, "a")
+    box.send_keys("5000", Keys.ENTER)
+    with pytest.raises(TempsupError) as refused:
+        DEFAULTS.replace(hidden=5000)
+    error = wait_for(lambda: find(browser, "#config-error").text, 10, "a message")
+    assert str(refused.value) in error and "kept hidden = 50" in error, error
+    wait_for(lambda: box.get_attribute("value") == "50", 10, "the box back at 50")
+    assert query(browser).get("hidden") == ["50"]
+
+
+# (box, typed, field, the value the box sends): each was "enter a value" or dropped silently
+REFUSED = [
+    ("#ctl-lr", "0", "lr", 0),
+    ("#ctl-importance", "2", "importance", 2),
+    ("#ctl-snapshot-every", "0", "snapshot_every", 0),
+    ("#ctl-curriculum", "1.5", "curriculum", 1.5),
+    ("#ctl-k-box", "50", "k", 50),
+]
+
+
+def test_a_refused_value_names_field_value_and_range(server, browser):
+    from tempsup.errors import TempsupError
+
+    browser.get(f"{server}/?{TINY}&seed=34")
+    wait_for(lambda: query(browser).get("model") == ["linear"], 30, "the link's config")
+    find(browser, ".advanced summary").click()
+    for box, typed, field, value in REFUSED:
+        el = find(browser, box)
+        before = el.get_attribute("value")
+        el.send_keys(Keys.CONTROL, "a")
+        el.send_keys(typed, Keys.ENTER)
+        with pytest.raises(TempsupError) as refused:
+            config_of(TINY + "&seed=34").replace(**{field: value})
+        # RunConfig's own message (field, value, allowed range), and the box shows what is kept
+        wanted = f"Not applied: {refused.value}"
+        wait_for(lambda w=wanted: w in find(browser, "#config-error").text, 10, wanted)
+        wait_for(lambda e=el, b=before: e.get_attribute("value") == b, 10, f"{box} restored")
+        assert query(browser).get(field) != [typed]
+
+
+def test_compare_names_a_bad_link(server, browser):
+    browser.get(f"{server}/compare")
+    left = find(browser, "#compare-left")
+    wait_for(lambda: left.get_attribute("value"), 30, "the boxes show the runs compared")
+    left.send_keys(Keys.CONTROL, "a")
+    left.send_keys("not a link", Keys.TAB)
+    right = find(browser, "#compare-right")
+    right.send_keys(Keys.CONTROL, "a")
+    right.send_keys("?model=ssm&k=50", Keys.TAB)
+    find(browser, "#compare-go").click()
+    error = wait_for(lambda: find(browser, "#compare-error").text, 10, "a message")
+    assert "left:" in error and "names no setting" in error, error
+    assert "right: k: expected an integer in [0, 19], got 50" in error, error
+
+
+def slider_value(driver, slider_id: str) -> str | None:
+    thumb = driver.find_element("css selector", f"#{slider_id} [role='slider']")
+    return thumb.get_attribute("aria-valuenow")

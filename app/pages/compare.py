@@ -9,7 +9,7 @@ through the *fraction* of training, so runs of different lengths stay aligned.
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import parse_qs, urlencode, urlparse
+from urllib.parse import parse_qs, parse_qsl, urlencode, urlparse
 
 from dash import (
     ClientsideFunction,
@@ -30,7 +30,7 @@ from app.services import job_queue
 from app.urlstate import config_from_query, query_from_config
 from app.view import empty_view, full_view
 from app.widgets import scrubber
-from tempsup.config import MODEL_NAMES, RunConfig
+from tempsup.config import FIELDS, MODEL_NAMES, RunConfig
 from tempsup.errors import TempsupError
 from tempsup.jobs import JobState
 from tempsup.palette import empty_figure
@@ -105,6 +105,7 @@ def layout() -> html.Div:
                             html.Button("Compare", id=ids.COMPARE_GO, n_clicks=0),
                         ],
                     ),
+                    html.Div(id=ids.COMPARE_ERROR, className="error", role="alert"),
                     html.Div(id=ids.COMPARE_STATUS, className="status", role="status"),
                     html.Div(
                         className="player-row",
@@ -155,22 +156,47 @@ def _describe(config: RunConfig) -> str:
     return f"{MODEL_NAMES[config.model]}, k = {config.k}, S = {config.sparsity:g}"
 
 
+def check_link(side: str, text: Any) -> tuple[str, list[str]]:
+    """The query of one pasted explorer link, and what is wrong with it (field, value and
+    allowed range in `RunConfig`'s words; nothing: it can be compared)."""
+    query = _link_query(text)
+    if not query:
+        return "", [f"{side}: paste an explorer link (e.g. …/?model=ssm&k=3&sparsity=0.9)"]
+    names = {name for name, _ in parse_qsl(query, keep_blank_values=True)}
+    if not names & set(FIELDS):
+        return query, [f"{side}: {str(text).strip()[:80]!r} names no setting of a run"]
+    _, errors = config_from_query(query)
+    return query, [f"{side}: {e}" for e in errors]
+
+
 @callback(
     Output(ids.COMPARE_URL, "search"),
+    Output(ids.COMPARE_ERROR, "children"),
     Input(ids.COMPARE_GO, "n_clicks"),
     State(ids.COMPARE_LEFT, "value"),
     State(ids.COMPARE_RIGHT, "value"),
     prevent_initial_call=True,
 )
 def compare_links(_n: int, left: Any, right: Any):
-    """Two pasted explorer links become this page's query."""
-    a, b = _link_query(left), _link_query(right)
-    if not a or not b:
-        return no_update
+    """Two pasted explorer links become this page's query; a bad one is named instead."""
+    (a, errs_a), (b, errs_b) = check_link("left", left), check_link("right", right)
+    if errs_a or errs_b:
+        return no_update, "Not compared: " + "; ".join(errs_a + errs_b)
     try:
-        return "?" + urlencode({"left": a, "right": b})
+        return "?" + urlencode({"left": a, "right": b}), ""
     except UnicodeError:  # text no URL can carry
-        return no_update
+        return no_update, "Not compared: the links hold characters no URL can carry"
+
+
+@callback(
+    Output(ids.COMPARE_LEFT, "value"),
+    Output(ids.COMPARE_RIGHT, "value"),
+    Input(ids.COMPARE_URL, "search"),
+)
+def fill_links(search: str | None):
+    """The link boxes show the two runs being compared (as explorer queries)."""
+    left, right, _ = side_configs(search)
+    return query_from_config(left), query_from_config(right)
 
 
 @callback(
