@@ -4,8 +4,11 @@ Flow (architecture.md, "Jobs"): the `CONFIG` store changes (a control moved or
 a link opened) → `show_config` serves a cached run at once, joins a job that
 is already training, or (for a link) submits one. While a job runs, `POLL`
 reads the frames past the cursor and appends their figure data to `VIEW`
-with `dash.Patch` — never resending what the browser already has. Training
-happens in the worker processes; this module never imports torch.
+with `dash.Patch` — never resending what the browser already has, each frame
+with its own status line. When the job ends (done, or cancelled with its frames
+kept) the whole run replaces the stream, showing the best seed unless the user
+picked one (the seed menu, or a share link's `view_seed`). Training happens in
+the worker processes; this module never imports torch.
 """
 
 from __future__ import annotations

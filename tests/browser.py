@@ -93,3 +93,14 @@ def make_driver(download_dir: Path):
         {"download.default_directory": str(download_dir), "download.prompt_for_download": False},
     )
     return webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
+
+
+def comparable(panel: str, trace: dict) -> dict:
+    """A moving trace without what depends on the axes, which grow while a job streams:
+    the loss panel's cursor spans the whole log axis, and its label sits at the axis top,
+    left of the cursor in the axis's second half. The rest (steps, values, texts) must be
+    the same whether a frame was streamed or built at the end."""
+    drop = {"textposition"}
+    if panel == "loss" and trace.get("name") != "current loss":
+        drop.add("y")
+    return {k: v for k, v in trace.items() if k not in drop}

@@ -12,7 +12,7 @@ from app.view import choose_seed, empty_view, full_view, seed_options
 from tempsup.config import DEFAULTS, RunConfig
 from tempsup.errors import TempsupError
 from tempsup.sweep import train_runs
-from tests.browser import ROOT
+from tests.browser import ROOT, comparable
 
 
 @pytest.mark.parametrize(
@@ -122,3 +122,93 @@ def test_the_web_process_never_imports_torch() -> None:
 
     code = "import sys, app; assert 'torch' not in sys.modules, 'app imported torch'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def test_status_lines_are_per_frame_and_match_the_eigen_panel(small_run) -> None:
+    from tempsup import figures
+
+    seed = small_run.best
+    view = full_view(small_run, seed)
+    assert view["summaries"] == figures.status_lines(small_run, seed)
+    assert len(view["summaries"]) == small_run.n_frames
+    for f in range(small_run.n_frames):
+        line = view["summaries"][f]
+        assert line.startswith(f"seed {seed}: loss {small_run['loss'][f, seed]:.4g} ")
+        rho = line.split("ρ(W_h) = ")[1].split(" ")[0]
+        corner = figures.frame_traces("eigen", small_run, seed, f)[-1]["text"][0]
+        assert f"ρ(W<sub>h</sub>) = {rho} " in corner
+    assert view["summaries"][0] != view["summaries"][-1]
+
+
+def test_streamed_chunks_add_up_to_the_full_view(small_run) -> None:
+    """What poll appends frame by frame equals what full_view builds at the end."""
+    from app.view import frame_data, status_lines
+    from tempsup.run import Run
+
+    seed = small_run.best
+    full = full_view(small_run, seed)
+    frames, lines = {p: [] for p in full["frames"]}, []
+    for n in range(1, small_run.n_frames + 1):  # one frame per poll
+        part = Run(small_run.config, {k: v[:n] for k, v in small_run.arrays.items()})
+        for panel, traces in frame_data(part, seed, 0, n - 1).items():
+            frames[panel] += traces
+        lines += status_lines(part, seed, 0, n - 1)
+    assert lines == full["summaries"]
+    base = full["base"]
+    for panel, per_frame in frames.items():
+        for f, traces in enumerate(per_frame):
+            for j, idx in enumerate(full["moving"][panel]):
+                merged = {**base[panel][idx], **full["frames"][panel][f][j]}
+                assert comparable(panel, traces[j]) == comparable(panel, merged), (panel, f)
+
+
+def test_a_cancelled_run_has_a_view_of_its_own(small_run) -> None:
+    from tempsup.run import Run
+
+    part = Run(small_run.config, {k: v[:2] for k, v in small_run.arrays.items()})
+    assert full_view(part, 0)["n"] == 2 and full_view(small_run, 0)["n"] == small_run.n_frames
+
+
+def test_view_from_query() -> None:
+    from app.urlstate import view_from_query
+
+    config = RunConfig(seeds=4, steps=100, snapshot_every=10)  # 11 frames
+    request, errors = view_from_query("?model=ssm&view_seed=3&frame=11", config)
+    assert request == {"key": config.key, "seed": 3, "frame": 10} and errors == []
+    assert view_from_query("?model=ssm", config) == (None, [])
+    request, errors = view_from_query("?view_seed=4&frame=12", config)
+    assert request is None
+    assert errors == [
+        "view_seed: expected an integer in [0, 3], got '4'",
+        "frame: expected an integer in [1, 11], got '12'",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("href", "kept"),
+    [
+        ("https://tempsup.example.org/?k=3", True),
+        ("http://10.0.0.5:8050/?k=3", True),
+        ("http://127.0.0.1:8050/?k=3", False),
+        ("http://localhost:8050/?k=3", False),
+        ("http://[::1]:8050/", False),
+        ("http://0.0.0.0:8050/", False),
+        ("javascript:alert(1)", False),
+        (None, False),
+    ],
+)
+def test_only_a_link_others_can_open_goes_into_an_export(href, kept) -> None:
+    from app.urlstate import public_link
+
+    assert public_link(href) == (href if kept else None)
+
+
+def test_a_refused_control_names_what_is_kept() -> None:
+    from app.controls import refused
+
+    *values, _ = control_values(DEFAULTS)
+    values[3] = 5000  # hidden
+    with pytest.raises(TempsupError) as exc:
+        RunConfig(hidden=5000)
+    text = refused(exc.value, values, DEFAULTS)
+    assert text == f"Not applied: {exc.value} (kept hidden = 2)"
