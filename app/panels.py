@@ -58,17 +58,25 @@ PANELS = (
         "Projections onto the readout",
         "a_s = w_yᵀw_s is how strongly an input of age s reaches the output. Ideal recall is "
         "a_k = 1 and a_s ≤ 0 elsewhere (under a ReLU readout negative is free). The linear RNN "
-        "can only make a damped oscillation; ReLU models cut old inputs off sharply.",
+        "can only make a damped oscillation; ReLU models cut old inputs off sharply. With "
+        "vector input (N_x > 1) the panel is a heatmap of W_yᵀW_k instead: row i, column j is "
+        "how strongly feature j of the input k steps back reaches output i (ideal: the "
+        "identity).",
     ),
     Panel(
         "eigen",
         ids.GRAPH_EIGEN,
         "Eigenvalues of W_h",
-        "Complex eigenvalues inside the unit circle mean a spiral sink: each step rotates by θ "
-        "and shrinks. The paper's phase transition shows up here: the swept angle kθ jumps from "
-        "≈ 90° (dense) to ≈ 270° (sparse) for the SSM and the spectral radius drops. The "
-        "eigenvalues and ρ(W_h) are gauge-free; kθ and ‖w_0‖ depend on the hidden basis and are "
-        "measured in the canonical minimum-norm gauge (kθ ≥ 0 by convention for N_h = 2).",
+        "For a linear recurrence (linear RNN, SSM), complex eigenvalues inside the unit circle "
+        "mean a spiral sink: each step rotates by θ = arg λ and shrinks by |λ|. The ReLU RNN's "
+        "recurrence is not linear: its eigenvalues describe W_h alone, and ρ(W_h) > 1 need not "
+        "mean divergence. The paper's phase transition shows up here: the swept angle kθ jumps "
+        "from ≈ 90° (dense) to ≈ 270° (sparse) for the SSM and the spectral radius drops. kθ is "
+        "the swept angle, the summed angle turned from w_0 to w_k one step at a time (not "
+        "k·arg λ); it exceeds 360° when the directions wind round more than once, and with real "
+        "eigenvalues or N_h > 2 it is still that sum of angles between successive directions. "
+        "The eigenvalues and ρ(W_h) are gauge-free; kθ and ‖w_0‖ depend on the hidden basis and "
+        "are measured in the canonical minimum-norm gauge (kθ ≥ 0 by convention for N_h = 2).",
     ),
 )
 

@@ -31,10 +31,24 @@ from tempsup.figures._animation import (
 )
 from tempsup.figures._common import Parts, Selection, feature_name, select
 from tempsup.figures._registry import MODULES, PANELS
+from tempsup.figures.status import NEAR_BEST, status_line
 from tempsup.palette import TEMPLATE
 from tempsup.run import Run
 
 CELLS = {"directions": (1, 1), "loss": (1, 2), "projections": (2, 1), "eigen": (2, 2)}
+# The export's summary table in words (`Run.summary` keys; others are shown as they are).
+SUMMARY_WORDS = {
+    "seed": "seed shown",
+    "loss": "measured loss",
+    "expected_loss": "expected loss E[L]",
+    "expected_loss_se": "standard error of E[L]",
+    "successes": "seeds near the best loss",
+    "seeds": "seeds trained",
+    "swept_angle_deg": "swept angle kθ, w_0 → w_k (degrees)",
+    "spectral_radius": "spectral radius ρ(W_h)",
+    "w0_norm": "‖w_0‖",
+    "n_interference_free": "directions in the interference-free half-space",
+}
 HEIGHT = 1050
 INTRO = (
     "Exported from tempsup (temporal superposition in recurrent networks, "
@@ -160,10 +174,11 @@ def export_html(
     """A standalone page: the animation (plotly.js inlined), the config and the share link."""
     sel = select(run, seed, feature)
     cfg = run.config
-    summary = {
-        k: v for k, v in run.summary(sel.seed).items() if k not in ("key",) and v is not None
-    }
+    numbers = {k: v for k, v in run.summary(sel.seed).items() if k != "key" and v is not None}
+    summary = {SUMMARY_WORDS.get(k, k): v for k, v in numbers.items()}
+    summary["near the best loss"] = NEAR_BEST
     summary["gauge"] = f"{gauge.GAUGE_NAME} (kθ and ‖w_0‖; the rest is gauge-free)"
+    summary["status line of the last frame"] = status_line(run, sel.seed, -1, sel.feature)
     return page(
         f"tempsup run {cfg.key}: {MODEL_NAMES[cfg.model]}",
         animation_figure(run, sel.seed, sel.feature),
