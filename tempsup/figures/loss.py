@@ -68,7 +68,7 @@ def prepare(sel: Selection) -> dict[str, Any]:
         "expected": expected,
         "se": se,
         "remainder": remainder,
-        "last_step": int(run["step"][-1]),
+        "last_step": int(sel.config.steps),  # the configured length: the same while streaming
         "mean_name": mean_name,
         "log_range": log_range(values, DECADES),
     }
