@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tempsup import _files, geometry, relu_terms, theory
+from tempsup import _files, budget, geometry, relu_terms, theory
 from tempsup import expected_loss as expected_loss_
 from tempsup.config import RunConfig, importance_weights
 from tempsup.errors import TempsupError
@@ -56,29 +56,37 @@ def derived(config: RunConfig, step: int, W_x, W_h, W_y, b_y) -> dict[str, np.nd
     Weights may carry any leading axes. Linear: the exact closed form. SSM: the
     second-order terms and the convolved expected loss. ReLU RNN: the terms
     and a Monte Carlo estimate whose strata of at most two inputs the terms'
-    tables give exactly.
+    tables give exactly. For large models some frames or pieces are skipped
+    (NaN), as `tempsup.budget.plan` decides.
     """
     p = config.p_at(int(step))
     importance = np.asarray(importance_weights(config))
     bias = b_y if config.bias else None
     T, k, dist = config.seq_len, config.k, config.input_dist
+    lead = np.broadcast_shapes(np.shape(W_x)[:-2], np.shape(W_h)[:-2])
+    terms, value, se = np.full(lead + (4,), np.nan), np.full(lead, np.nan), np.full(lead, np.nan)
     if not config.relu_readout:
         mu, nu = theory.input_moments(dist)
         a = geometry.projections(W_y, geometry.feature_directions(W_x, W_h, T, False))
         terms = theory.loss_terms(a, k, p, mu, nu, T, importance, bias)
         value, se = terms.sum(-1), np.zeros(terms.shape[:-1])
-    else:
+        return {"terms": terms, "expected_loss": value, "expected_loss_se": se}
+    todo = budget.plan(config)
+    if not todo.covers(step):
+        return {"terms": terms, "expected_loss": value, "expected_loss_se": se}
+    deltas = None
+    if todo.terms:
         terms, deltas = relu_terms.analyse(
             W_x, W_h, W_y, bias, k, p, dist, T, config.relu_hidden, importance
         )
-        if config.relu_hidden:
-            value, se = expected_loss_.network_expected_loss(
-                W_x, W_h, W_y, bias, k, p, dist, T, importance, low_orders=deltas
-            )
-        else:
-            a = geometry.projections(W_y, geometry.feature_directions(W_x, W_h, T, False))
-            value = expected_loss_.ssm_expected_loss(a, k, p, dist, T, importance, bias)
-            se = np.zeros_like(value)
+    if todo.expected and config.relu_hidden:
+        value, se = expected_loss_.network_expected_loss(
+            W_x, W_h, W_y, bias, k, p, dist, T, importance, low_orders=deltas
+        )
+    elif todo.expected:
+        a = geometry.projections(W_y, geometry.feature_directions(W_x, W_h, T, False))
+        value = expected_loss_.ssm_expected_loss(a, k, p, dist, T, importance, bias)
+        se = np.zeros_like(value)
     return {"terms": terms, "expected_loss": value, "expected_loss_se": se}
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from tempsup import budget
 from tempsup.figures._common import (
     Parts,
     Selection,
@@ -112,7 +113,9 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
 def explained_text(d: dict[str, Any], frame: int) -> str:
     """ "four terms = 99.6 % of E[L]" at one frame (± the estimate's standard error)."""
     expected, total, se = (float(d[n][frame]) for n in ("expected", "total", "se"))
-    if not np.isfinite(expected) or expected <= 0:
+    if not (np.isfinite(expected) and np.isfinite(total)):
+        return "terms or E[L] not computed at this frame"
+    if expected <= 0:
         return "E[L] = 0"
     text = f"four terms = {100 * total / expected:.1f} % of E[L]"
     if se > 0:
@@ -164,7 +167,9 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
         title = "Loss and its four terms (exact to second order in p)"
     else:
         title = "Loss and its four terms (exact: linear model)"
-    title += "<br><sup>log scale; dotted: sum of the four terms; grey dashed: current step</sup>"
+    note = budget.plan(cfg).note
+    sub = "log scale; dotted: sum of the four terms; grey dashed: current step"
+    title += f"<br><sup>{sub}{'<br>' + note if note else ''}</sup>"
     n_traces = (
         (1 if run["loss"].shape[1] > 1 else 0)
         + 3  # measured loss, sum of the terms, expected loss
