@@ -209,3 +209,97 @@ def test_bad_inputs_raise_tempsup_error() -> None:
         g.summary(E1, np.eye(2), None, None, k=3, relu_hidden=False, n=3)
     with pytest.raises(TempsupError, match="b_y"):
         g.interference_free(np.zeros((3, 2, 2)), np.zeros(3))
+
+
+# ---- refusals, word for word ------------------------------------------------------------
+
+Z = np.zeros
+REFUSED = [
+    ("feature_directions", (Z(3), Z((2, 2)), 3, False),
+     "W_x: expected at least 2 dimension(s), got shape (3,)"),
+    ("feature_directions", (Z((2, 1)), Z(2), 3, False),
+     "W_h: expected at least 2 dimension(s), got shape (2,)"),
+    ("feature_directions", (Z((2, 1)), Z((2, 3)), 3, False),
+     "W_h: expected a square (..., N_h, N_h) matrix, got (2, 3)"),
+    ("feature_directions", (Z((3, 1)), Z((2, 2)), 3, False),
+     "W_x: expected shape (..., N_h, N_x) with N_h = 2 (from W_h), got (3, 1)"),
+    ("feature_directions", (Z((4, 2, 1)), Z((3, 2, 2)), 3, False),
+     "W_x and W_h: expected leading (snapshot, seed, ...) axes that broadcast, got (4,) and (3,)"),
+    ("projections", (Z(2), Z((3, 2, 1))), "W_y: expected at least 2 dimension(s), got shape (2,)"),
+    ("projections", (Z((2, 1)), Z((2, 1))),
+     "W_s: expected at least 3 dimension(s), got shape (2, 1)"),
+    ("projections", (Z((3, 1)), Z((3, 2, 1))),
+     "W_y: expected shape (..., N_h, N_x) with N_h = 2 (from W_s), got (3, 1)"),
+    ("projections", (Z((4, 2, 1)), Z((3, 3, 2, 1))),
+     "W_y and W_s: expected leading (snapshot, seed, ...) axes that broadcast, got (4,) and (3,)"),
+    ("eigenvalues", (Z(2),), "W_h: expected at least 2 dimension(s), got shape (2,)"),
+    ("eigenvalues", (Z((2, 3)),), "W_h: expected a square (..., N_h, N_h) matrix, got (2, 3)"),
+    ("spectral_radius", (Z((2, 3)),), "W_h: expected a square (..., N_h, N_h) matrix, got (2, 3)"),
+    ("spectral_radius", (Z(3),), "W_h: expected at least 2 dimension(s), got shape (3,)"),
+    ("norms", (Z((2, 1)),), "W_s: expected at least 3 dimension(s), got shape (2, 1)"),
+    ("step_angles", (Z((2, 1)),), "W_s: expected at least 3 dimension(s), got shape (2, 1)"),
+    ("swept_angle", (Z((2, 1)), 1), "W_s: expected at least 3 dimension(s), got shape (2, 1)"),
+    ("swept_angle", (Z((3, 2, 1)), 3),
+     "W_s: expected at least k + 1 = 4 directions to reach w_k, got 3"),
+    ("swept_angle", (Z((3, 2, 1)), -1), "k: expected an integer >= 0, got -1"),
+    ("interference_free", (Z((3, 2)), Z(2)),
+     "A: expected at least 3 dimension(s), got shape (3, 2)"),
+    ("interference_free", (Z((3, 2, 2)), Z(3)),
+     "b_y: expected shape (..., N_x) with N_x = 2 (from A), got (3,)"),
+    ("interference_free", (Z((4, 3, 2, 2)), Z((3, 2))),
+     "A and b_y: expected leading (snapshot, seed, ...) axes that broadcast, got (4,) and (3,)"),
+    ("interference_free", (Z((3, 2, 2)), Z(())),
+     "b_y: expected at least 1 dimension(s), got shape ()"),
+    ("in_half_space", (Z(()), Z(2)), "points: expected at least 1 dimension(s), got shape ()"),
+    ("in_half_space", (Z((5, 2)), Z(())), "w_y: expected at least 1 dimension(s), got shape ()"),
+    ("in_half_space", (Z((5, 2)), Z(3)),
+     "w_y: expected shape (..., N_h) with N_h = 2 (from points), got (3,)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("fn", "args", "message"), REFUSED)
+def test_refusals_name_the_array_and_the_shape_it_needs(fn, args, message):
+    with pytest.raises(TempsupError) as info:
+        getattr(g, fn)(*args)
+    assert str(info.value) == message
+
+
+def test_in_half_space_sums_over_the_hidden_axis_of_any_batch():
+    points = np.array([[[1.0, 0.0], [0.0, 1.0], [-1.0, -1.0]]] * 2)  # (2, 3, N_h = 2)
+    w_y = np.array([1.0, 2.0])
+    np.testing.assert_array_equal(g.in_half_space(points, w_y), [[False, False, True]] * 2)
+    np.testing.assert_array_equal(g.in_half_space(points, w_y, -1.0), [[True, False, True]] * 2)
+    b = np.array([[-2.5], [0.0]])  # one bias per batch row
+    np.testing.assert_array_equal(
+        g.in_half_space(points, w_y, b), [[True, True, True], [False, False, True]]
+    )
+
+
+@pytest.mark.parametrize(
+    ("relu_hidden", "b", "a", "n_free", "n_intermediate"),
+    [
+        # w_s = (-0.5)^s: a_s alternates in sign, odd ages are silent
+        (False, None, [1, -0.5, 0.25, -0.125, 0.0625, -0.03125], 3, 1),
+        # a bias of -0.3 silences a_2 = 0.25 (the target, not counted) and a_4 too
+        (False, -0.3, [1, -0.5, 0.25, -0.125, 0.0625, -0.03125], 4, 1),
+        # the hidden ReLU cuts the first negative state: w_s = 0 from s = 2 on
+        (True, None, [1, -0.5, 0, 0, 0, 0], 4, 1),
+    ],
+)
+def test_summary_counts_the_silent_ages(relu_hidden, b, a, n_free, n_intermediate):
+    W_x, W_h, W_y = np.array([[1.0]]), np.array([[-0.5]]), np.array([[1.0]])
+    b_y = None if b is None else np.array([b])
+    s = g.summary(W_x, W_h, W_y, b_y, k=2, relu_hidden=relu_hidden, canonical=False)
+    np.testing.assert_allclose(s["a"], a, atol=1e-12)
+    assert s["n_interference_free"] == n_free
+    assert s["n_intermediate_free"] == n_intermediate
+
+
+def test_summary_counts_intermediate_ages_below_k_only():
+    # a = 1, -1, -1 (target k = 2, silent), 1, ...: k itself never counts
+    W_x, W_h = np.array([[1.0], [0.0]]), rot(90.0)  # w_s turns by 90° a step
+    W_y = np.array([[-1.0], [-1.0]]) / np.sqrt(2)
+    s = g.summary(W_x, W_h, W_y, None, k=2, relu_hidden=False, canonical=False)
+    np.testing.assert_allclose(s["a"][:4] * np.sqrt(2), [-1, -1, 1, 1], atol=1e-12)
+    assert s["n_intermediate_free"] == 2  # ages 0 and 1
+    assert s["n_interference_free"] == 2 + 2  # and ages 4, 5 (w_4 = w_0, w_5 = w_1)
