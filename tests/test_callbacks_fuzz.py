@@ -21,6 +21,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -281,6 +282,22 @@ def _short(value: Any) -> str:
 # ---- crafted requests to the callbacks that build a job spec: refused, with a message -------
 
 
+@pytest.fixture
+def fresh_queue(client, tmp_path):
+    """An empty job store for one test (the fuzz above fills the module's), so that a
+    refusal is never one of the queue's limits."""
+    from app import services
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("TEMPSUP_CACHE", str(tmp_path / "jobs"))
+        services.job_queue.cache_clear()
+        try:
+            yield services.job_queue()
+        finally:
+            services.job_queue.cache_clear()
+    services.job_queue.cache_clear()
+
+
 def _call(http, values: dict[str, Any], trigger: str) -> dict[str, Any]:
     """POST the callback that `trigger` fires, with the page's plausible values but `values`;
     return the outputs it updated ({id: {property: value}})."""
@@ -314,47 +331,60 @@ def _store(**changes: Any) -> dict[str, Any]:
 
 
 CRAFTED = [
-    (LAB_TRAIN, {"lab-m.value": BIG}, LAB_ERROR),
-    (LAB_TRAIN, {"lab-m.value": "/etc/passwd"}, LAB_ERROR),
-    (LAB_TRAIN, {"lab-epochs.value": BIG}, LAB_ERROR),
-    (LAB_TRAIN, {"lab-seeds.value": 1e308}, LAB_ERROR),
-    (LAB_TRAIN, {"lab-wd.value": math.nan}, LAB_ERROR),
-    (LAB_TRAIN, {"lab-structure.value": "file:///etc/passwd"}, LAB_ERROR),
-    (LAB_TRAIN, {"lab-model.value": ["relu"]}, LAB_ERROR),
-    (LAB_TRAIN, {"lab-sharpness.value": {"x": 1}}, LAB_ERROR),
-    (LAB_SWEEP, {"lab-sweep-ms.value": "2, 10000000000000"}, LAB_SWEEP_ERROR),
-    (LAB_SWEEP, {"lab-sweep-ms.value": "../../etc/passwd"}, LAB_SWEEP_ERROR),
-    (LAB_SWEEP, {"lab-sweep-wds.value": "nan, inf"}, LAB_SWEEP_ERROR),
-    (LAB_SWEEP, {"lab-sweep-ms.value": ["2"]}, LAB_SWEEP_ERROR),
-    (LAB_SWEEP, {"lab-epochs.value": BIG}, LAB_SWEEP_ERROR),
-    (PHASE_RUN, {"phase-sparsities.value": "/etc/passwd"}, PHASE_ERROR),
-    (PHASE_RUN, {"phase-steps.value": BIG}, PHASE_ERROR),
-    (PHASE_RUN, {"phase-k.value": "http://example.com/x"}, PHASE_ERROR),
-    (PHASE_RUN, {"phase-seeds.value": -1}, PHASE_ERROR),
-    (PHASE_RUN, {"phase-hidden.value": [2]}, PHASE_ERROR),
-    (TRAIN, {"config-store.data": _store(warm_start="/etc/passwd")}, TRAIN_STATUS),
-    (TRAIN, {"config-store.data": _store(warm_start="http://example.com/r.npz")}, TRAIN_STATUS),
-    (TRAIN, {"config-store.data": _store(warm_start="../../run.npz")}, TRAIN_STATUS),
+    (LAB_TRAIN, {"lab-m.value": BIG}, LAB_ERROR, "m: "),
+    (LAB_TRAIN, {"lab-m.value": "/etc/passwd"}, LAB_ERROR, "m: "),
+    (LAB_TRAIN, {"lab-epochs.value": BIG}, LAB_ERROR, "epochs: "),
+    (LAB_TRAIN, {"lab-seeds.value": 1e308}, LAB_ERROR, "seeds: "),
+    (LAB_TRAIN, {"lab-wd.value": math.nan}, LAB_ERROR, "weight_decay: "),
+    (LAB_TRAIN, {"lab-structure.value": "file:///etc/passwd"}, LAB_ERROR, "structure: "),
+    (LAB_TRAIN, {"lab-model.value": ["relu"]}, LAB_ERROR, "model: "),
+    (LAB_TRAIN, {"lab-sharpness.value": {"x": 1}}, LAB_ERROR, "sharpness: "),
+    (LAB_SWEEP, {"lab-sweep-ms.value": "2, 10000000000000"}, LAB_SWEEP_ERROR, "m: "),
+    (LAB_SWEEP, {"lab-sweep-ms.value": "../../etc/passwd"}, LAB_SWEEP_ERROR, "bottlenecks m: "),
+    (LAB_SWEEP, {"lab-sweep-wds.value": "nan, inf"}, LAB_SWEEP_ERROR, "weight_decays "),
+    (LAB_SWEEP, {"lab-sweep-ms.value": ["2"]}, LAB_SWEEP_ERROR, "bottlenecks m: "),
+    (LAB_SWEEP, {"lab-epochs.value": BIG}, LAB_SWEEP_ERROR, "epochs: "),
+    (PHASE_RUN, {"phase-sparsities.value": "/etc/passwd"}, PHASE_ERROR, "sparsities: "),
+    (PHASE_RUN, {"phase-steps.value": BIG}, PHASE_ERROR, "steps: "),
+    (PHASE_RUN, {"phase-k.value": "http://example.com/x"}, PHASE_ERROR, "delays k: "),
+    (PHASE_RUN, {"phase-seeds.value": -1}, PHASE_ERROR, "seeds: "),
+    (PHASE_RUN, {"phase-hidden.value": [2]}, PHASE_ERROR, "hidden size"),
+    (TRAIN, {"config-store.data": _store(warm_start="/etc/passwd")}, TRAIN_STATUS, "warm_start: "),
+    (
+        TRAIN,
+        {"config-store.data": _store(warm_start="http://example.com/r.npz")},
+        TRAIN_STATUS,
+        "warm_start: ",
+    ),
+    (
+        TRAIN,
+        {"config-store.data": _store(warm_start="../../run.npz")},
+        TRAIN_STATUS,
+        "warm_start: ",
+    ),
 ]
 
 
 @pytest.mark.parametrize(
-    ("trigger", "values", "where"),
+    ("trigger", "values", "where", "names"),
     CRAFTED,
-    ids=[f"{t.split('.')[0]}-{'-'.join(v)}-{i}" for i, (t, v, _) in enumerate(CRAFTED)],
+    ids=[f"{t.split('.')[0]}-{'-'.join(v)}-{i}" for i, (t, v, _, _) in enumerate(CRAFTED)],
 )
-def test_crafted_job_requests_are_refused_with_a_message(client, trigger, values, where):
+def test_crafted_job_requests_are_refused_with_a_message(
+    client, fresh_queue, trigger, values, where, names
+):
     """Paths, URLs, huge numbers and wrong types in the fields that reach a job spec: the
     page answers with a message naming the problem, and no job is queued."""
-    from app import services
-
     _, http = client
-    queue = services.job_queue()
+    queue = fresh_queue
     before = (queue.queued(), queue.running())
     with _opened_files() as opened:
         outputs = _call(http, values, trigger)
     message = _message(outputs, where)
     assert message.strip(), f"no refusal message in {where}: {outputs}"
+    assert names in message, f"the message does not name {names!r}: {message}"
+    # refused for what it carries, not for the queue's limits
+    assert not re.search(r"too many|queue full|job too large", message), message
     assert (queue.queued(), queue.running()) == before, "a job was queued"
     assert not [p for p in opened if "passwd" in p or p.endswith(".npz")], opened
 
@@ -393,16 +423,15 @@ class _opened_files:  # noqa: N801 - used as a context manager
     "text store holds a server path, which the job spec carries to the worker",
 )
 def test_a_crafted_lab_request_naming_a_server_file_is_refused_and_the_file_never_read(
-    client, tmp_path
+    client, fresh_queue, tmp_path
 ):
     """The lab's text store holds the server path of an upload; a crafted request that puts
     any other path there must be refused with a message, and neither the web process nor a
     worker may open that file."""
-    from app import services
     from tempsup.worker import Worker
 
     _, http = client
-    queue = services.job_queue()
+    queue = fresh_queue
     secret = tmp_path / "outside-the-job-store" / "secret.txt"
     secret.parent.mkdir()
     secret.write_text(TEXT, encoding="utf-8")
