@@ -59,6 +59,12 @@ GRAPH_LOSS = "graph-loss"
 GRAPH_PROJECTIONS = "graph-projections"
 GRAPH_EIGEN = "graph-eigen"
 
+
+def explain(panel: str) -> str:
+    """The caption under a panel (the directions one follows the config)."""
+    return f"explain-{panel}"
+
+
 # export
 EXPORT_HTML = "btn-export-html"
 EXPORT_NPZ = "btn-export-npz"

@@ -19,7 +19,8 @@ TICK_MS = 120  # ~8 frames a second: 100 frames play in about 12 s
 
 
 def layout(seed_options: list | None = None, seed: int | None = None) -> html.Div:
-    """The player card; a prefilled page passes its run's seeds."""
+    """The player card (sticky: it stays in view while the panels scroll); a prefilled page
+    passes its run's seeds."""
     return html.Div(
         className="card player",
         children=[
@@ -63,10 +64,14 @@ def layout(seed_options: list | None = None, seed: int | None = None) -> html.Di
                     html.Span(id=ids.SHARE_FEEDBACK, className="share-feedback", role="status"),
                 ],
             ),
-            html.P(f"✓ and “near the best loss”: {NEAR_BEST}.", className="hint"),
             dcc.Interval(id=ids.TICK, interval=TICK_MS, disabled=True),
         ],
     )
+
+
+def hint() -> html.P:
+    """What ✓ means, under the player (the player card stays in view, this scrolls away)."""
+    return html.P(f"✓ and “near the best loss”: {NEAR_BEST}.", className="hint player-hint")
 
 
 def feature_options(n_inputs: int) -> list[dict[str, object]]:

@@ -212,3 +212,107 @@ def test_a_refused_control_names_what_is_kept() -> None:
         RunConfig(hidden=5000)
     text = refused(exc.value, values, DEFAULTS)
     assert text == f"Not applied: {exc.value} (kept hidden = 2)"
+
+
+# ---- captions and the directions panel's projection (issue 14, item 9) -------------------
+
+
+@pytest.mark.parametrize("model", ["linear", "ssm", "rnn"])
+def test_the_directions_caption_says_what_w_s_is_for_each_model(model: str) -> None:
+    from app.panels import directions_explanation
+
+    text = directions_explanation(RunConfig(model=model))
+    if model == "rnn":
+        assert "rectified impulse response w_0 = W_x, w_s = W_h ReLU(w_{s−1})" in text
+        assert "w_s = W_h^s W_x" not in text and "arrives alone" in text
+    else:
+        assert "w_s = W_h^s W_x" in text and "impulse response" not in text
+    if model == "linear":  # a linear readout has no free half-space
+        assert "no free half-space" in text and "invisible" not in text
+    else:  # "invisible" only for a lone input, and the caption says when it fails
+        assert "invisible to the readout if it arrives alone" in text
+        assert "composition interference" in text
+    assert "drawn as a projection" not in text  # N_h = 2 is drawn as it is
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_the_directions_caption_names_the_projection_axes(tied: bool) -> None:
+    from app.panels import directions_explanation
+
+    text = directions_explanation(RunConfig(model="ssm", hidden=6, tied=tied))
+    assert "N_h = 6 is drawn as a projection: x is along w_y" in text
+    assert "the same in every frame" in text
+    if tied:
+        assert "w_y = w_k" in text and "spread most at the last frame" in text
+    else:
+        assert "last frame's w_k" in text
+    assert "bias" not in text and "+ b ≤ 0" in directions_explanation(DEFAULTS.replace(bias=True))
+
+
+def test_the_caption_follows_the_config_store() -> None:
+    from dash import no_update
+
+    from app.controls import config_store
+    from app.panels import directions_explanation, update_captions
+
+    config = RunConfig(model="rnn", hidden=5)
+    assert update_captions(config_store(config, autostart=False)) == directions_explanation(config)
+    assert update_captions({"config": {"model": "nope"}}) is no_update
+    assert update_captions(None) is no_update
+
+
+def _tied_frames(n_frames: int = 4, n: int = 6, n_h: int = 5, k: int = 2, seed: int = 0):
+    """Directions (F, n, N_h) that change from frame to frame, with the tied readout
+    w_y = w_k fixed along h_1 (as the canonical gauge of a linear recurrence draws it)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=(n_frames, n, n_h))
+    w[:, k] = 0.0
+    w[:, k, 0] = 1.5
+    return w, w[:, k].copy(), k
+
+
+def test_the_tied_projection_keeps_its_second_axis_in_every_frame() -> None:
+    import numpy as np
+
+    from tempsup.figures.directions import _coords, _plane_basis, second_axis
+
+    w, w_y, k = _tied_frames()
+    fixed = second_axis(w[-1], w_y[-1], k, tied=True)
+    bases = np.stack([_plane_basis(w_y[f], w[f], k, fixed) for f in range(len(w))])
+    np.testing.assert_allclose(bases, np.broadcast_to(bases[-1], bases.shape), atol=1e-12)
+    # the second axis is the others' widest spread orthogonal to w_y at the last frame
+    perp = np.delete(w[-1], k, axis=0)
+    perp[:, 0] = 0.0
+    top = np.linalg.svd(perp)[2][0]
+    assert abs(abs(bases[-1, 1] @ top) - 1) < 1e-9
+    assert (perp @ bases[-1, 1])[np.abs(perp @ bases[-1, 1]).argmax()] > 0  # signed
+    pts, ry = _coords(w, w_y, k, tied=True)
+    # x along w_y: ‖w_y‖·x is a_s = w_yᵀw_s exactly, in every frame
+    a = np.einsum("fh,fnh->fn", w_y, w)
+    np.testing.assert_allclose(pts[..., 0] * np.linalg.norm(w_y, axis=-1)[:, None], a)
+    np.testing.assert_allclose(ry[:, 1], 0.0, atol=1e-12)
+
+
+def test_the_untied_projection_is_the_last_frames_span_of_w_y_and_w_k() -> None:
+    import numpy as np
+
+    from tempsup.figures.directions import _coords, second_axis
+
+    w, w_y, k = _tied_frames(seed=1)
+    w[:, k] = np.random.default_rng(3).normal(size=w[:, k].shape)  # untied: w_k ≠ w_y
+    v = second_axis(w[-1], w_y[-1], k, tied=False)
+    e1 = w_y[-1] / np.linalg.norm(w_y[-1])
+    np.testing.assert_allclose(v, w[-1, k] - (w[-1, k] @ e1) * e1)
+    pts, _ = _coords(w, w_y, k, tied=False)
+    e2 = v / np.linalg.norm(v)
+    np.testing.assert_allclose(pts[0, :, 1], w[0] @ e2, atol=1e-12)  # frame 0, the same axis
+
+
+def test_the_projection_title_names_both_axes() -> None:
+    from tempsup.figures.directions import SECOND_AXIS, _projection_note
+
+    assert "w<sub>y</sub> = w<sub>k</sub> (tied)" in _projection_note(5, True)
+    assert "span(w<sub>y</sub>, w<sub>k</sub>)" in _projection_note(5, False)
+    assert all("last frame" in SECOND_AXIS[t] for t in (True, False))

@@ -1,4 +1,4 @@
-"""The explorer page: controls and the job bar beside the player and four panels.
+"""The explorer page: the job bar and controls beside the player and four panels.
 
 Opened from a link, the page is built for the link's config; if that run is
 already trained, its frames come inside the page itself (no callback needed
@@ -46,13 +46,19 @@ def layout(query: str | None = None) -> html.Div:
             html.Div(
                 className="main",
                 children=[
+                    # Train first, then the controls; both columns' tops stay in view while
+                    # the panels scroll (assets/style.css: .side and .player are sticky)
                     html.Aside(
                         className="side",
-                        children=[controls.layout(config), explorer.layout(stores["status"])],
+                        children=[explorer.layout(stores["status"]), controls.layout(config)],
                     ),
                     html.Section(
                         className="content",
-                        children=[player.layout(stores["options"], stores["seed"]), panels.grid()],
+                        children=[
+                            player.layout(stores["options"], stores["seed"]),
+                            player.hint(),
+                            panels.grid(config),
+                        ],
                     ),
                 ],
             ),

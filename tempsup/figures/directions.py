@@ -6,8 +6,12 @@ is dashed black, and for a ReLU readout the interference-free half-space
 {h : w_yᵀh + b ≤ 0} is shaded with a count of the directions inside it.
 
 N_h = 2 is drawn directly (N_h = 1 on a line), N_h = 3 as a 3-D view, and
-N_h > 3 as the orthogonal projection onto span(w_y, w_k) — the plane in which
-w_yᵀh is exact, so the shaded half-plane still decides "free or not" exactly.
+N_h > 3 as an orthogonal projection onto a plane: its first axis is along each
+frame's w_y, so w_yᵀh is exact and the shaded half-plane still decides "free or
+not" exactly; its second axis is fixed by the last frame (`second_axis`): w_k's
+part orthogonal to w_y (the plane span(w_y, w_k)), or, under the tied readout
+where w_y = w_k makes that span a line, the direction orthogonal to w_y in which
+the other directions spread most.
 With vector input one feature's directions and its own readout are drawn.
 Everything is drawn in the canonical gauge (`tempsup.gauge`: the minimum-norm
 hidden basis, w_y along +h_1, kθ >= 0 for N_h = 2), because the arrows' lengths
@@ -62,7 +66,7 @@ def prepare(sel: Selection) -> dict[str, Any]:
     b = run["b_y"][:, s, f].astype(float) if cfg.bias else np.zeros(len(w))  # (F,)
     a = np.einsum("fh,fnh->fn", w_y, w)  # (F, n): a_s = w_yᵀ w_s
     free = geometry.interference_free(a[..., None, None], b[:, None])[..., 0, 0]  # (F, n)
-    pts, ry = _coords(w, w_y, cfg.k)  # (F, n, d), (F, d)
+    pts, ry = _coords(w, w_y, cfg.k, cfg.tied)  # (F, n, d), (F, d)
     scale = max(float(np.abs(pts).max(initial=0.0)), float(np.abs(ry).max(initial=0.0)))
     R = RANGE_PAD * scale if scale > 0 else 1.0
     norm = np.linalg.norm(w, axis=-1)  # (F, n): ‖w_s‖ in the canonical gauge
@@ -76,7 +80,7 @@ def _mode(n_h: int) -> str:
     return "2d" if n_h <= 2 else "3d" if n_h == 3 else "projection"
 
 
-def _coords(w: np.ndarray, w_y: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def _coords(w: np.ndarray, w_y: np.ndarray, k: int, tied: bool) -> tuple[np.ndarray, np.ndarray]:
     """Drawing coordinates of directions (F, n, d) and readout (F, d), d = 2 or 3."""
     n_h = w.shape[-1]
     if n_h == 1:  # the hidden state is a line: draw it as the x axis
@@ -85,18 +89,40 @@ def _coords(w: np.ndarray, w_y: np.ndarray, k: int) -> tuple[np.ndarray, np.ndar
         )
     if n_h <= 3:
         return w, w_y
-    bases = np.stack([_plane_basis(w_y[i], w[i], k) for i in range(len(w))])  # (F, 2, N_h)
+    fixed = second_axis(w[-1], w_y[-1], k, tied)  # one vector for every frame
+    bases = np.stack([_plane_basis(w_y[i], w[i], k, fixed) for i in range(len(w))])  # (F, 2, N_h)
     return np.einsum("fch,fnh->fnc", bases, w), np.einsum("fch,fh->fc", bases, w_y)
 
 
-def _plane_basis(w_y: np.ndarray, w: np.ndarray, k: int) -> np.ndarray:
-    """Orthonormal (e1, e2) spanning w_y and w_k, (2, N_h); e1 ∥ w_y so w_yᵀh = ‖w_y‖ h_1.
+def second_axis(w: np.ndarray, w_y: np.ndarray, k: int, tied: bool) -> np.ndarray:
+    """The vector (N_h,) whose part orthogonal to w_y is the projection's second axis,
+    taken from one frame (the last) and used for all of them, so the view does not turn.
 
-    With the tied readout (w_y = w_k) or a dead readout the span is degenerate:
-    the next vector is the direction with the largest part off e1, then a unit vector.
+    Untied: w_k's part orthogonal to w_y, the plane span(w_y, w_k). Tied (w_y = w_k, so
+    that span is a line): the direction orthogonal to w_y in which the other directions
+    w_s (s ≠ k) spread most, their first principal axis (uncentred), signed so that the
+    largest of their coordinates on it is positive. A zero vector when neither exists.
     """
+    norm_y = float(np.linalg.norm(w_y))
+    e1 = w_y / norm_y if norm_y > 0 else np.zeros_like(w_y)
+    perp = w - np.outer(w @ e1, e1)  # (n, N_h): each w_s without its part along w_y
+    scale = max(float(np.abs(w).max(initial=0.0)), norm_y, 1e-12)
+    if not tied and np.linalg.norm(perp[k]) > 1e-6 * scale:
+        return perp[k]
+    others = np.delete(perp, k, axis=0)  # (n - 1, N_h)
+    if not len(others) or np.abs(others).max() <= 1e-6 * scale:
+        return np.zeros_like(w_y)
+    v = np.linalg.svd(others, full_matrices=False)[2][0]  # (N_h,)
+    c = others @ v
+    return v if c[np.abs(c).argmax()] >= 0 else -v
+
+
+def _plane_basis(w_y: np.ndarray, w: np.ndarray, k: int, fixed: np.ndarray) -> np.ndarray:
+    """Orthonormal (e1, e2), (2, N_h): e1 ∥ w_y so w_yᵀh = ‖w_y‖ h_1 exactly, e2 the part of
+    `fixed` (`second_axis`) orthogonal to it. A dead readout or a zero `fixed` falls back to
+    w_k, the longest other direction, then a unit vector."""
     others = [w[s] for s in np.argsort(-np.linalg.norm(w, axis=-1)) if s != k]
-    candidates = [w_y, w[k], *others, *np.eye(len(w_y))]
+    candidates = [w_y, fixed, w[k], *others, *np.eye(len(w_y))]
     scale = max(float(np.abs(w).max(initial=0.0)), float(np.abs(w_y).max(initial=0.0)), 1e-12)
     basis: list[np.ndarray] = []
     for v in candidates:
@@ -292,6 +318,27 @@ def _readout(ry: np.ndarray, tied: bool, is3d: bool) -> dict[str, Any]:
 # ---- fixed layout ---------------------------------------------------------------------
 
 
+# What the projection's second axis is (`second_axis`), by tied readout.
+SECOND_AXIS = {
+    False: "⊥ w<sub>y</sub>, towards the last frame's w<sub>k</sub>",
+    True: "⊥ w<sub>y</sub>: the other w<sub>s</sub>' widest spread (last frame)",
+}
+
+
+def _projection_note(n_h: int, tied: bool) -> str:
+    if tied:
+        return (
+            f"N<sub>h</sub> = {n_h} projected: x along w<sub>y</sub> = w<sub>k</sub> (tied); "
+            "y ⊥ w<sub>y</sub>, where<br>the other w<sub>s</sub> spread most at the last frame "
+            "(the same axes in every frame)"
+        )
+    return (
+        f"projection onto span(w<sub>y</sub>, w<sub>k</sub>) of the N<sub>h</sub> = {n_h} "
+        "hidden space:<br>x along w<sub>y</sub>, y along the last frame's w<sub>k</sub> "
+        "⊥ w<sub>y</sub> (the same axes in every frame)"
+    )
+
+
 def parts(sel: Selection, d: dict[str, Any]) -> Parts:
     cfg = sel.config
     R, n = d["R"], d["w"].shape[1]
@@ -302,12 +349,12 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
     note = {
         "2d": MODEL_NAMES[cfg.model],
         "3d": f"{MODEL_NAMES[cfg.model]}; drag to rotate",
-        "projection": f"projection onto span(w<sub>y</sub>, w<sub>k</sub>) of the "
-        f"N<sub>h</sub> = {cfg.hidden} hidden space",
+        "projection": _projection_note(cfg.hidden, cfg.tied),
     }[mode]
     if cfg.hidden == 1:
         note = "N<sub>h</sub> = 1: the hidden state is a line"
-    title += f"<br><sup>{note} · {GAUGE_NOTE[cfg.relu_hidden]}</sup>"
+    sep = "<br>" if mode == "projection" else " · "
+    title += f"<br><sup>{note}{sep}{GAUGE_NOTE[cfg.relu_hidden]}</sup>"
     rng = rnd([-R, R])
     if mode == "3d":
         axes = {
@@ -322,7 +369,7 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
     else:
         titles = {
             "2d": ("h<sub>1</sub>", "h<sub>2</sub>" if cfg.hidden == 2 else ""),
-            "projection": ("along w<sub>y</sub>", "orthogonal to w<sub>y</sub>, in the plane"),
+            "projection": ("along w<sub>y</sub>", SECOND_AXIS[cfg.tied]),
         }[mode]
         axes = {
             "xaxis": {"range": rng, "title": {"text": titles[0]}, "constrain": "domain"},
@@ -335,4 +382,5 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
             },
         }
     n_traces = len(_roles(cfg.k)) + 1 + cfg.relu_readout * (1 if mode == "3d" else 2)
-    return Parts(title=title, axes=axes, moving=tuple(range(n_traces)))
+    extra = {"margin": {"l": 60, "r": 20, "t": 110, "b": 110}} if mode == "projection" else {}
+    return Parts(title=title, axes=axes, moving=tuple(range(n_traces)), extra=extra)
