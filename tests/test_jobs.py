@@ -51,8 +51,9 @@ from tests.helpers import DEADLINE, FakeClock, follow, wait_for
 from tests.services import RedisServer
 
 TINY = {"steps": 40, "batch": 64, "seeds": 2, "snapshot_every": 10}
-# ~1 ms a step on one thread: seconds of training, 31 frames streamed.
-LONG = {**TINY, "steps": 900, "snapshot_every": 30}
+# ~1 ms a step on one thread: 2-3 s of training, 31 frames streamed. A test acts on a
+# LONG job while it runs (cancel, kill -9, a partial read): seconds, not a sub-second race.
+LONG = {**TINY, "steps": 2400, "snapshot_every": 80}
 BACKENDS = ("diskcache", "redis")
 
 
@@ -200,10 +201,10 @@ def test_cancel_queued_and_running_jobs(queue, pools):
     assert flagged.state in (JobState.RUNNING, JobState.CANCELLED), flagged
     status = wait_for("the cancel", state_is(queue, running.key, JobState.CANCELLED))
     assert 2 <= status.n_frames < running.n_snapshots
-    assert re.fullmatch(r"cancelled at step \d+/900; press Train to restart", status.message)
+    assert re.fullmatch(r"cancelled at step \d+/2400; press Train to restart", status.message)
     kept = queue.frames(running.key)
     assert len(kept) == status.n_frames
-    assert [int(f["step"]) for f in kept] == [30 * i for i in range(len(kept))]
+    assert [int(f["step"]) for f in kept] == [80 * i for i in range(len(kept))]
     assert queue.run(running.key) is None
     worker_pid = queue.details(running.key)["pid"]
     assert worker_pid in pool.pids
@@ -231,7 +232,7 @@ def test_cancel_queued_and_running_jobs(queue, pools):
 
 def test_killed_worker_is_failed_by_recover_and_retried(queue, pools):
     pool = pools(1)
-    config = long(seed=3, steps=900)
+    config = long(seed=3)
     queue.submit(config, client="alice")
     wait_for("the job to stream frames", running_with_frames(queue, config.key, 2))
     pid = queue.details(config.key)["pid"]
@@ -527,7 +528,7 @@ def test_redis_restart_mid_job_is_reported_and_the_job_completes(tmp_path, monke
     monkeypatch.setenv("TEMPSUP_WORKER_LOGLEVEL", "WARNING")
     with RedisServer(tmp_path / "redis", persist=True) as server:
         queue = RedisQueue(server.url, "restart:")
-        config = long(seed=70, steps=900)
+        config = long(seed=70)
         with WorkerPool(queue, n=1) as pool:
             queue.submit(config, client="alice")
             wait_for("the job to stream frames", running_with_frames(queue, config.key, 3))

@@ -36,7 +36,7 @@ from tests.helpers import DEADLINE, wait_for
 from tests.services import RedisServer
 
 TINY = {"steps": 40, "batch": 64, "seeds": 2, "snapshot_every": 10}
-LONG = {**TINY, "steps": 900, "snapshot_every": 30}
+LONG = {**TINY, "steps": 2400, "snapshot_every": 80}  # 2-3 s: time to act on it
 UNACKED = "unacked"  # kombu's hash of delivered, not yet acknowledged messages
 
 

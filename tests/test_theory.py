@@ -341,3 +341,85 @@ def test_the_ranges_include_their_ends() -> None:
         th.zero_output_loss(1, 0.5, 1.0, 3, importance=np.array([[1.0, 1.0], [3.0, 0.0]])),
         [2.0, 3.0],
     )
+
+
+# ---- the first-order loss of a ReLU readout with a negative bias, by brute force ----------
+
+
+def lone_input_cost(A, k, T, b, imp, dist):
+    """The p-coefficient of the loss, summed input by input: one input of size U on feature
+    j at time τ, nothing else in the window; E over U by a fine quadrature."""
+    if dist == "constant":
+        u, w = np.ones(1), np.ones(1)
+    elif dist == "uniform":
+        n = 200_000
+        u, w = (np.arange(n) + 0.5) / n, np.full(n, 1.0 / n)
+    else:  # exponential(1), cut at 40
+        n, hi = 400_000, 40.0
+        u = (np.arange(n) + 0.5) * hi / n
+        w = np.exp(-u) * hi / n
+    n_x, total = A.shape[-1], 0.0
+    for tau in range(1, T + 1):
+        for j in range(n_x):
+            for t in range(tau, T + 1):
+                s = t - tau
+                for i in range(n_x):
+                    y = u if (s == k and i == j) else 0.0
+                    total += imp[i] * np.sum(w * (y - np.maximum(A[s, i, j] * u + b[i], 0.0)) ** 2)
+    return total
+
+
+@pytest.mark.parametrize("dist", ["uniform", "exponential", "constant"])
+@pytest.mark.parametrize("n_x", [1, 2])
+def test_relu_sparse_approx_with_a_negative_bias_against_brute_force(dist, n_x) -> None:
+    rng = np.random.default_rng(10 * n_x + len(dist))
+    T, k = 5, 2
+    A = rng.normal(size=(T, n_x, n_x))
+    A[k] += 0.8 * np.eye(n_x)
+    b = -rng.uniform(0.05, 0.6, size=n_x)
+    imp = rng.uniform(0.5, 1.5, size=n_x)
+    nu = th.input_moments(dist)[1]
+    for bias in (b, np.zeros(n_x)):
+        want = lone_input_cost(A, k, T, bias, imp, dist)
+        got = th.relu_sparse_approx(A, k, 0.01, nu, T, importance=imp, b_y=bias, dist=dist)
+        np.testing.assert_allclose(got / 0.01, want, rtol=1e-8)
+
+
+def test_relu_sparse_approx_refuses_a_positive_bias_and_a_missing_law() -> None:
+    A = np.ones((4, 1, 1))
+    for b in ([0.1], [-0.1, 0.2]):
+        A2 = np.ones((4, len(b), len(b)))
+        with pytest.raises(TempsupError, match="b_y"):
+            th.relu_sparse_approx(A2, 1, 0.1, 1 / 3, 4, b_y=np.array(b), dist="uniform")
+    with pytest.raises(TempsupError) as info:
+        th.relu_sparse_approx(A, 1, 0.1, 1 / 3, 4, b_y=np.array([-0.1]))
+    assert str(info.value) == (
+        "dist: expected the input law (one of uniform, constant, exponential) when b_y < 0, "
+        "got None"
+    )
+    with pytest.raises(TempsupError) as info:
+        th.relu_sparse_approx(A, 1, 0.1, 0.5, 4, b_y=np.array([-0.1]), dist="uniform")
+    assert str(info.value) == "nu: expected E[U²] = 0.333333 of dist 'uniform', got [0.5]"
+    with pytest.raises(TempsupError) as info:
+        th.input_moments("gamma")
+    assert str(info.value) == "dist: expected one of uniform, constant, exponential, got 'gamma'"
+
+
+def test_relu_readout_terms_book_the_bias_in_the_mean_correction() -> None:
+    rng = np.random.default_rng(4)
+    A = rng.normal(size=(6, 2, 2))
+    b = np.array([-0.3, 0.2])
+    with_b = th.relu_readout_terms(A, 2, 0.1, 0.5, 1 / 3, 6, b_y=b)
+    without = th.relu_readout_terms(A, 2, 0.1, 0.5, 1 / 3, 6)
+    np.testing.assert_allclose(
+        with_b, th.loss_terms(np.maximum(A, 0), 2, 0.1, 0.5, 1 / 3, 6, b_y=b)
+    )
+    np.testing.assert_array_equal(with_b[[0, 2, 3]], without[[0, 2, 3]])
+    assert abs(with_b[1] - without[1]) > 0.1
+
+
+def test_target_older_than_the_window_never_enters() -> None:
+    # k = n: the target's projection is outside A, so the task term is the whole target
+    A = np.full((4, 1, 1), 0.5)
+    terms = th.loss_terms(A, 4, 0.1, 0.5, 1 / 3, 4)
+    np.testing.assert_allclose(terms, [0.0, 0.0, 0.1 / 3 * 4 * 0.25 * 10 / 4, terms[3]], rtol=1e-12)
