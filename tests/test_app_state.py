@@ -316,3 +316,40 @@ def test_the_projection_title_names_both_axes() -> None:
     assert "w<sub>y</sub> = w<sub>k</sub> (tied)" in _projection_note(5, True)
     assert "span(w<sub>y</sub>, w<sub>k</sub>)" in _projection_note(5, False)
     assert all("last frame" in SECOND_AXIS[t] for t in (True, False))
+
+
+# ---- the correlations lab (issue 14, item 12) ---------------------------------------------
+
+
+def _texts(component) -> list[str]:
+    """Every string and every link target inside a Dash component tree."""
+    if isinstance(component, str):
+        return [component]
+    out = [getattr(component, "href", None) or ""]
+    children = getattr(component, "children", None)
+    for child in children if isinstance(children, list) else [children]:
+        if child is not None:
+            out += _texts(child)
+    return out
+
+
+def test_the_lab_cites_its_own_paper_and_defines_the_legend_letters() -> None:
+    from app.pages.lab import PAPER_URL, layout
+    from tempsup.bows.figures.sweep import MEASURE_NOTES, MEASURES
+
+    texts = " ".join(_texts(layout()))
+    assert PAPER_URL == "https://arxiv.org/abs/2603.09972" and PAPER_URL in texts
+    assert "Prieto, Stevinson, Barsbey et al." in texts
+    for (_, label, _), note in zip(MEASURES, MEASURE_NOTES, strict=True):
+        letter = label.split()[0]  # "(a)", "(b)", "(c)"
+        assert note.startswith(letter + " ") and note in texts
+
+
+def test_the_feature_angle_is_drawn_on_a_cyclic_scale_plotly_js_knows() -> None:
+    from plotly.colors import cyclical
+
+    from tempsup.bows.figures._common import CYCLIC
+
+    # spelled out (plotly.js has no named cyclic scale), and the ends agree: 0° = 360°
+    assert isinstance(CYCLIC, list) and [c for _, c in CYCLIC] == list(cyclical.Phase)
+    assert CYCLIC[0][0] == 0 and CYCLIC[-1][0] == 1 and CYCLIC[0][1] == CYCLIC[-1][1]

@@ -1,6 +1,6 @@
 """The correlated-features lab: how data correlations shape (spatial) superposition.
 
-science.md §2 (Prieto, Stevinson, Barsbey et al.): a tied autoencoder
+After Prieto, Stevinson, Barsbey et al. (arXiv 2603.09972, cited on the page): a tied autoencoder
 x̂ = σ(WᵀWx + b) trained on correlated features arranges them by co-activation
 — the covariance's PCA circle at a small bottleneck m, antipodal pairs at a
 larger one. Same job queue, same player and same export as the explorer; the
@@ -41,6 +41,7 @@ from app.view import empty_view, lab_view
 from app.widgets import number_field, player_row, wire_player
 from tempsup.bows.config import STRUCTURE_NAMES, BowsConfig
 from tempsup.bows.figures import PANELS, export_html, export_sweep_html, sweep_figure
+from tempsup.bows.figures.sweep import MEASURE_NOTES
 from tempsup.bows.sweep import (
     BowsSweepResult,
     BowsSweepSpec,
@@ -76,6 +77,16 @@ def layout() -> html.Div:
     controls = html.Div(
         className="card controls",
         children=[
+            html.Div(
+                className="buttons",
+                children=[
+                    html.Button("Train", id=ids.LAB_TRAIN, className="primary", n_clicks=0),
+                    html.Button("Cancel", id=ids.LAB_CANCEL, n_clicks=0, disabled=True),
+                    html.Button("Export HTML", id=ids.LAB_EXPORT, n_clicks=0),
+                ],
+            ),
+            *progress(ids.LAB_BAR, ids.LAB_STATUS_TEXT),
+            html.Div(id=ids.LAB_ERROR, className="error", role="alert"),
             html.H2("Data and model"),
             dcc.RadioItems(
                 id=ids.LAB_STRUCTURE,
@@ -123,16 +134,6 @@ def layout() -> html.Div:
                     number_field(ids.LAB_SEEDS, "seeds", DEFAULT.seeds, 1, 16),
                 ],
             ),
-            html.Div(
-                className="buttons",
-                children=[
-                    html.Button("Train", id=ids.LAB_TRAIN, className="primary", n_clicks=0),
-                    html.Button("Cancel", id=ids.LAB_CANCEL, n_clicks=0, disabled=True),
-                    html.Button("Export HTML", id=ids.LAB_EXPORT, n_clicks=0),
-                ],
-            ),
-            *progress(ids.LAB_BAR, ids.LAB_STATUS_TEXT),
-            html.Div(id=ids.LAB_ERROR, className="error", role="alert"),
             dcc.Download(id=ids.LAB_DOWNLOAD),
         ],
     )
@@ -168,6 +169,7 @@ def layout() -> html.Div:
             dcc.Store(id=ids.LAB_VIEW, data=empty_view("press Train")),
             dcc.Interval(id=ids.LAB_POLL, interval=500, disabled=True),
             dcc.Interval(id=ids.LAB_TICK, interval=120, disabled=True),
+            intro(),
             html.Div(
                 className="main",
                 children=[
@@ -176,6 +178,26 @@ def layout() -> html.Div:
                 ],
             ),
         ]
+    )
+
+
+PAPER_URL = "https://arxiv.org/abs/2603.09972"
+
+
+def intro() -> html.P:
+    """The paper this page follows (the header cites the RNN paper, which it does not)."""
+    return html.P(
+        className="lead",
+        children=[
+            "This lab follows a second paper: Prieto, Stevinson, Barsbey et al., ",
+            html.A(
+                "From Data Statistics to Feature Geometry: How Correlations Shape Superposition",
+                href=PAPER_URL,
+                target="_blank",
+            ),
+            " (arXiv 2603.09972). A tied autoencoder x̂ = σ(WᵀWx + b) squeezes d correlated "
+            "features through a bottleneck of m and arranges them by co-activation.",
+        ],
     )
 
 
@@ -216,6 +238,8 @@ def sweep_card() -> html.Div:
                 config={"displaylogo": False},
             ),
             html.Div(id=LAB_SWEEP_TABLE, className="sweep-table"),
+            html.P("The letters in the legend are the lab's three claims:", className="explain"),
+            html.Ul([html.Li(note) for note in MEASURE_NOTES], className="explain"),
             html.P(
                 "The table: per point (best seed, final frame) the loss, the correlation of "
                 "WᵀW with the projection onto the covariance's top-m principal components "

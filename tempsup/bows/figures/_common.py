@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+from plotly.colors import cyclical, make_colorscale
 
 from tempsup.bows.run import BowsRun
 from tempsup.errors import TempsupError
@@ -31,7 +32,10 @@ from tempsup.figures._common import (
 
 # Colours of the lab; the shared ones (loss, cursor, diverging heatmaps) come
 # from tempsup.palette, so both labs look alike.
-CYCLIC = "Phase"  # feature angle: a cyclic scale, so 0° and 360° get the same colour
+# Feature angle: a cyclic scale (cmocean's phase), so 0° and 360° get the same colour. Spelled
+# out: the app hands traces to plotly.js as plain JSON, and plotly.js knows no "Phase" (an
+# unknown name silently falls back to its default, non-cyclic scale).
+CYCLIC = make_colorscale(cyclical.Phase)
 LINEAR_R2 = "#0072B2"  # blue: R² of the best linear decoder from h = Wx
 MODEL_R2 = "#D55E00"  # vermillion: R² of the model's own (ReLU) reconstruction
 THRESHOLD = "#009E73"  # bluish green: the linear-superposition threshold

@@ -4,9 +4,10 @@ Top: WᵀW of the final frame (best seed) for every (weight decay, m) point, one
 row per weight decay, each matrix ÷ its largest |entry| on one colour scale:
 the banded circulant of the PCA circle at small m, the −1 off-diagonals of
 antipodal pairs at larger m, and what weight decay does to the switch.
-Bottom: the claims' numbers against m (`tempsup.bows.analysis`): PCA overlap
-(a), the fraction of features in isolated antipodal pairs (b) and the circle
-score (c), one line style per weight decay.
+Bottom: the claims' numbers against m (`tempsup.bows.analysis`): (a) PCA
+overlap, (b) the fraction of features in isolated antipodal pairs and (c) the
+circle score, one line style per weight decay; what each letter measures is
+printed above the lines (`MEASURE_NOTES`).
 """
 
 from __future__ import annotations
@@ -23,14 +24,28 @@ from tempsup.bows.run import BowsRun
 from tempsup.errors import TempsupError
 from tempsup.palette import DIVERGING, base_layout
 
+# The claims' measures (`tempsup.bows.analysis`), lettered as the lab's three claims: (a) a
+# small m keeps the covariance's PCA circle, (b) a larger m pairs features antipodally,
+# (c) the circle comes from the correlations (the i.i.d. control has none).
 MEASURES = (
-    ("pca_overlap", "PCA overlap (a)", LINEAR_R2),
-    ("paired_fraction", "isolated antipodal pairs (b)", MODEL_R2),
-    ("circle_score", "circle score (c)", THRESHOLD),
+    ("pca_overlap", "(a) PCA overlap", LINEAR_R2),
+    ("paired_fraction", "(b) isolated antipodal pairs", MODEL_R2),
+    ("circle_score", "(c) circle score", THRESHOLD),
+)
+# What each letter measures, printed with the lines and on the lab page (plain text: both).
+MEASURE_NOTES = (
+    "(a) PCA overlap: the data variance W's row space keeps ÷ that of the covariance's "
+    "top-m principal components (1: the PCA circle)",
+    "(b) isolated antipodal pairs: the fraction of features whose most opposite column has "
+    "cos < −0.8 while every other |cos| < 0.5",
+    "(c) circle score: the correlation over feature pairs of cos(Wᵢ, Wⱼ) with cos(φᵢ − φⱼ) "
+    "(1: the columns sit on the data's circle)",
 )
 DASHES = ("solid", "dash", "dot", "dashdot", "longdash")
-GRID_BOTTOM = 0.45  # the heatmap grid fills y in [GRID_BOTTOM, 1]
-LINES_TOP = 0.32
+GRID_BOTTOM = 0.5  # the heatmap grid fills y in [GRID_BOTTOM, 1]
+LINES_TOP = 0.32  # the lines fill y in [0, LINES_TOP]; the letters' notes sit between
+LEGEND_GAP = 60  # px from the lines' axis to the legend: below the axis title, not on it
+MARGIN = {"l": 70, "r": 90, "t": 90}
 
 
 def sweep_points(runs: Sequence[BowsRun]) -> tuple[list[float], list[int]]:
@@ -50,10 +65,13 @@ def sweep_figure(runs: Sequence[BowsRun]) -> go.Figure:
     gap_x, gap_y = 0.02, 0.04
     cell_w = (1.0 - gap_x * (cols - 1)) / cols
     cell_h = (1.0 - GRID_BOTTOM - gap_y * rows) / rows
+    height = max(580, 230 * rows + 480)
+    bottom = LEGEND_GAP + 22 * rows + 10  # the legend: about one row per weight decay
+    plot_height = height - MARGIN["t"] - bottom
     layout: dict[str, Any] = base_layout(
         "Sweep over the bottleneck m: WᵀW of the best seed (one row per weight decay)",
-        height=max(520, 230 * rows + 420),
-        margin={"l": 70, "r": 90, "t": 90, "b": 60},
+        height=height,
+        margin={**MARGIN, "b": bottom},
         coloraxis={
             "colorscale": DIVERGING,
             "cmin": -1,
@@ -65,7 +83,7 @@ def sweep_figure(runs: Sequence[BowsRun]) -> go.Figure:
                 "y": (1 + GRID_BOTTOM) / 2,
             },
         },
-        legend={"orientation": "h", "x": 0, "y": -0.08, "yanchor": "top"},
+        legend={"orientation": "h", "x": 0, "y": -LEGEND_GAP / plot_height, "yanchor": "top"},
     )
     data: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
@@ -140,14 +158,9 @@ def sweep_figure(runs: Sequence[BowsRun]) -> go.Figure:
                     "hovertemplate": f"m = %{{x}}: {label} = %{{y}} (wd = {wd:g})<extra></extra>",
                 }
             )
+    title = "<b>The claims' numbers against m</b> (best seed, final frame)"
     annotations.append(
-        _label(
-            "The claims' numbers against m (best seed, final frame)",
-            0,
-            LINES_TOP + 0.03,
-            "left",
-            "bottom",
-        )
+        _label("<br>".join((title, *MEASURE_NOTES)), 0, LINES_TOP + 0.02, "left", "bottom")
     )
     layout["annotations"] = annotations
     return go.Figure({"data": data, "layout": layout})
@@ -164,6 +177,7 @@ def _label(text: str, x: float, y: float, xa: str, ya: str, angle: float = 0) ->
         "yanchor": ya,
         "showarrow": False,
         "textangle": angle,
+        "align": xa if xa in ("left", "right") else "center",
         "font": {"size": 12},
     }
 
