@@ -303,3 +303,43 @@ def test_summary_counts_intermediate_ages_below_k_only():
     np.testing.assert_allclose(s["a"][:4] * np.sqrt(2), [-1, -1, 1, 1], atol=1e-12)
     assert s["n_intermediate_free"] == 2  # ages 0 and 1
     assert s["n_interference_free"] == 2 + 2  # and ages 4, 5 (w_4 = w_0, w_5 = w_1)
+
+
+def test_eigenvalues_sorted_by_modulus_then_imaginary_part():
+    lam = g.eigenvalues(np.diag([0.6, -0.9, 0.75]))
+    np.testing.assert_allclose(lam, [-0.9, 0.75, 0.6])  # |λ| descending, however close
+    spiral = g.eigenvalues(0.8 * rot(30.0))  # a conjugate pair of equal modulus
+    assert spiral[0].imag > 0 > spiral[1].imag
+    batch = g.eigenvalues(np.stack([np.diag([0.1, 0.5]), np.diag([0.7, 0.2])]))
+    np.testing.assert_allclose(batch, [[0.5, 0.1], [0.7, 0.2]])  # per model, on the last axis
+
+
+def test_summary_accepts_k_0_and_the_shortest_window():
+    W_x, W_h = np.array([[1.0], [0.0]]), 0.5 * rot(45.0)
+    s = g.summary(W_x, W_h, None, None, k=0, relu_hidden=False, n=1, canonical=False)
+    assert s["a"].shape == (1,) and s["swept_angle_deg"] == 0.0
+    s = g.summary(W_x, W_h, None, None, k=2, relu_hidden=False, n=3, canonical=False)
+    np.testing.assert_allclose(s["swept_angle_deg"], 90.0)
+    with pytest.raises(TempsupError) as info:
+        g.summary(W_x, W_h, None, None, k=2, relu_hidden=False, n=2)
+    assert str(info.value) == (
+        "n: expected an integer >= 3, got 2 (n must exceed k so that w_k is included)"
+    )
+    with pytest.raises(TempsupError) as info:
+        g.summary(W_x, W_h, None, None, k=-1, relu_hidden=False)
+    assert str(info.value) == "k: expected an integer >= 0, got -1"
+
+
+def test_batched_shapes_are_checked_on_the_matrix_axes():
+    with pytest.raises(TempsupError, match="square"):
+        g.eigenvalues(np.zeros((2, 3, 2)))  # 2 models of 3×2 matrices: shape[1] = 3 ≠ 2
+    W_x = np.zeros((4, 3, 2, 1))  # (S, M, N_h, N_x) with M ≠ N_h
+    W_h = np.zeros((4, 3, 2, 2))
+    assert g.feature_directions(W_x, W_h, 3, False).shape == (4, 3, 3, 2, 1)
+    # W_x with more leading axes than W_h: broadcast, not cut
+    W_s = g.feature_directions(np.ones((5, 2, 1)), np.eye(2), 2, False)
+    assert W_s.shape == (5, 2, 2, 1)
+    A = np.zeros((3, 4, 2, 2))  # (M, n, N_x, N_x)
+    assert g.interference_free(A, np.zeros((3, 2))).shape == (3, 4, 2, 2)
+    with pytest.raises(TempsupError, match="b_y: expected shape"):
+        g.interference_free(np.zeros((2, 4, 3, 3)), np.zeros(2))
