@@ -367,11 +367,18 @@ def _eig(run: Run) -> np.ndarray:
     return geometry.eigenvalues(final_weights(run)["W_h"])[:, 0]
 
 
+def _canonical(run: Run) -> dict[str, np.ndarray]:
+    """`geometry.summary` of every seed's final weights: gauge-dependent numbers (kθ, ‖w_0‖)
+    in the canonical gauge (tempsup.gauge), so that seeds computing the same function agree."""
+    w, cfg = final_weights(run), run.config
+    return geometry.summary(
+        w["W_x"], w["W_h"], w["W_y"], w["b_y"], cfg.k, cfg.relu_hidden, tied=cfg.tied
+    )
+
+
 def _swept(run: Run) -> np.ndarray:
-    """kθ of every seed, degrees (M,)."""
-    w = final_weights(run)
-    W_s = geometry.feature_directions(w["W_x"], w["W_h"], run.config.k + 1, run.config.relu_hidden)
-    return geometry.swept_angle(W_s, run.config.k)[:, 0]
+    """kθ of every seed in the canonical gauge, degrees (M,)."""
+    return np.asarray(_canonical(run)["swept_angle_deg"], dtype=float)
 
 
 # ---- preset 1: linear spiral sink -----------------------------------------------------------
@@ -502,8 +509,8 @@ def check_ssm_phase(runs: dict[str, Run]) -> list[ClaimResult]:
     k = sparse.config.k
     th_d, th_s = _swept(dense), _swept(sparse)
     rho_d, rho_s = np.abs(_eig(dense)), np.abs(_eig(sparse))
-    w0_d = np.linalg.norm(final_weights(dense)["W_x"][:, :, 0], axis=1)
-    w0_s = np.linalg.norm(final_weights(sparse)["W_x"][:, :, 0], axis=1)
+    w0_d = np.asarray(_canonical(dense)["w0_norm"], dtype=float)  # canonical gauge
+    w0_s = np.asarray(_canonical(sparse)["w0_norm"], dtype=float)
     ok_d = _angle_gap(np.abs(th_d), 100.0) <= 30.0
     ok_s = _angle_gap(np.abs(th_s), 270.0) <= 30.0
     out = [
@@ -536,7 +543,7 @@ def check_ssm_phase(runs: dict[str, Run]) -> list[ClaimResult]:
                 "w0_norm_sparse": _r(w0_s[bs]),
             },
             "per sparse seed: ρ(W_h) below the dense best seed's; held when the sparse best "
-            "seed's ρ is below the dense best seed's (‖w_0‖ reported too, science.md §1)",
+            "seed's ρ is below the dense best seed's (‖w_0‖ reported too, in the canonical gauge)",
         )
     )
     a_s, a_d = kernel(sparse), kernel(dense)
