@@ -161,7 +161,10 @@ def layout_from_parts(parts: Parts, revision: str = "") -> dict[str, Any]:
     """A whole single-panel layout: base layout, title, axes, fixed shapes, legend below."""
     layout = base_layout(parts.title, **parts.axes)
     layout["margin"] = {"l": 60, "r": 20, "t": 80, "b": 110}  # the legend sits below the axes
-    layout["legend"] = {"orientation": "h", "x": 0, "xanchor": "left", "y": -0.2, "yanchor": "top"}
+    # at the bottom of the whole figure, not a fraction of the plot's height below it: on a
+    # short panel (Compare) that fraction put the legend over the x-axis title
+    layout["legend"] = {"orientation": "h", "x": 0, "xanchor": "left",
+                        "yref": "container", "y": 0, "yanchor": "bottom"}  # fmt: skip
     if parts.shapes:
         layout["shapes"] = [dict(s) for s in parts.shapes]
     layout.update(parts.extra)

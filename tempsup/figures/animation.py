@@ -136,8 +136,17 @@ def animation_figure(run: Run, seed: int | None = None, feature: int = 0) -> go.
         template=TEMPLATE,
         title={"text": _title(sel)},
         height=HEIGHT,
-        margin={"l": 60, "r": 30, "t": 110, "b": 210},
-        legend={"orientation": "h", "x": 0, "y": -0.16, "yanchor": "top", "font": {"size": 11}},
+        margin={"l": 60, "r": 30, "t": 110, "b": 230},
+        # the legend at the figure's bottom edge, under the slider (a fraction of the plot's
+        # height below the axes put it over the slider's ticks)
+        legend={
+            "orientation": "h",
+            "x": 0,
+            "yref": "container",
+            "y": 0,
+            "yanchor": "bottom",
+            "font": {"size": 11},
+        },  # fmt: skip
         hovermode="closest",
         shapes=shapes,
         **play_controls(run["step"], y=-0.06, pad_top=30),
