@@ -536,3 +536,68 @@ def test_compare_names_a_bad_link(server, browser):
 def slider_value(driver, slider_id: str) -> str | None:
     thumb = driver.find_element("css selector", f"#{slider_id} [role='slider']")
     return thumb.get_attribute("aria-valuenow")
+
+
+def set_viewport(driver, width: int, height: int) -> None:
+    """Resize the window so the page itself (not the window frame) is width × height."""
+    driver.set_window_size(width, height)
+    inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+    driver.set_window_size(2 * width - inner[0], 2 * height - inner[1])
+    wait_for(
+        lambda: (
+            driver.execute_script("return [window.innerWidth, window.innerHeight]")
+            == [width, height]
+        ),
+        10,
+        f"a {width} × {height} viewport",
+    )
+
+
+def in_view(driver, css: str) -> bool:
+    """The element is drawn entirely inside the viewport (and not hidden under another)."""
+    return driver.execute_script(
+        """
+        const el = document.querySelector(arguments[0]);
+        if (!el) return false;
+        const r = el.getBoundingClientRect();
+        if (r.width === 0 || r.height === 0) return false;
+        if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) return false;
+        const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        return hit !== null && (el === hit || el.contains(hit) || hit.contains(el));
+        """,
+        css,
+    )
+
+
+PLAYER = ("#btn-play", "#btn-prev", "#btn-next", "#player-frame", "#player-label")
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_train_and_the_player_stay_in_view_while_the_panels_scroll(server, browser, size):
+    set_viewport(browser, *size)
+    browser.get(f"{server}/?{TINY}&seed=41")
+    wait_for(lambda: "Done" in status_text(browser), 60, "job done")
+    assert in_view(browser, "#btn-train"), "Train below the fold"
+    for bottom in ("#graph-eigen", "#explain-eigen"):  # scroll down to the last panel
+        browser.execute_script(
+            "document.querySelector(arguments[0]).scrollIntoView({block: 'end'})", bottom
+        )
+        wait_for(lambda b=bottom: in_view(browser, b), 10, f"{bottom} scrolled into view")
+        assert browser.execute_script("return window.scrollY") > 300
+        for css in ("#btn-train", *PLAYER):
+            assert in_view(browser, css), f"{css} scrolled out of view ({bottom})"
+    # the sticky player still works: a step changes the frame on screen
+    cur, _ = frame_count(browser)
+    find(browser, "#btn-prev").click()
+    wait_for(lambda: frame_count(browser)[0] == cur - 1, 10, "the step from the sticky player")
+
+
+def test_the_directions_caption_follows_the_model(server, browser):
+    browser.get(f"{server}/?{TINY}&seed=42")
+    caption = find(browser, "#explain-directions")
+    wait_for(lambda: "w_s = W_h^s W_x" in caption.text, 20, "the linear caption")
+    assert "no free half-space" in caption.text
+    find(browser, "#ctl-model input[value='rnn']").click()
+    wait_for(lambda: "rectified impulse response" in caption.text, 20, "the ReLU RNN caption")
+    assert "invisible to the readout if it arrives alone" in caption.text
+    assert "W_h^s W_x (the ReLU" in caption.text  # named only to say it is not that
