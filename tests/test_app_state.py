@@ -315,7 +315,8 @@ def test_the_projection_title_names_both_axes() -> None:
 
     assert "w<sub>y</sub> = w<sub>k</sub> (tied)" in _projection_note(5, True)
     assert "span(w<sub>y</sub>, w<sub>k</sub>)" in _projection_note(5, False)
-    assert all("last frame" in SECOND_AXIS[t] for t in (True, False))
+    assert "widest spread" in SECOND_AXIS[True] and "w<sub>k</sub>" in SECOND_AXIS[False]
+    assert all("last frame" in _projection_note(5, t) for t in (True, False))
 
 
 # ---- the correlations lab (issue 14, item 12) ---------------------------------------------

@@ -320,8 +320,8 @@ def _readout(ry: np.ndarray, tied: bool, is3d: bool) -> dict[str, Any]:
 
 # What the projection's second axis is (`second_axis`), by tied readout.
 SECOND_AXIS = {
-    False: "⊥ w<sub>y</sub>, towards the last frame's w<sub>k</sub>",
-    True: "⊥ w<sub>y</sub>: the other w<sub>s</sub>' widest spread (last frame)",
+    False: "⊥ w<sub>y</sub>, towards w<sub>k</sub>",
+    True: "⊥ w<sub>y</sub>: the others' widest spread",
 }
 
 
@@ -382,5 +382,5 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
             },
         }
     n_traces = len(_roles(cfg.k)) + 1 + cfg.relu_readout * (1 if mode == "3d" else 2)
-    extra = {"margin": {"l": 60, "r": 20, "t": 110, "b": 110}} if mode == "projection" else {}
+    extra = {"margin": {"l": 60, "r": 20, "t": 130, "b": 110}} if mode == "projection" else {}
     return Parts(title=title, axes=axes, moving=tuple(range(n_traces)), extra=extra)
