@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import plotly.colors
 import plotly.graph_objects as go
 
 # ---- feature roles (science.md §1 "Feature directions") ------------------------------
@@ -52,7 +53,10 @@ CURSOR = "rgba(60, 60, 60, 0.75)"  # the current frame's step
 EIGEN = "#0072B2"
 EIGEN_PATH = "rgba(0, 114, 178, 0.2)"  # eigenvalues of earlier frames
 UNIT_CIRCLE = "#888888"
-DIVERGING = "RdBu_r"  # projections heatmap: red positive, blue negative, white at 0
+# projections heatmap: red positive, blue negative, white at 0. Written out as a list:
+# plotly.js knows no "RdBu_r" by name, and a figure sent to the browser as plain JSON
+# would silently fall back to its default scale.
+DIVERGING = [[x, c] for x, c in plotly.colors.get_colorscale("RdBu_r")]
 
 FONT = dict(family="Inter, 'Helvetica Neue', Arial, sans-serif", size=13, color="#222222")
 _AXIS = dict(
