@@ -984,7 +984,8 @@ def check_ssm_jump(runs: dict[str, Run]) -> list[ClaimResult]:
             "their midpoint, width = their distance); per seed index (the same init at every "
             "sparsity): its own sequence does so (the lowest loss among dense- and among "
             "sparse-regime seeds per sparsity shows which basin wins). kθ is gauge "
-            "dependent (science.md §1d: a stretch moves dense values by ~20°, not the 270° "
+            "dependent (read in the canonical gauge; a stretch of the hidden basis moves dense "
+            "values by ~20°, not the 270° "
             "ones); the gauge-free a_s packing and ρ(W_h) are reported beside it",
         )
     ]
@@ -1071,7 +1072,7 @@ def check_terms_track(runs: dict[str, Run]) -> list[ClaimResult]:
                 "of the measured loss, each averaged over the last quarter of the frames (the "
                 "measured loss of a frame is one minibatch); judged for the linear RNN at every "
                 f"sparsity, the SSM at S ≥ {TERMS_JUDGED['ssm']} and the ReLU RNN at S ≥ "
-                f"{TERMS_JUDGED['rnn']} (science.md §1c); held on the best seed",
+                f'{TERMS_JUDGED["rnn"]} (README, "The four loss terms"); held on the best seed',
             )
         )
     return out
@@ -1379,10 +1380,10 @@ def _relu_sharp(quick: bool) -> Preset:
         labels=("tied", "free readout", "linear"),
         recipe=(
             f"ReLU RNN, tied readout, N_h = 2, k = 3, T = 20, S = 0.97, {tied.seeds} seeds "
-            f"(§1b: 3–4 of 8 succeed, the rest die), {tied.steps} steps",
+            f"(typically 3–4 of 8 succeed, the rest die), {tied.steps} steps",
             f"free readout: warm start from the tied run's best seed (warm_start = its key), "
-            f"{free.seeds} seeds with 5 % noise, {free.steps} steps (science.md §1b starts it "
-            "from a sparse SSM solution; here that stayed silent on 8 of 8 seeds)",
+            f"{free.seeds} seeds with 5 % noise, {free.steps} steps (a warm start from a "
+            "sparse SSM solution instead stayed silent on 8 of 8 seeds)",
             "the linear RNN of the spiral-sink preset, for the smooth forgetting it is compared to",
         ),
         main="tied",
@@ -1416,7 +1417,7 @@ def _all_or_none(quick: bool) -> Preset:
             "importance 0.9^i: with 0.7^i or 0.8^i (S = 0.9–0.99) the best seeds at k = 0 put "
             "four features on a square and drop E; with 0.95^i or equal importance the pentagon "
             "is cleaner but which feature survives at larger k is left to chance",
-            "N_h = 5 with a sparsity curriculum (science.md §1b) is not the paper's setting: "
+            "N_h = 5 with a sparsity curriculum is not the paper's setting: "
             "five features fit orthogonally there and nothing is in superposition at k = 0",
         ),
         main="k=2",
@@ -1524,8 +1525,9 @@ def _four_terms(quick: bool) -> Preset:
         labels=("linear S=0.9", "ssm S=0.85", "ssm S=0.9", "rnn S=0.97"),
         recipe=(
             "no training of its own: the runs of the spiral-sink, ssm-jump and ReLU RNN presets",
-            "terms as in science.md §1 (linear, exact) and §1c (ReLU readouts, second order); "
-            "judged where §1c says second order suffices (SSM S ≥ 0.85, ReLU RNN S ≥ 0.95)",
+            'terms as in the README, "The four loss terms" (linear: exact; ReLU readouts: '
+            "second order in p); judged where second order suffices (SSM S ≥ 0.85, ReLU RNN "
+            "S ≥ 0.95)",
         ),
         main="ssm S=0.9",
         checker=check_terms_track,
