@@ -371,3 +371,14 @@ def test_measured_loss_matches_exact_expected_loss_trained_weights() -> None:
     first = next(iter(train(config)))
     init_terms = derived(config, 0, first.W_x, first.W_h, first.W_y, first.b_y)["expected_loss"]
     assert np.all(want < init_terms)
+
+
+@pytest.mark.parametrize("tied", [True, False])
+def test_init_depends_on_the_seeds_only_not_on_torchs_global_generator(tied: bool) -> None:
+    states = []
+    for global_seed in (1, 2):
+        with torch.random.fork_rng():  # the global generator is put back afterwards
+            torch.manual_seed(global_seed)  # whatever ran before must not change an init
+            states.append(make("rnn", [1, 2], tied=tied, double=False).state())
+    for name in ("W_x", "W_h", "W_y"):
+        torch.testing.assert_close(states[0][name], states[1][name], rtol=0, atol=0)
