@@ -127,11 +127,18 @@ class DashCalls:
 
     def __init__(self, deps: list[dict[str, Any]]) -> None:
         def find(first_input: str) -> dict[str, Any]:
+            """The server callback driven by `first_input` that writes the job store (other
+            callbacks, e.g. captions, may listen to the same input)."""
             for dep in deps:
                 names = [f"{i['id']}.{i['property']}" for i in dep["inputs"]]
-                if names and names[0] == first_input and not dep.get("clientside_function"):
+                if (
+                    names
+                    and names[0] == first_input
+                    and not dep.get("clientside_function")
+                    and "job-store.data" in dep["output"]
+                ):
                     return dep
-            raise RuntimeError(f"no server callback with input {first_input}")
+            raise RuntimeError(f"no server callback with input {first_input} writing job-store")
 
         self.show = find("config-store.data")
         self.poll = find("poll-interval.n_intervals")
