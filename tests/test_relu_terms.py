@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 from tempsup import expected_loss as E
 from tempsup import geometry, relu_terms, theory
@@ -67,9 +66,7 @@ def kernel(W_x, W_h, W_y, relu_hidden=False):
 @pytest.fixture(scope="module")
 def trained() -> dict[str, dict[str, np.ndarray]]:
     """Best-seed weights of short real trainings in the sparse regime of each ReLU model."""
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    configs = {
+    configs = {  # one torch thread: tests/conftest.py
         "ssm": RunConfig(model="ssm", sparsity=0.9, steps=600, batch=256, seeds=3),
         "rnn": RunConfig(model="rnn", sparsity=0.95, steps=600, batch=256, seeds=3),
     }
@@ -77,7 +74,6 @@ def trained() -> dict[str, dict[str, np.ndarray]]:
     for name, cfg in configs.items():
         (run,) = train_runs([cfg])
         out[name] = {n: v[None] for n, v in run.weights(-1).items()}
-    torch.set_num_threads(old)
     return out
 
 

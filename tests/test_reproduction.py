@@ -10,21 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
 from tempsup import geometry
 from tempsup.config import RunConfig
 from tempsup.sweep import train_runs
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
 
 
 def angle_gap(angle_deg: float, target_deg: float) -> float:

@@ -8,7 +8,6 @@ import json
 
 import numpy as np
 import pytest
-import torch
 
 from tempsup import geometry, theory
 from tempsup.config import RunConfig
@@ -18,14 +17,6 @@ from tempsup.sweep import train_runs
 from tempsup.train import Snapshot
 
 TINY = RunConfig(steps=6, snapshot_every=2, batch=16, seeds=3)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_thread():
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(old)
 
 
 @pytest.fixture(scope="module")
