@@ -15,14 +15,10 @@ import pytest
 from tempsup import gauge
 from tempsup import geometry as g
 from tempsup.errors import TempsupError
+from tests.helpers import rot
 
 TOL = 1e-6  # the invariance the CLI and the panels rely on (measured: ~1e-12)
 N_GAUGES = 25
-
-
-def rot(deg: float) -> np.ndarray:
-    a = np.radians(deg)
-    return np.array([[np.cos(a), -np.sin(a)], [np.sin(a), np.cos(a)]])
 
 
 def tied_G(W_k: np.ndarray, rng: np.random.Generator, spread: float = 1.5) -> np.ndarray:
