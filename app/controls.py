@@ -254,7 +254,7 @@ def refused(exc: Exception, controls: list[Any], current: RunConfig) -> str:
 @callback(
     Output(ids.URL, "search"),
     Output(ids.CONFIG, "data"),
-    Output(ids.REQUEST, "data"),
+    Output(ids.player(ids.REQUEST, ids.EXPLORER), "data"),
     Output(ids.CONFIG_ERROR, "children"),
     *[Output(id_, "value") for id_, _ in FIELD_CONTROLS],
     Output(ids.OPTIONS, "value"),

@@ -1,4 +1,22 @@
-"""Every component id of the app, in one place (style.md: never scattered literals)."""
+"""Every component id of the app, in one place (style.md: never scattered literals).
+
+Parts that several pages show alike — the job widget (`app/jobwidget.py`) and the player
+(`app/player.py`) — have pattern-matching ids `{"type": part, "page": page}`, so each of
+their callbacks is registered once (with `MATCH`) and serves every page; `job(part, page)`
+and `player(part, page)` build them. Everything else has a plain string id.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+# The pages whose parts are matched by page (the "page" of a pattern-matching id).
+EXPLORER = "explorer"
+PHASE = "phase"
+LAB = "lab"
+LAB_SWEEP = "lab-sweep"  # the lab's sweep over m: a second job widget on the lab page
+COMPARE = "compare"  # its player row only (one scrubber over the fraction of training)
 
 # page and shared state
 ROOT_URL = "root-url"  # routing: pathname picks the page
@@ -7,12 +25,7 @@ PAGE_PATH = "page-path"  # the path whose page is shown (routing skips a re-rend
 ALERT = "alert"  # one line for errors no panel owns (see app.report_error)
 URL = "url"  # the explorer's config in the query string
 CONFIG = "config-store"  # the validated config being viewed: {"config": {...}, "key": "..."}
-JOB = "job-store"  # {"key", "state", "cursor", "seed"}: what the poller needs
-JOB_STATUS = "job-status-store"  # {"key", "text", "pct", "active"}: drawn by the browser
-VIEW = "view-store"  # per-frame figure data streamed from the server (see app/explorer.py)
-REQUEST = "view-request-store"  # {"key", "seed", "frame"}: the view a link asks for, until shown
 CLIENT = "client-store"  # a random per-browser id for the per-client job limit
-POLL = "poll-interval"
 
 # controls (a slider and its number box edit one field; the box holds the exact value)
 MODEL = "ctl-model"
@@ -37,27 +50,55 @@ CURRICULUM = "ctl-curriculum"
 OPTIONS = "ctl-options"  # checklist: tied, bias
 CONFIG_ERROR = "config-error"
 
-# job controls
-TRAIN = "btn-train"
-CANCEL = "btn-cancel"
-PROGRESS_BAR = "job-progress-bar"
-STATUS = "job-status"
+# ---- the job widget (app/jobwidget.py): one per job a page runs --------------------------
+# parts: the buttons, the progress bar and status line, the error line, and the stores
+RUN = "job-run"  # Train / Run sweep
+CANCEL = "job-cancel"
+EXPORT = "job-export"  # Export HTML of the job on screen (where the page has one)
+DOWNLOAD = "job-download"
+BAR = "job-bar"  # the progress bar's filled part
+TEXT = "job-text"  # the status line
+ERROR = "job-error"  # what was wrong with the request (the controls, a link)
+STORE = "job-store"  # {"key", …}: the job on screen (the explorer adds state, cursor, seed)
+STATUS = "job-status-store"  # {"key", "text", "pct", "active"}: drawn by the browser
+POLL = "job-poll"  # interval reading the job's progress while it is active
 
-# player
+
+def job(part: str, page: Any) -> dict[str, Any]:
+    """The id of one part of a page's job widget (`page` may be `MATCH`)."""
+    return {"type": part, "page": page}
+
+
+# ---- the player (app/player.py): one scrubber over a view store ---------------------------
+VIEW = "player-view"  # per-frame figure data streamed from the server (app/view.py)
+REQUEST = "player-request"  # {"key", "seed", "frame"}: the view a link asks for, until shown
 FRAME = "player-frame"  # the scrubber: frame index
-PLAY = "btn-play"
-PREV = "btn-prev"
-NEXT = "btn-next"
+PLAY = "player-play"
+PREV = "player-prev"
+NEXT = "player-next"
 TICK = "player-tick"  # interval advancing the frame while playing
 FRAME_LABEL = "player-label"
+GRAPH = "panel-graph"  # one per panel: {"type": GRAPH, "page": page, "panel": name}
+
+
+def player(part: str, page: Any) -> dict[str, Any]:
+    """The id of one part of a page's player (`page` may be `MATCH`)."""
+    return {"type": part, "page": page}
+
+
+def graph(page: Any, panel: Any) -> dict[str, Any]:
+    """The graph of one panel on a page: the browser reads the panel's name from it."""
+    return {"type": GRAPH, "page": page, "panel": panel}
+
+
+def text(id_: Any) -> str:
+    """An id as Dash writes it in the page and in its requests (a dict: sorted, compact JSON)."""
+    return json.dumps(id_, sort_keys=True, separators=(",", ":")) if isinstance(id_, dict) else id_
+
+
+# the explorer's player row
 SEED_PICK = "seed-pick"
 FEATURE_PICK = "feature-pick"
-
-# panels
-GRAPH_DIRECTIONS = "graph-directions"
-GRAPH_LOSS = "graph-loss"
-GRAPH_PROJECTIONS = "graph-projections"
-GRAPH_EIGEN = "graph-eigen"
 
 
 def explain(panel: str) -> str:
@@ -68,7 +109,6 @@ def explain(panel: str) -> str:
 # export
 EXPORT_HTML = "btn-export-html"
 EXPORT_NPZ = "btn-export-npz"
-DOWNLOAD = "download"
 SHARE_LINK = "share-link"  # the link to exactly this view (config, seed, frame); a click copies it
 SHARE_FEEDBACK = "share-feedback"  # "copied" after a click (assets/tempsup.js)
 
@@ -79,15 +119,7 @@ PHASE_SPARSITIES = "phase-sparsities"
 PHASE_SEEDS = "phase-seeds"
 PHASE_STEPS = "phase-steps"
 PHASE_HIDDEN = "phase-hidden"
-PHASE_RUN = "phase-run"
-PHASE_CANCEL = "phase-cancel"
-PHASE_JOB = "phase-job"  # {"key": sweep key}
-PHASE_STATUS = "phase-status-store"  # same shape as JOB_STATUS
-PHASE_STATUS_TEXT = "phase-status"
-PHASE_BAR = "phase-bar"
-PHASE_POLL = "phase-poll"
 PHASE_GRAPH = "phase-graph"
-PHASE_ERROR = "phase-error"
 
 # compare page
 COMPARE_URL = "compare-url"
@@ -98,14 +130,12 @@ COMPARE_VIEWS = "compare-views"  # {"left": view, "right": view}
 COMPARE_POLL = "compare-poll"
 COMPARE_STATUS = "compare-status"
 COMPARE_ERROR = "compare-error"  # what is wrong with a pasted link
-COMPARE_FRAC = "compare-fraction"  # the linked scrubber: fraction of training
-COMPARE_PLAY = "compare-play"
-COMPARE_TICK = "compare-tick"
 COMPARE_LABEL = "compare-label"
 
 
-def compare_graph(side: str, panel: str) -> str:
-    return f"compare-{side}-{panel}"
+def compare_graph(side: Any, panel: Any) -> dict[str, Any]:
+    """One panel of one side: the browser reads the side and the panel from the id."""
+    return {"type": "compare-graph", "side": side, "panel": panel}
 
 
 # correlated-features lab page
@@ -118,42 +148,20 @@ LAB_EPOCHS = "lab-epochs"
 LAB_SEEDS = "lab-seeds"
 LAB_UPLOAD = "lab-upload"
 LAB_TEXT = "lab-text"  # store: server path of the uploaded text
-LAB_TRAIN = "lab-train"
-LAB_CANCEL = "lab-cancel"
-LAB_JOB = "lab-job"  # {"key"}
-LAB_STATUS = "lab-status-store"
-LAB_STATUS_TEXT = "lab-status"
-LAB_BAR = "lab-bar"
-LAB_POLL = "lab-poll"
-LAB_VIEW = "lab-view"
-LAB_FRAME = "lab-frame"
-LAB_PLAY = "lab-play"
-LAB_TICK = "lab-tick"
-LAB_LABEL = "lab-label"
-LAB_ERROR = "lab-error"
-LAB_EXPORT = "lab-export"
-LAB_DOWNLOAD = "lab-download"
-
-
-def lab_graph(panel: str) -> str:
-    return f"lab-{panel}"
-
 
 # lab sweep: the sweep over the bottleneck m (and weight decay) on the lab page
 LAB_SWEEP_MS = "lab-sweep-ms"
 LAB_SWEEP_WDS = "lab-sweep-wds"
-LAB_SWEEP_RUN = "lab-sweep-run"
-LAB_SWEEP_CANCEL = "lab-sweep-cancel"
-LAB_SWEEP_EXPORT = "lab-sweep-export"
-LAB_SWEEP_DOWNLOAD = "lab-sweep-download"
-LAB_SWEEP_JOB = "lab-sweep-job"  # {"key": bows-sweep key}
-LAB_SWEEP_STATUS = "lab-sweep-status-store"  # same shape as LAB_STATUS
-LAB_SWEEP_STATUS_TEXT = "lab-sweep-status"
-LAB_SWEEP_BAR = "lab-sweep-bar"
-LAB_SWEEP_POLL = "lab-sweep-poll"
 LAB_SWEEP_GRAPH = "lab-sweep-graph"
-LAB_SWEEP_ERROR = "lab-sweep-error"
+LAB_SWEEP_TABLE = "lab-sweep-table"  # the switch's table under the sweep figure
 
 # gallery page
 GALLERY_CARDS = "gallery-cards"
 GALLERY_POLL = "gallery-poll"
+
+# lesson page (the step itself lives in the URL: /lesson?step=3)
+LESSON_BODY = "lesson-body"
+LESSON_STEP = "lesson-step"  # the step shown (1-based)
+LESSON_CHOICE = "lesson-choice"
+LESSON_REVEAL = "lesson-reveal"
+LESSON_ANSWER = "lesson-answer"

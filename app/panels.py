@@ -22,8 +22,7 @@ PAPER_URL = "https://openreview.net/forum?id=7cMzTpbJHC"
 
 @dataclass(frozen=True)
 class Panel:
-    name: str  # tempsup.figures panel name
-    graph: str  # component id
+    name: str  # tempsup.figures panel name (the graph's id carries it: `ids.graph`)
     title: str
     explanation: str
 
@@ -31,13 +30,11 @@ class Panel:
 PANELS = (
     Panel(
         "directions",
-        ids.GRAPH_DIRECTIONS,
         "Feature directions w_s in the hidden state",
         "",  # depends on the model and N_h: `directions_explanation`
     ),
     Panel(
         "loss",
-        ids.GRAPH_LOSS,
         "Loss and its four terms",
         "The measured loss against the paper's decomposition: task (recall the input k steps "
         "back), mean correction, projection interference (each other input leaking into the "
@@ -49,7 +46,6 @@ PANELS = (
     ),
     Panel(
         "projections",
-        ids.GRAPH_PROJECTIONS,
         "Projections onto the readout",
         "a_s = w_yᵀw_s is how strongly an input of age s reaches the output when it arrives "
         "alone. Ideal recall is a_k = 1 and a_s = 0 elsewhere; under a ReLU readout a_s ≤ 0 "
@@ -63,7 +59,6 @@ PANELS = (
     ),
     Panel(
         "eigen",
-        ids.GRAPH_EIGEN,
         "Eigenvalues of W_h",
         "For a linear recurrence (linear RNN, SSM), complex eigenvalues inside the unit circle "
         "mean a spiral sink: each step rotates by θ = arg λ and shrinks by |λ|. The ReLU RNN's "
@@ -154,7 +149,7 @@ def card(panel: Panel, config: RunConfig = DEFAULTS) -> html.Div:
         children=[
             html.H2(panel.title),
             dcc.Graph(
-                id=panel.graph,
+                id=ids.graph(ids.EXPLORER, panel.name),
                 figure=empty_figure("waiting for the first frame…"),
                 config={"displaylogo": False, "responsive": True},
                 className="graph",

@@ -1,30 +1,157 @@
-"""The player: one scrubber that drives every panel, play/pause, step, keyboard.
+"""The player: one scrubber that drives every panel of a page, play/pause, step, keyboard.
 
-All of it runs in the browser (`assets/tempsup.js`): the `VIEW` store already
-holds each frame's figure data, so moving the slider re-renders the four
-panels without a round trip to the server.
+All of it runs in the browser (`assets/tempsup.js`): a page's view store already holds
+each frame's figure data, so moving the slider re-renders the panels without a round
+trip to the server. The player's ids are pattern-matching (`ids.player(part, page)`, the
+graphs `ids.graph(page, panel)`), so its callbacks are registered once, below, for every
+page that lays out `controls(page)` — the explorer and the correlations lab; the browser
+reads each graph's panel from its id.
+
+The explorer's player card (`layout`) adds the seed and feature menus and the share link.
 """
 
 from __future__ import annotations
 
-from dash import ClientsideFunction, Input, Output, State, callback, clientside_callback, dcc, html
+from typing import Any
+
+from dash import (
+    ALL,
+    MATCH,
+    ClientsideFunction,
+    Input,
+    Output,
+    State,
+    callback,
+    clientside_callback,
+    dcc,
+    html,
+)
 
 from app import ids
-from app.panels import PANELS
 from app.view import empty_view
-from app.widgets import player_row, wire_player
+from app.widgets import scrubber
 from tempsup.figures import NEAR_BEST
 
 TICK_MS = 120  # ~8 frames a second: 100 frames play in about 12 s
+INITIAL_VIEW = empty_view("loading…")
 
 
-def layout(seed_options: list | None = None, seed: int | None = None) -> html.Div:
-    """The player card (sticky: it stays in view while the panels scroll); a prefilled page
-    passes its run's seeds."""
+def row(
+    page: str, maximum: int = 0, value: int = 0, marks: dict | None = None, label: bool = False
+) -> html.Div:
+    """◀ Play ▶ and the scrubber of `page` (with its play interval, and with `label` the
+    frame label): stepping and playing work on any page that lays this out, also without a
+    view store (Compare)."""
+
+    def button(text: str, part: str, title: str) -> html.Button:
+        return html.Button(text, id=ids.player(part, page), n_clicks=0, title=title)
+
+    return html.Div(
+        className="player-row",
+        children=[
+            button("◀", ids.PREV, "previous frame (←)"),
+            button("Play", ids.PLAY, "play / pause (space)"),
+            button("▶", ids.NEXT, "next frame (→)"),
+            scrubber(ids.player(ids.FRAME, page), maximum=maximum, value=value, marks=marks),
+            *(
+                [html.Span(id=ids.player(ids.FRAME_LABEL, page), className="frame-label")]
+                if label
+                else []
+            ),  # fmt: skip
+            dcc.Interval(id=ids.player(ids.TICK, page), interval=TICK_MS, disabled=True),
+        ],
+    )
+
+
+def controls(page: str, view: Any = INITIAL_VIEW, request: Any = None) -> list[Any]:
+    """The row with its frame label, and `page`'s view store (prefilled with `view`) whose
+    frames the scrubber picks; `request`: the frame a link asks for (`follow` in JS)."""
+    return [
+        row(page, label=True),
+        dcc.Store(id=ids.player(ids.VIEW, page), data=view),
+        dcc.Store(id=ids.player(ids.REQUEST, page), data=request),
+    ]
+
+
+def _js(name: str) -> ClientsideFunction:
+    return ClientsideFunction(namespace="tempsup", function_name=name)
+
+
+def _p(part: str) -> dict[str, Any]:
+    return ids.player(part, MATCH)
+
+
+FRAME, VIEW, REQUEST, TICK, PLAY = (_p(ids.FRAME), _p(ids.VIEW), _p(ids.REQUEST), _p(ids.TICK),
+                                    _p(ids.PLAY))  # fmt: skip
+
+clientside_callback(
+    _js("render"),
+    Output(ids.graph(MATCH, ALL), "figure"),
+    Output(_p(ids.FRAME_LABEL), "children"),
+    Input(FRAME, "value"),
+    Input(VIEW, "data"),
+)
+# the slider's range follows the frames; while training it follows the newest; a link's
+# frame (the request store) is applied once that run's frames are all in
+clientside_callback(
+    _js("follow"),
+    Output(FRAME, "max"),
+    Output(FRAME, "value", allow_duplicate=True),
+    Output(REQUEST, "data", allow_duplicate=True),
+    Input(VIEW, "data"),
+    State(FRAME, "value"),
+    State(FRAME, "max"),
+    State(ids.job(ids.STORE, MATCH), "data"),
+    State(REQUEST, "data"),
+    prevent_initial_call="initial_duplicate",  # a page may arrive with its frames inside
+)
+clientside_callback(
+    _js("toggle_play"),
+    Output(TICK, "disabled"),
+    Output(PLAY, "children"),
+    Output(FRAME, "value", allow_duplicate=True),
+    Input(PLAY, "n_clicks"),
+    State(TICK, "disabled"),
+    State(FRAME, "value"),
+    State(FRAME, "max"),
+    prevent_initial_call=True,
+)
+clientside_callback(
+    _js("tick"),
+    Output(FRAME, "value", allow_duplicate=True),
+    Output(TICK, "disabled", allow_duplicate=True),
+    Output(PLAY, "children", allow_duplicate=True),
+    Input(TICK, "n_intervals"),
+    State(FRAME, "value"),
+    State(FRAME, "max"),
+    prevent_initial_call=True,
+)
+clientside_callback(
+    _js("step"),
+    Output(FRAME, "value", allow_duplicate=True),
+    Input(_p(ids.PREV), "n_clicks"),
+    Input(_p(ids.NEXT), "n_clicks"),
+    State(FRAME, "value"),
+    State(FRAME, "max"),
+    prevent_initial_call=True,
+)
+
+
+# ---- the explorer's player card -------------------------------------------------------
+
+
+def layout(
+    seed_options: list | None = None,
+    seed: int | None = None,
+    view: Any = INITIAL_VIEW,
+    request: Any = None,
+) -> html.Div:
+    """The explorer's player card (sticky: it stays in view while the panels scroll); a
+    prefilled page passes its run's seeds, its view and the view its link asks for."""
     return html.Div(
         className="card player",
         children=[
-            player_row(ids.PLAY, ids.FRAME, ids.FRAME_LABEL, steppers=(ids.PREV, ids.NEXT)),
+            *controls(ids.EXPLORER, view, request),
             html.Div(
                 className="player-row",
                 children=[
@@ -64,7 +191,6 @@ def layout(seed_options: list | None = None, seed: int | None = None) -> html.Di
                     html.Span(id=ids.SHARE_FEEDBACK, className="share-feedback", role="status"),
                 ],
             ),
-            dcc.Interval(id=ids.TICK, interval=TICK_MS, disabled=True),
         ],
     )
 
@@ -100,34 +226,20 @@ def update_features(store: dict | None, current: object):
     return feature_options(n), n == 1, current if keep else 0
 
 
-wire_player(
-    frame=ids.FRAME,
-    tick=ids.TICK,
-    play=ids.PLAY,
-    view=ids.VIEW,
-    job=ids.JOB,
-    graphs=[p.graph for p in PANELS],
-    label=ids.FRAME_LABEL,
-    steppers=(ids.PREV, ids.NEXT),
-    request=ids.REQUEST,
-)
-
 # The link to exactly this view: the config (the URL's query), the seed shown, the frame.
 clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="share_link"),
+    _js("share_link"),
     Output(ids.SHARE_LINK, "href"),
     Input(ids.URL, "search"),
-    Input(ids.FRAME, "value"),
-    Input(ids.JOB, "data"),
-    Input(ids.VIEW, "data"),
+    Input(ids.player(ids.FRAME, ids.EXPLORER), "value"),
+    Input(ids.job(ids.STORE, ids.EXPLORER), "data"),
+    Input(ids.player(ids.VIEW, ids.EXPLORER), "data"),
 )
 
 # A per-browser id for the per-client job limit, made once and kept locally.
 clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="client_id"),
+    _js("client_id"),
     Output(ids.CLIENT, "data"),
     Input(ids.ROOT_URL, "pathname"),
     State(ids.CLIENT, "data"),
 )
-
-INITIAL_VIEW = empty_view("loading…")

@@ -97,6 +97,13 @@ def query_from_config(config: RunConfig) -> str:
     return "?" + urlencode(pairs)
 
 
+def compare_href(left: RunConfig, right: RunConfig) -> str:
+    """The Compare page's link for two configs (each side an explorer query)."""
+    return "/compare?" + urlencode(
+        {"left": query_from_config(left).lstrip("?"), "right": query_from_config(right).lstrip("?")}
+    )
+
+
 def _text(value: Any) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"

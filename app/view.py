@@ -137,7 +137,6 @@ def _full_view(ref: _RunRef, seed: int, feature: int, figs: Any) -> dict[str, An
         "n": run.n_frames,
         "steps": [int(s) for s in np.asarray(run["step"])],
         "message": "",
-        "panels": list(figs.PANELS),
         "frames": frame_data(run, seed, feature, 0, figs, lean=True),
         "summaries": status_lines(run, seed, feature, 0, figs),
         **shared_parts(run, seed, feature, figs),

@@ -1,20 +1,16 @@
-"""Pieces every page reuses: the player's client-side wiring, the job bar, number fields.
+"""Small inputs every page lays out alike, and what they read: labelled number boxes,
+boxes of comma-separated values (`parse_list`) and the scrubber.
 
-A page lays out its own components (ids from `app/ids.py`) and calls these to
-connect them, so the explorer, the lab and the phase diagram play, scrub and
-report progress through the same code (`assets/tempsup.js`).
+(The job widget is `app/jobwidget.py`, the player `app/player.py`.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from dash import ClientsideFunction, Input, Output, State, clientside_callback, dcc, html
+from dash import dcc, html
 
-
-def _js(name: str) -> ClientsideFunction:
-    return ClientsideFunction(namespace="tempsup", function_name=name)
+from tempsup.errors import TempsupError
 
 
 def number_field(
@@ -64,89 +60,25 @@ def scrubber(id_: str, *, maximum: float = 0, step: float = 1, value: float = 0,
     )
 
 
-def player_row(
-    play: str, frame: str, label: str, steppers: tuple[str, str] | None = None
-) -> html.Div:
-    """◀ Play ▶, the frame scrubber and the label under it (see `wire_player`)."""
-    play_button = html.Button("Play", id=play, n_clicks=0, title="play / pause (space)")
-    buttons = [play_button]
-    if steppers is not None:
-        buttons = [
-            html.Button("◀", id=steppers[0], n_clicks=0, title="previous frame (←)"),
-            play_button,
-            html.Button("▶", id=steppers[1], n_clicks=0, title="next frame (→)"),
-        ]
-    return html.Div(
-        className="player-row",
-        children=[*buttons, scrubber(frame), html.Span(id=label, className="frame-label")],
+def list_field(id_: str, label: str, value: str) -> html.Label:
+    """A labelled text box of comma-separated values (read it with `parse_list`)."""
+    return html.Label(
+        className="field",
+        children=[
+            html.Span(label),
+            dcc.Input(id=id_, value=value, debounce=True, className="wide"),
+        ],
     )
 
 
-def wire_player(
-    *,
-    frame: str,
-    tick: str,
-    play: str,
-    view: str,
-    job: str,
-    graphs: Sequence[str],
-    label: str,
-    steppers: tuple[str, str] | None = None,
-    request: str | None = None,
-) -> None:
-    """Scrubber, play/pause and step buttons over a view store, all client-side.
-
-    `request`: a store {"key", "frame"} naming the frame a link asks for; the scrubber
-    goes there once that run's frames are all in, and the store is emptied."""
-    clientside_callback(
-        _js("render"),
-        *[Output(g, "figure") for g in graphs],
-        Output(label, "children"),
-        Input(frame, "value"),
-        Input(view, "data"),
-    )
-    # the slider's range follows the frames; while training it follows the newest
-    wanted = [Output(request, "data", allow_duplicate=True), State(request, "data")]
-    clientside_callback(
-        _js("follow"),
-        Output(frame, "max"),
-        Output(frame, "value", allow_duplicate=True),
-        *(wanted[:1] if request else []),
-        Input(view, "data"),
-        State(frame, "value"),
-        State(frame, "max"),
-        State(job, "data"),
-        *(wanted[1:] if request else []),
-        prevent_initial_call="initial_duplicate",  # a page may arrive with its frames inside
-    )
-    clientside_callback(
-        _js("toggle_play"),
-        Output(tick, "disabled"),
-        Output(play, "children"),
-        Output(frame, "value", allow_duplicate=True),
-        Input(play, "n_clicks"),
-        State(tick, "disabled"),
-        State(frame, "value"),
-        State(frame, "max"),
-        prevent_initial_call=True,
-    )
-    clientside_callback(
-        _js("tick"),
-        Output(frame, "value", allow_duplicate=True),
-        Output(tick, "disabled", allow_duplicate=True),
-        Output(play, "children", allow_duplicate=True),
-        Input(tick, "n_intervals"),
-        State(frame, "value"),
-        State(frame, "max"),
-        prevent_initial_call=True,
-    )
-    if steppers is not None:
-        clientside_callback(
-            _js("step"),
-            Output(frame, "value", allow_duplicate=True),
-            Input(steppers[0], "n_clicks"),
-            Input(steppers[1], "n_clicks"),
-            State(frame, "value"),
-            State(frame, "max"),
-            prevent_initial_call=True,
-        )
+def parse_list(text: Any, kind: type, name: str) -> tuple:
+    """ "0.1, 0.3" → (0.1, 0.3); TempsupError naming the box otherwise."""
+    if not isinstance(text, str) or len(text) > 400:
+        raise TempsupError(f"{name}: expected comma-separated numbers")
+    try:
+        values = tuple(kind(part) for part in text.replace(";", ",").split(",") if part.strip())
+    except ValueError:
+        raise TempsupError(f"{name}: expected comma-separated numbers, got {text!r}") from None
+    if not values:
+        raise TempsupError(f"{name}: enter at least one value")
+    return values

@@ -1,10 +1,16 @@
-// Client-side callbacks of the tempsup explorer (see app/player.py).
-// The VIEW store holds, per panel, the figure data of every frame; these
+// Client-side callbacks of tempsup (app/player.py, app/jobwidget.py, app/pages/compare.py).
+// A page's view store holds, per panel, the figure data of every frame; these
 // functions only pick a frame, so scrubbing and playing never wait for the server.
+// Which panels a page shows is read from the page itself: each graph's id names its
+// panel ({"type": "panel-graph", "page": …, "panel": …}, app/ids.py).
 (function () {
   "use strict";
-  const PANELS = ["directions", "loss", "projections", "eigen"];
   const noUpdate = () => window.dash_clientside.no_update;
+  // The ids of the components an output of the running callback writes (ALL: a list).
+  const outputIds = (i) => {
+    const out = window.dash_clientside.callback_context.outputs_list[i];
+    return (Array.isArray(out) ? out : [out]).map((o) => o.id);
+  };
 
   function emptyFigure(message) {
     return {
@@ -26,77 +32,73 @@
     return Math.max(0, Math.min(i, n - 1));
   }
 
+  // The figures of `panels` at `frame` of `view` (a page's view store, app/view.py) and the
+  // label under the player: the frame's moving traces spliced into the shared ones.
+  function draw(frame, view, panels) {
+    if (!view || !view.n) {
+      const msg = (view && view.message) || "";
+      return { figures: panels.map(() => emptyFigure(msg)), label: msg };
+    }
+    const i = clampFrame(frame, view.n);
+    const figures = panels.map((p) => {
+      const data = (view.base[p] || []).slice();
+      const moving = view.moving[p] || [];
+      const frameTraces = (view.frames[p] || [])[i] || [];
+      // a frame's trace may hold only what differs from the shared one: merge it over
+      moving.forEach((idx, j) => {
+        if (frameTraces[j]) data[idx] = Object.assign({}, data[idx], frameTraces[j]);
+      });
+      return { data: data, layout: view.layouts[p] || {} };
+    });
+    // the status line of this very frame (app/view.py, status_lines)
+    const summary = (view.summaries || [])[i];
+    const label = "step " + view.steps[i] + " · frame " + (i + 1) + "/" + view.n +
+      (summary ? " · " + summary : "");
+    return { figures: figures, label: label };
+  }
+
+  // The frame of `view` whose step is nearest to `fraction` of its training (null: none).
+  function nearestFrame(view, fraction) {
+    if (!view || !view.n) return null;
+    const target = fraction * (view.steps[view.n - 1] || 1);
+    let best = 0;
+    view.steps.forEach((st, i) => {
+      if (Math.abs(st - target) < Math.abs(view.steps[best] - target)) best = i;
+    });
+    return best;
+  }
+
   window.dash_clientside = Object.assign({}, window.dash_clientside, {
     tempsup: {
+      // The page's panels (one graph each, in page order) at `frame`, and the label.
       render: function (frame, view) {
-        const panels = (view && view.panels) || PANELS;
-        if (!view || !view.n) {
-          const msg = (view && view.message) || "";
-          return panels.map(() => emptyFigure(msg)).concat([msg]);
-        }
-        const i = clampFrame(frame, view.n);
-        const figs = panels.map((p) => {
-          // the frame's moving traces spliced into the shared ones (app/view.py)
-          const data = (view.base[p] || []).slice();
-          const moving = view.moving[p] || [];
-          const frameTraces = (view.frames[p] || [])[i] || [];
-          // a frame's trace may hold only what differs from the shared one: merge it over
-          moving.forEach((idx, j) => {
-            if (frameTraces[j]) data[idx] = Object.assign({}, data[idx], frameTraces[j]);
-          });
-          return { data: data, layout: view.layouts[p] || {} };
-        });
-        // the status line of this very frame (app/view.py, status_lines)
-        const summary = (view.summaries || [])[i];
-        const label = "step " + view.steps[i] + " · frame " + (i + 1) + "/" + view.n +
-          (summary ? " · " + summary : "");
-        return figs.concat([label]);
+        const drawn = draw(frame, view, outputIds(0).map((id) => id.panel));
+        return [drawn.figures, drawn.label];
       },
 
-      // Compare page: one scrubber over the fraction of training drives both runs.
-      render_pair: function (fraction, views) {
-        const out = [];
+      // Compare page: one scrubber over the percentage of training drives both runs.
+      render_pair: function (percent, views) {
+        const graphs = outputIds(0);
         const labels = [];
+        const figures = {};
         ["left", "right"].forEach((side) => {
           const view = views && views[side];
-          let frame = null;
-          if (view && view.n) {
-            const last = view.steps[view.n - 1] || 1;
-            const target = (fraction || 0) * last;
-            let best = 0;
-            view.steps.forEach((st, i) => {
-              if (Math.abs(st - target) < Math.abs(view.steps[best] - target)) best = i;
-            });
-            frame = best;
-          }
-          const figs = window.dash_clientside.tempsup.render(frame, view);
-          out.push(...figs.slice(0, PANELS.length));
-          labels.push(side + ": " + figs[PANELS.length]);
+          const panels = graphs.filter((id) => id.side === side).map((id) => id.panel);
+          const drawn = draw(nearestFrame(view, (percent || 0) / 100), view, panels);
+          panels.forEach((p, j) => { figures[side + "/" + p] = drawn.figures[j]; });
+          labels.push(side + ": " + drawn.label);
         });
-        return out.concat([labels.join("  |  ")]);
-      },
-
-      tick_fraction: function (n, value) {
-        const next = Math.round(((value || 0) + 0.01) * 100) / 100;
-        if (next >= 1) return [1, true, "Play"];
-        return [next, noUpdate(), noUpdate()];
-      },
-
-      toggle_fraction: function (clicks, disabled, value) {
-        if (disabled) return [false, "Pause", (value || 0) >= 1 ? 0 : noUpdate()];
-        return [true, "Play", noUpdate()];
+        return [graphs.map((id) => figures[id.side + "/" + id.panel]), labels.join("  |  ")];
       },
 
       // The slider's range follows the frames; while training it follows the newest.
-      // `request` (optional): the frame a share link asks for, applied once that run's
-      // frames are all in; the request is then emptied (the third output).
+      // `request`: the frame a share link asks for, applied once that run's frames are
+      // all in; the request is then emptied (the third output).
       follow: function (view, value, max, job, request) {
         const n = view && view.n ? view.n : 0;
         const newMax = Math.max(0, n - 1);
         const training = job && (job.state === "queued" || job.state === "running");
-        const withRequest = arguments.length > 4;
-        const out = (v, clear) => (withRequest ? [newMax, v, clear ? null : noUpdate()]
-          : [newMax, v]);
+        const out = (v, clear) => [newMax, v, clear ? null : noUpdate()];
         if (request && n && !training && view.key === request.key &&
             typeof request.frame === "number") {
           return out(Math.min(request.frame, newMax), true);
@@ -128,12 +130,14 @@
       step: function (prev, next, value, max) {
         const trig = window.dash_clientside.callback_context.triggered_id;
         const v = value || 0;
-        if (trig === "btn-prev") return Math.max(0, v - 1);
+        if (trig && trig.type === "player-prev") return Math.max(0, v - 1);
         return Math.min(max || 0, v + 1);
       },
 
-      job_bar: function (status, config) {
-        if (!status || !config || status.key !== config.key) {
+      // The job widget (app/jobwidget.py): its status store drawn while it is about the job
+      // in its job store.
+      job_bar: function (status, job) {
+        if (!status || !job || status.key !== job.key) {
           return ["", { width: "0%" }, true];
         }
         return [status.text, { width: status.pct + "%" }, !status.active];
@@ -197,9 +201,11 @@
     if (["INPUT", "TEXTAREA", "SELECT"].includes(tag) || event.target.isContentEditable) return;
     const onSlider = event.target.closest && event.target.closest("[role='slider']");
     if (onSlider && event.key !== " ") return;
-    const target = { ArrowLeft: "btn-prev", ArrowRight: "btn-next", " ": "btn-play" }[event.key];
-    if (!target) return;
-    const button = document.getElementById(target);
+    const part = { ArrowLeft: "player-prev", ArrowRight: "player-next", " ": "player-play" }[
+      event.key];
+    if (!part) return;
+    // the page's player (app/player.py: its buttons' ids name their part)
+    const button = document.querySelector(`button[id*='"type":"${part}"']`);
     if (button) {
       event.preventDefault();
       button.click();

@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlparse
 
 from dash import (
+    ALL,
     ClientsideFunction,
     Input,
     Output,
@@ -23,19 +24,21 @@ from dash import (
     no_update,
 )
 
-from app import ids
+from app import ids, player
+from app.jobwidget import submit
+from app.jobwords import describe
 from app.pages import register
 from app.panels import PANELS
 from app.services import job_queue
-from app.urlstate import config_from_query, query_from_config
+from app.urlstate import compare_href, config_from_query, query_from_config
 from app.view import empty_view, full_view
-from app.widgets import scrubber
 from tempsup.config import FIELDS, MODEL_NAMES, RunConfig
 from tempsup.errors import TempsupError
-from tempsup.jobs import JobState
+from tempsup.jobs.record import JobState
 from tempsup.palette import empty_figure
 
 SIDES = ("left", "right")
+PERCENT = 100  # the scrubber moves through the percentage of training
 # Ready-made comparisons (left, right), all the paper's own contrasts.
 EXAMPLES = {
     "SSM: dense vs sparse": (RunConfig(model="ssm", sparsity=0.3), RunConfig(model="ssm")),
@@ -45,12 +48,6 @@ EXAMPLES = {
         RunConfig(model="rnn", sparsity=0.97),
     ),
 }
-
-
-def compare_href(left: RunConfig, right: RunConfig) -> str:
-    return "/compare?" + urlencode(
-        {"left": query_from_config(left).lstrip("?"), "right": query_from_config(right).lstrip("?")}
-    )
 
 
 def layout() -> html.Div:
@@ -81,7 +78,6 @@ def layout() -> html.Div:
             dcc.Location(id=ids.COMPARE_URL, refresh="callback-nav"),
             dcc.Store(id=ids.COMPARE_VIEWS),
             dcc.Interval(id=ids.COMPARE_POLL, interval=700, disabled=True),
-            dcc.Interval(id=ids.COMPARE_TICK, interval=150, disabled=True),
             html.Div(
                 className="card",
                 children=[
@@ -107,19 +103,18 @@ def layout() -> html.Div:
                     ),
                     html.Div(id=ids.COMPARE_ERROR, className="error", role="alert"),
                     html.Div(id=ids.COMPARE_STATUS, className="status", role="status"),
-                    html.Div(
-                        className="player-row",
-                        children=[
-                            html.Button("Play", id=ids.COMPARE_PLAY, n_clicks=0),
-                            scrubber(
-                                ids.COMPARE_FRAC,
-                                maximum=1,
-                                step=0.01,
-                                value=1,
-                                marks={0: "start", 1: "end"},
-                            ),  # fmt: skip
-                        ],
-                    ),
+                ],
+            ),
+            # the player stays in view while the panels scroll (assets/style.css: .player)
+            html.Div(
+                className="card player",
+                children=[
+                    player.row(
+                        ids.COMPARE,
+                        maximum=PERCENT,
+                        value=PERCENT,
+                        marks={0: "start", PERCENT: "end"},
+                    ),  # fmt: skip
                     html.Div(id=ids.COMPARE_LABEL, className="frame-label"),
                 ],
             ),
@@ -217,7 +212,7 @@ def load_pair(search: str | None, _n: Any, client: Any):
         status = queue.status(config.key)
         if status is None or status.state in (JobState.FAILED, JobState.CANCELLED):
             try:
-                status = queue.submit(config, client=str(client or "anonymous")[:64])
+                status = submit(config, client)
             except TempsupError as exc:
                 lines.append(f"{side}: refused: {exc}")
                 views[side] = empty_view(str(exc))
@@ -225,8 +220,8 @@ def load_pair(search: str | None, _n: Any, client: Any):
         run = queue.run(config.key) if status.state == JobState.DONE else None
         if run is None:
             pending = True
-            views[side] = empty_view(f"{side}: {status.message}")
-            lines.append(f"{side} ({_describe(config)}): {status.message}")
+            views[side] = empty_view(f"{side}: {describe(status)}")
+            lines.append(f"{side} ({_describe(config)}): {describe(status)}")
         else:
             views[side] = full_view(run, run.best)
             lines.append(f"{side}: {_describe(config)}")
@@ -234,33 +229,13 @@ def load_pair(search: str | None, _n: Any, client: Any):
     return views, not pending, text
 
 
+# one scrubber (the shared player's row: play, step, ticks) over both runs
 clientside_callback(
     ClientsideFunction(namespace="tempsup", function_name="render_pair"),
-    *[Output(ids.compare_graph(side, p.name), "figure") for side in SIDES for p in PANELS],
+    Output(ids.compare_graph(ALL, ALL), "figure"),
     Output(ids.COMPARE_LABEL, "children"),
-    Input(ids.COMPARE_FRAC, "value"),
+    Input(ids.player(ids.FRAME, ids.COMPARE), "value"),
     Input(ids.COMPARE_VIEWS, "data"),
-)
-
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="toggle_fraction"),
-    Output(ids.COMPARE_TICK, "disabled"),
-    Output(ids.COMPARE_PLAY, "children"),
-    Output(ids.COMPARE_FRAC, "value", allow_duplicate=True),
-    Input(ids.COMPARE_PLAY, "n_clicks"),
-    State(ids.COMPARE_TICK, "disabled"),
-    State(ids.COMPARE_FRAC, "value"),
-    prevent_initial_call=True,
-)
-
-clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="tick_fraction"),
-    Output(ids.COMPARE_FRAC, "value", allow_duplicate=True),
-    Output(ids.COMPARE_TICK, "disabled", allow_duplicate=True),
-    Output(ids.COMPARE_PLAY, "children", allow_duplicate=True),
-    Input(ids.COMPARE_TICK, "n_intervals"),
-    State(ids.COMPARE_FRAC, "value"),
-    prevent_initial_call=True,
 )
 
 register("/compare", "Compare", layout, order=3)

@@ -1,23 +1,58 @@
-"""The explorer page: the job bar and controls beside the player and four panels.
+"""The explorer page: train, stream frames in, cancel, switch seed, export.
 
-Opened from a link, the page is built for the link's config; if that run is
-already trained, its frames come inside the page itself (no callback needed
-before the animation can play), showing the link's seed, and the `REQUEST`
+Layout: the job widget (Train first) and the controls in a sticky side column beside the
+player and the four panels. Opened from a link, the page is built for the link's config;
+if that run is already trained, its frames come inside the page itself (no callback
+needed before the animation can play), showing the link's seed, and the player's request
 store carries the link's frame to the scrubber.
+
+Flow (architecture.md, "Jobs"): the `CONFIG` store changes (a control moved or a link
+opened) → `show_config` serves a cached run at once, joins a job that is already
+training, or (for a link) submits one. While a job runs, the widget's poll reads the
+frames past the cursor and appends their figure data to the view store with
+`dash.Patch` — never resending what the browser already has, each frame with its own
+status line. When the job ends (done, or cancelled with its frames kept) the whole run
+replaces the stream, showing the best seed unless the user picked one (the seed menu, or
+a share link's `view_seed`). Training happens in the worker processes; this module never
+imports torch.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from dash import dcc, html
+from dash import Input, Output, Patch, State, callback, ctx, dcc, html, no_update
 
-from app import controls, explorer, ids, panels, player
+from app import controls, ids, panels, player
 from app.controls import config_store
+from app.jobwidget import JobWidget, job_status, submit
+from app.jobwords import describe
 from app.pages import register
-from app.urlstate import config_from_query, view_from_query
-from tempsup.config import DEFAULTS
+from app.services import job_queue
+from app.urlstate import config_from_query, public_link, view_from_query
+from app.view import (
+    choose_seed,
+    empty_view,
+    frame_data,
+    full_view,
+    seed_options,
+    shared_parts,
+    status_lines,
+)
+from tempsup.config import DEFAULTS, RunConfig
 from tempsup.errors import TempsupError
+from tempsup.figures import export_html
+from tempsup.jobs.record import JobState, JobStatus
+from tempsup.run import Run
+
+ACTIVE = (JobState.QUEUED, JobState.RUNNING)
+FINAL = (JobState.DONE.value, JobState.CANCELLED.value)  # runs that no longer change
+POLL_MS = 300
+WIDGET = JobWidget(ids.EXPLORER)
+JOB, STATUS, POLL = WIDGET.store, WIDGET.status, WIDGET.poll
+TRAIN = WIDGET.id(ids.RUN)
+VIEW = ids.player(ids.VIEW, ids.EXPLORER)
+REQUEST = ids.player(ids.REQUEST, ids.EXPLORER)
 
 
 def layout(query: str | None = None) -> html.Div:
@@ -29,33 +64,45 @@ def layout(query: str | None = None) -> html.Div:
         if not errors + view_errors:  # a link with problems goes through the callbacks,
             seed = request["seed"] if request else None  # which explain them
             try:
-                config, state = parsed, explorer.cached_state(parsed, seed)
+                config, state = parsed, cached_state(parsed, seed)
             except TempsupError:  # the job store is unreachable: the callbacks will say so
                 config, state = parsed, None
     stores: dict[str, Any] = {"config": None, "job": None, "view": player.INITIAL_VIEW,
                               "status": None, "options": [], "seed": None}  # fmt: skip
     if state is not None:
         stores.update(state, config=config_store(config, autostart=False))
+    exports = (
+        html.Button("Export HTML", id=ids.EXPORT_HTML, n_clicks=0),
+        html.Button("Download run (.npz)", id=ids.EXPORT_NPZ, n_clicks=0),
+    )
+    job_card = html.Div(
+        className="card jobbar",
+        children=WIDGET.layout(
+            buttons=exports,
+            poll_ms=POLL_MS,
+            job=stores["job"],
+            status=stores["status"],
+        ),
+    )
     return html.Div(
         children=[
             dcc.Location(id=ids.URL, refresh="callback-nav"),
             dcc.Store(id=ids.CONFIG, data=stores["config"]),
-            dcc.Store(id=ids.JOB, data=stores["job"]),
-            dcc.Store(id=ids.VIEW, data=stores["view"]),
-            dcc.Store(id=ids.REQUEST, data=request if state is not None else None),
             html.Div(
                 className="main",
                 children=[
                     # Train first, then the controls; both columns' tops stay in view while
                     # the panels scroll (assets/style.css: .side and .player are sticky)
-                    html.Aside(
-                        className="side",
-                        children=[explorer.layout(stores["status"]), controls.layout(config)],
-                    ),
+                    html.Aside(className="side", children=[job_card, controls.layout(config)]),
                     html.Section(
                         className="content",
                         children=[
-                            player.layout(stores["options"], stores["seed"]),
+                            player.layout(
+                                stores["options"],
+                                stores["seed"],
+                                stores["view"],
+                                request if state is not None else None,
+                            ),
                             player.hint(),
                             panels.grid(config),
                         ],
@@ -64,6 +111,306 @@ def layout(query: str | None = None) -> html.Div:
             ),
         ]
     )
+
+
+# ---- helpers: status → what the page shows ------------------------------------------
+
+
+def job_store(
+    status: JobStatus, cursor: int = 0, seed: int | None = None, picked: bool = False
+) -> dict[str, Any]:
+    """The JOB store. `seed` is the seed on screen; `picked` says the user chose it (in the
+    menu or through a link): only then does it survive the end of training, which
+    otherwise shows the best seed."""
+    return {
+        "key": status.key,
+        "state": status.state.value,
+        "cursor": cursor,
+        "seed": seed,
+        "picked": picked,
+    }
+
+
+def _untrained(config: RunConfig) -> dict[str, Any]:
+    """The JOB store of a config with no job to show (the job bar shows its status)."""
+    return {"key": config.key, "state": "none", "cursor": 0, "seed": None, "picked": False}
+
+
+def _config(store: dict[str, Any] | None) -> RunConfig | None:
+    try:
+        return RunConfig.from_dict(store["config"]) if isinstance(store, dict) else None
+    except (TempsupError, KeyError, TypeError):
+        return None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _feature(value: Any, config: RunConfig) -> int:
+    feature = _int_or_none(value) or 0
+    return feature if 0 <= feature < config.inputs else 0
+
+
+def _picked_seed(job: Any) -> int | None:
+    """The seed the user chose for the job on screen, if they chose one."""
+    return _int_or_none(job.get("seed")) if isinstance(job, dict) and job.get("picked") else None
+
+
+def _requested_seed(request: Any, config: RunConfig) -> int | None:
+    """The seed a share link asks for (REQUEST store), if it is for this config."""
+    if not isinstance(request, dict) or request.get("key") != config.key:
+        return None
+    return _int_or_none(request.get("seed"))
+
+
+def kept_run(queue: Any, config: RunConfig, status: JobStatus | None) -> Run | None:
+    """What the page can show and export for a job that will not change any more: the run
+    of a DONE job, or the frames a CANCELLED one kept; None while it trains or when
+    there is nothing."""
+    if status is None:
+        return None
+    if status.state == JobState.DONE:
+        return queue.run(config.key)
+    if status.state == JobState.CANCELLED and status.n_frames > 0:
+        frames = queue.frames(config.key, 0)
+        return Run.from_frames(config, frames) if frames else None
+    return None
+
+
+def cached_state(config: RunConfig, seed: int | None = None) -> dict[str, Any] | None:
+    """Everything the page shows for an already trained config, or None.
+
+    Used to build a shared link's page with its run already inside, so a cached
+    link needs no callback round trip at all; `seed` is the link's `view_seed`.
+    """
+    queue = job_queue()
+    status = queue.status(config.key)
+    run = kept_run(queue, config, status)
+    if run is None:
+        return None
+    job, view, _, bar, options, seed = _finished(run, status, seed, 0)
+    return {"job": job, "view": view, "status": bar, "options": options, "seed": seed}
+
+
+SHOW_OUTPUTS = (
+    Output(JOB, "data"),
+    Output(VIEW, "data"),
+    Output(POLL, "disabled"),
+    Output(STATUS, "data"),
+    Output(ids.SEED_PICK, "options"),
+    Output(ids.SEED_PICK, "value"),
+)
+
+
+def _start(status: JobStatus, seed: int | None) -> tuple[Any, ...]:
+    """Outputs for a job that is queued or running: reset the view, start polling."""
+    return (
+        job_store(status, seed=seed, picked=seed is not None),
+        empty_view("training…"),
+        False,
+        job_status(status.key, status),
+        [],
+        None,
+    )
+
+
+def _finished(run: Run, status: JobStatus, seed: int | None, feature: int) -> tuple[Any, ...]:
+    """Outputs for a run that will not change (done, or cancelled with its frames kept):
+    the whole view at once, polling off. `seed`: the user's choice, None for the best."""
+    shown = choose_seed(run, seed)
+    job = job_store(status, run.n_frames, shown, picked=seed is not None and shown == seed)
+    return (
+        {**job, "view_feature": feature},
+        full_view(run, shown, feature),
+        True,
+        job_status(status.key, status),
+        seed_options(run),
+        shown,
+    )
+
+
+@callback(
+    *SHOW_OUTPUTS,
+    Input(ids.CONFIG, "data"),
+    Input(TRAIN, "n_clicks"),
+    State(ids.CLIENT, "data"),
+    State(ids.FEATURE_PICK, "value"),
+    State(REQUEST, "data"),
+    prevent_initial_call=True,
+)
+def show_config(
+    store: dict[str, Any] | None, _clicks: int, client: Any, feature: Any, request: Any
+):
+    """Serve, join or start the job of the config being viewed."""
+    config = _config(store)
+    if config is None:
+        return (no_update,) * len(SHOW_OUTPUTS)
+    queue = job_queue()
+    feature = _feature(feature, config)
+    seed = _requested_seed(request, config)
+    status = queue.status(config.key)
+    wants_training = ctx.triggered_id == TRAIN or bool(store.get("autostart"))
+    if status is not None and status.state == JobState.DONE:
+        run = queue.run(config.key)
+        if run is not None:
+            return _finished(run, status, seed, feature)
+        status = None  # an unreadable cached run: train it again
+    if status is not None and status.state in ACTIVE:
+        return _start(status, seed)
+    if not wants_training:
+        kept = kept_run(queue, config, status)
+        if kept is not None:  # cancelled: what was trained stays on screen
+            return _finished(kept, status, seed, feature)
+        text = describe(status) if status else None
+        return (
+            _untrained(config),
+            empty_view(text or "Not trained yet: press Train."),
+            True,
+            job_status(config.key, None, text),
+            [],
+            None,
+        )
+    try:
+        status = submit(config, client)
+    except TempsupError as exc:  # the job bar shows the refusal: it is about this config
+        refused = job_status(config.key, None, f"Refused: {exc}")
+        return (_untrained(config), no_update, True, refused, no_update, no_update)
+    if status.state == JobState.DONE:
+        run = queue.run(config.key)
+        if run is not None:
+            return _finished(run, status, seed, feature)
+    return _start(status, seed)
+
+
+POLL_OUTPUTS = (
+    Output(VIEW, "data", allow_duplicate=True),
+    Output(JOB, "data", allow_duplicate=True),
+    Output(POLL, "disabled", allow_duplicate=True),
+    Output(STATUS, "data", allow_duplicate=True),
+    Output(ids.SEED_PICK, "options", allow_duplicate=True),
+    Output(ids.SEED_PICK, "value", allow_duplicate=True),
+)
+
+
+@callback(
+    *POLL_OUTPUTS,
+    Input(POLL, "n_intervals"),
+    State(JOB, "data"),
+    State(ids.CONFIG, "data"),
+    State(ids.FEATURE_PICK, "value"),
+    prevent_initial_call=True,
+)
+def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feature: Any):
+    """Append the frames that arrived since the cursor; when the job ends, show the whole
+    run (the best seed, unless the user picked one)."""
+    config = _config(store)
+    if not isinstance(job, dict) or config is None or job.get("key") != config.key:
+        # the user moved on: this poll belongs to an old job; show_config restarts it if needed
+        return (no_update, no_update, True, no_update, no_update, no_update)
+    queue = job_queue()
+    status = queue.status(config.key)
+    if status is None:
+        text = "The job disappeared; press Train."
+        return (
+            no_update,
+            no_update,
+            True,
+            job_status(config.key, None, text),
+            no_update,
+            no_update,
+        )
+    feature = _feature(feature, config)
+    cursor = _int_or_none(job.get("cursor")) or 0
+    kept = kept_run(queue, config, status)
+    if kept is not None:
+        job_, view, disabled, bar, options, seed = _finished(
+            kept, status, _picked_seed(job), feature
+        )
+        return (view, job_, disabled, bar, options, seed)
+    ended = status.state not in ACTIVE
+    bar = job_status(config.key, status)
+    frames = queue.frames(config.key, 0) if status.n_frames > cursor else []
+    if len(frames) <= cursor:
+        return (no_update, no_update, ended, bar, no_update, no_update)
+    run = Run.from_frames(config, frames)
+    seed = _picked_seed(job)
+    if seed is None or seed >= config.seeds:
+        # while streaming, the seed that leads at the first frames (the view is built
+        # for one seed); the best one replaces it when training ends
+        seed = _int_or_none(job.get("seed"))
+        seed = run.best if seed is None or seed >= config.seeds else seed
+    view = Patch()
+    if cursor == 0:
+        view["key"] = config.key
+        view["seed"] = seed
+        view["feature"] = feature
+    for panel, traces in frame_data(run, seed, feature, cursor).items():
+        view["frames"][panel].extend(traces)
+    view["summaries"].extend(status_lines(run, seed, feature, cursor))
+    view["steps"].extend([int(s) for s in run["step"][cursor:]])
+    view["n"] = run.n_frames
+    for name, value in shared_parts(run, seed, feature).items():
+        view[name] = value
+    new_job = {**job, "cursor": run.n_frames, "seed": seed, "state": status.state.value}
+    return (view, new_job, ended, bar, no_update, no_update)
+
+
+@callback(
+    Output(VIEW, "data", allow_duplicate=True),
+    Output(JOB, "data", allow_duplicate=True),
+    Input(ids.SEED_PICK, "value"),
+    Input(ids.FEATURE_PICK, "value"),
+    State(JOB, "data"),
+    State(ids.CONFIG, "data"),
+    prevent_initial_call=True,
+)
+def switch_seed(seed: Any, feature: Any, job: dict[str, Any] | None, store: dict[str, Any] | None):
+    """Rebuild the view for another seed or feature of a finished (or cancelled) run; a seed
+    chosen here is the user's, kept from then on."""
+    config = _config(store)
+    seed = _int_or_none(seed)
+    if config is None or not isinstance(job, dict) or job.get("state") not in FINAL:
+        return no_update, no_update
+    feature = _feature(feature, config)
+    if seed == job.get("seed") and feature == (job.get("view_feature") or 0):
+        return no_update, no_update
+    queue = job_queue()
+    run = kept_run(queue, config, queue.status(config.key))
+    if run is None:
+        return no_update, no_update
+    shown = choose_seed(run, seed)
+    picked = bool(job.get("picked")) or (seed is not None and shown != job.get("seed"))
+    new_job = {**job, "seed": shown, "view_feature": feature, "picked": picked}
+    return full_view(run, shown, feature), new_job
+
+
+@callback(
+    Output(WIDGET.id(ids.DOWNLOAD), "data", allow_duplicate=True),
+    Output(STATUS, "data", allow_duplicate=True),
+    Input(ids.EXPORT_HTML, "n_clicks"),
+    Input(ids.EXPORT_NPZ, "n_clicks"),
+    State(JOB, "data"),
+    State(ids.CONFIG, "data"),
+    State(ids.FEATURE_PICK, "value"),
+    State(ids.SHARE_LINK, "href"),
+    prevent_initial_call=True,
+)
+def export(_h: int, _n: int, job: Any, store: dict[str, Any] | None, feature: Any, link: Any):
+    """What is on screen as a standalone HTML animation (the seed and feature shown), or the
+    run file; a cancelled job exports the frames it kept. The page's share link goes into
+    the file only if someone else could open it (`public_link`)."""
+    config = _config(store)
+    queue = job_queue()
+    run = kept_run(queue, config, queue.status(config.key)) if config is not None else None
+    if run is None:
+        text = "Nothing to export yet: train this configuration first."
+        return no_update, job_status(config.key if config else "", None, text)
+    seed = choose_seed(run, _int_or_none(job.get("seed")) if isinstance(job, dict) else None)
+    if ctx.triggered_id == ids.EXPORT_NPZ:
+        return dcc.send_bytes(run.to_bytes(), f"tempsup-{config.key}.npz"), no_update
+    html_text = export_html(run, seed, link=public_link(link), feature=_feature(feature, config))
+    return dict(content=html_text, filename=f"tempsup-{config.key}.html"), no_update
 
 
 register("/", "Explorer", layout, order=0, initial=layout)

@@ -1,6 +1,6 @@
 """The gallery: every claim of the paper as a card that opens its run in one click.
 
-Cards come from `tempsup.presets` (the runs, the recipe, the check). Their runs
+Cards come from `tempsup.paper.presets` (the runs, the recipe, the check). Their runs
 are pre-trained in the background when the server starts
 (`app.services.start_preset_fill`), so on a fresh start a card says how many
 of its runs are ready and fills in as they finish; afterwards it is instant.
@@ -18,13 +18,13 @@ from dash import Input, Output, callback, dcc, html
 
 from app import ids
 from app.pages import register
-from app.pages.compare import compare_href
 from app.services import job_queue, preset_mode
-from app.urlstate import query_from_config
+from app.urlstate import compare_href, query_from_config
 from tempsup import figures
 from tempsup.errors import TempsupError
-from tempsup.jobs import JobState
-from tempsup.presets import ClaimResult, Preset, format_measured, presets
+from tempsup.jobs.record import JobState
+from tempsup.paper.preset import ClaimResult, Preset, format_measured
+from tempsup.paper.presets import presets
 from tempsup.run import Run
 
 POLL_MS = 3000  # cards refresh while presets are still training

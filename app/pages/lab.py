@@ -17,28 +17,17 @@ and the claims' three measures, read from the sweep result's rows
 
 from __future__ import annotations
 
-import hashlib
 from base64 import b64decode
 from typing import Any
 
-from dash import (
-    Input,
-    Output,
-    State,
-    callback,
-    dcc,
-    html,
-    no_update,
-)
+from dash import Input, Output, State, callback, dcc, html, no_update
 
-import tempsup.bows.jobs  # noqa: F401 - registers the "bows" job kind in this process
-from app import ids
-from app.jobbar import job_status, polled, progress, wire_cancel, wire_export, wire_job_bar
+from app import ids, player
+from app.jobwidget import JobWidget, job_status, polled, register_export, submit
 from app.pages import register
-from app.pages.phase import parse_list
 from app.services import job_queue
 from app.view import empty_view, lab_view
-from app.widgets import number_field, player_row, wire_player
+from app.widgets import list_field, number_field, parse_list
 from tempsup.bows.config import STRUCTURE_NAMES, BowsConfig
 from tempsup.bows.figures import PANELS, export_html, export_sweep_html, sweep_figure
 from tempsup.bows.figures.sweep import MEASURE_NOTES
@@ -50,16 +39,16 @@ from tempsup.bows.sweep import (
     switch_table,
 )
 from tempsup.errors import TempsupError
-from tempsup.jobs import JobState, default_cache_dir
+from tempsup.jobs.record import JobState
 from tempsup.palette import empty_figure
 
 MAX_UPLOAD = 2_000_000  # bytes of text a user may upload
 SWEEP_MS = "2, 3, 4, 5, 6, 7, 8, 9, 10, 11"  # the paper's range: circle below 6, pairs from 6
-# The switch's table under the sweep figure (this page's only component; app/ids.py
-# holds the shared ones).
-LAB_SWEEP_TABLE = "lab-sweep-table"
 SWEEP_WDS = "0, 1, 6"  # the authors' two weight decays and none
 DEFAULT = BowsConfig()
+WIDGET = JobWidget(ids.LAB)  # a lab run
+SWEEP = JobWidget(ids.LAB_SWEEP)  # the sweep over m
+VIEW = ids.player(ids.VIEW, ids.LAB)
 EXPLAIN = {
     "matrices": "The data's covariance beside WᵀW, on one colour scale: with correlated "
     "features the model copies the covariance's structure (constructive interference).",
@@ -77,16 +66,7 @@ def layout() -> html.Div:
     controls = html.Div(
         className="card controls",
         children=[
-            html.Div(
-                className="buttons",
-                children=[
-                    html.Button("Train", id=ids.LAB_TRAIN, className="primary", n_clicks=0),
-                    html.Button("Cancel", id=ids.LAB_CANCEL, n_clicks=0, disabled=True),
-                    html.Button("Export HTML", id=ids.LAB_EXPORT, n_clicks=0),
-                ],
-            ),
-            *progress(ids.LAB_BAR, ids.LAB_STATUS_TEXT),
-            html.Div(id=ids.LAB_ERROR, className="error", role="alert"),
+            *WIDGET.layout(export="Export HTML"),
             html.H2("Data and model"),
             dcc.RadioItems(
                 id=ids.LAB_STRUCTURE,
@@ -134,11 +114,10 @@ def layout() -> html.Div:
                     number_field(ids.LAB_SEEDS, "seeds", DEFAULT.seeds, 1, 16),
                 ],
             ),
-            dcc.Download(id=ids.LAB_DOWNLOAD),
         ],
     )
-    player = html.Div(
-        className="card player", children=player_row(ids.LAB_PLAY, ids.LAB_FRAME, ids.LAB_LABEL)
+    player_card = html.Div(
+        className="card player", children=player.controls(ids.LAB, empty_view("press Train"))
     )
     panels = html.Div(
         className="panels",
@@ -147,7 +126,7 @@ def layout() -> html.Div:
                 className="card panel",
                 children=[
                     dcc.Graph(
-                        id=ids.lab_graph(p),
+                        id=ids.graph(ids.LAB, p),
                         style={"height": "30rem"},
                         figure=empty_figure("press Train"),
                         config={"displaylogo": False},
@@ -160,21 +139,13 @@ def layout() -> html.Div:
     )
     return html.Div(
         children=[
-            dcc.Store(id=ids.LAB_SWEEP_JOB),
-            dcc.Store(id=ids.LAB_SWEEP_STATUS),
-            dcc.Interval(id=ids.LAB_SWEEP_POLL, interval=500, disabled=True),
-            dcc.Store(id=ids.LAB_JOB),
-            dcc.Store(id=ids.LAB_STATUS),
             dcc.Store(id=ids.LAB_TEXT),
-            dcc.Store(id=ids.LAB_VIEW, data=empty_view("press Train")),
-            dcc.Interval(id=ids.LAB_POLL, interval=500, disabled=True),
-            dcc.Interval(id=ids.LAB_TICK, interval=120, disabled=True),
             intro(),
             html.Div(
                 className="main",
                 children=[
                     html.Aside(className="side", children=controls),
-                    html.Section(className="content", children=[player, panels, sweep_card()]),
+                    html.Section(className="content", children=[player_card, panels, sweep_card()]),
                 ],
             ),
         ]
@@ -218,26 +189,17 @@ def sweep_card() -> html.Div:
             html.Div(
                 className="grid",
                 children=[
-                    _text(ids.LAB_SWEEP_MS, "bottlenecks m (comma-separated)", SWEEP_MS),
-                    _text(ids.LAB_SWEEP_WDS, "weight decays (comma-separated)", SWEEP_WDS),
+                    list_field(ids.LAB_SWEEP_MS, "bottlenecks m (comma-separated)", SWEEP_MS),
+                    list_field(ids.LAB_SWEEP_WDS, "weight decays (comma-separated)", SWEEP_WDS),
                 ],
             ),
-            html.Div(
-                className="buttons",
-                children=[
-                    html.Button("Run sweep", id=ids.LAB_SWEEP_RUN, className="primary", n_clicks=0),
-                    html.Button("Cancel", id=ids.LAB_SWEEP_CANCEL, n_clicks=0, disabled=True),
-                    html.Button("Export sweep HTML", id=ids.LAB_SWEEP_EXPORT, n_clicks=0),
-                ],
-            ),
-            *progress(ids.LAB_SWEEP_BAR, ids.LAB_SWEEP_STATUS_TEXT),
-            html.Div(id=ids.LAB_SWEEP_ERROR, className="error", role="alert"),
+            *SWEEP.layout("Run sweep", export="Export sweep HTML"),
             dcc.Graph(
                 id=ids.LAB_SWEEP_GRAPH,
                 figure=empty_figure("press Run sweep"),
                 config={"displaylogo": False},
             ),
-            html.Div(id=LAB_SWEEP_TABLE, className="sweep-table"),
+            html.Div(id=ids.LAB_SWEEP_TABLE, className="sweep-table"),
             html.P("The letters in the legend are the lab's three claims:", className="explain"),
             html.Ul([html.Li(note) for note in MEASURE_NOTES], className="explain"),
             html.P(
@@ -252,7 +214,6 @@ def sweep_card() -> html.Div:
                 "decoder of x_i − x_j keeps R² ≥ 0.5), hence the stricter line 0.9 beside it.",
                 className="explain",
             ),
-            dcc.Download(id=ids.LAB_SWEEP_DOWNLOAD),
         ],
     )
 
@@ -272,17 +233,7 @@ def switch_table_view(result: Any) -> Any:
     )
 
 
-def _text(id_: str, label: str, value: str) -> html.Label:
-    return html.Label(
-        className="field",
-        children=[
-            html.Span(label),
-            dcc.Input(id=id_, value=value, debounce=True, className="wide"),
-        ],
-    )
-
-
-def build_config(structure, m, model, wd, sharpness, epochs, seeds, text_path) -> BowsConfig:
+def build_config(structure, m, model, wd, sharpness, epochs, seeds, text_sha256) -> BowsConfig:
     """The lab's controls as a validated BowsConfig (TempsupError names the field)."""
     fields = {"structure": structure, "m": m, "model": model, "weight_decay": wd,
               "sharpness": sharpness, "epochs": epochs, "seeds": seeds}  # fmt: skip
@@ -290,9 +241,9 @@ def build_config(structure, m, model, wd, sharpness, epochs, seeds, text_path) -
         if value is None:
             raise TempsupError(f"{name}: enter a value")
     if structure == "text":
-        if not isinstance(text_path, str):
+        if text_sha256 is None:
             raise TempsupError("bag of words: upload a text file first")
-        fields["text_path"] = text_path
+        fields["text_sha256"] = text_sha256  # the upload's digest; BowsConfig checks its form
     try:
         # short runs: at most one frame per step (frames at the start and the end)
         steps = DEFAULT.replace(**fields, snapshot_every=1).steps
@@ -304,11 +255,11 @@ def build_config(structure, m, model, wd, sharpness, epochs, seeds, text_path) -
 
 
 def build_sweep(
-    structure, m, model, wd, sharpness, epochs, seeds, text_path, ms, wds
+    structure, m, model, wd, sharpness, epochs, seeds, text_sha256, ms, wds
 ) -> BowsSweepSpec:
     """The sweep the page describes: the controls' config as the base, the boxes' values
     as its points (validated by the library; messages name the box or the field)."""
-    base = build_config(structure, m, model, wd, sharpness, epochs, seeds, text_path)
+    base = build_config(structure, m, model, wd, sharpness, epochs, seeds, text_sha256)
     return BowsSweepSpec(
         base, parse_list(ms, int, "bottlenecks m"), parse_list(wds, float, "weight decays")
     )
@@ -316,14 +267,17 @@ def build_sweep(
 
 @callback(
     Output(ids.LAB_TEXT, "data"),
-    Output(ids.LAB_ERROR, "children", allow_duplicate=True),
+    Output(WIDGET.error, "children", allow_duplicate=True),
     Output(ids.LAB_STRUCTURE, "value"),
     Input(ids.LAB_UPLOAD, "contents"),
     State(ids.LAB_UPLOAD, "filename"),
     prevent_initial_call=True,
 )
 def upload_text(contents: Any, filename: Any):
-    """Keep an uploaded text under the cache, named by its content (never by the user)."""
+    """Keep an uploaded text in the job store under its sha256; the page keeps the digest.
+
+    The browser never holds a server path: a spec names the text by its content,
+    the worker reads it from the job store (any backend), and the key hashes it."""
     if not isinstance(contents, str) or "," not in contents:
         return no_update, "upload: expected a text file", no_update
     try:
@@ -333,20 +287,12 @@ def upload_text(contents: Any, filename: Any):
         return no_update, f"upload: {str(filename)[:80]!r} is not UTF-8 text", no_update
     if len(data) > MAX_UPLOAD:
         return no_update, f"upload: at most {MAX_UPLOAD // 1_000_000} MB of text", no_update
-    folder = default_cache_dir().parent / "uploads"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / (hashlib.sha256(data).hexdigest()[:16] + ".txt")
-    path.write_bytes(data)
-    return str(path), "", "text"
+    return job_queue().put_blob(data), "", "text"
 
 
 @callback(
-    Output(ids.LAB_JOB, "data"),
-    Output(ids.LAB_POLL, "disabled"),
-    Output(ids.LAB_STATUS, "data"),
-    Output(ids.LAB_ERROR, "children"),
-    Output(ids.LAB_VIEW, "data"),
-    Input(ids.LAB_TRAIN, "n_clicks"),
+    *WIDGET.submitted(Output(VIEW, "data")),
+    Input(WIDGET.id(ids.RUN), "n_clicks"),
     State(ids.LAB_STRUCTURE, "value"),
     State(ids.LAB_M, "value"),
     State(ids.LAB_MODEL, "value"),
@@ -358,24 +304,16 @@ def upload_text(contents: Any, filename: Any):
     State(ids.CLIENT, "data"),
     prevent_initial_call=True,
 )
-def train_lab(_n, structure, m, model, wd, sharpness, epochs, seeds, text_path, client):
+def train_lab(_n, structure, m, model, wd, sharpness, epochs, seeds, text_sha256, client):
     """Submit the lab run; a finished identical one is shown at once."""
     try:
-        config = build_config(structure, m, model, wd, sharpness, epochs, seeds, text_path)
-        status = job_queue().submit(config, client=str(client or "anonymous")[:64])
+        config = build_config(structure, m, model, wd, sharpness, epochs, seeds, text_sha256)
+        return (*WIDGET.started(config.key, submit(config, client)), empty_view("training…"))
     except TempsupError as exc:
-        return no_update, True, no_update, str(exc), no_update
-    return ({"key": config.key}, False, job_status(config.key, status), "", empty_view("training…"))
+        return (*WIDGET.refused(str(exc)), no_update)
 
 
-@callback(
-    Output(ids.LAB_VIEW, "data", allow_duplicate=True),
-    Output(ids.LAB_STATUS, "data", allow_duplicate=True),
-    Output(ids.LAB_POLL, "disabled", allow_duplicate=True),
-    Input(ids.LAB_POLL, "n_intervals"),
-    State(ids.LAB_JOB, "data"),
-    prevent_initial_call=True,
-)
+@callback(*WIDGET.polling(Output(VIEW, "data", allow_duplicate=True)), prevent_initial_call=True)
 def poll_lab(_n, job):
     """Progress while training; the whole animated view once done."""
     job = polled(job)
@@ -387,41 +325,22 @@ def poll_lab(_n, job):
     return no_update, job.bar, not job.status.active
 
 
-wire_cancel(ids.LAB_CANCEL, ids.LAB_JOB, ids.LAB_STATUS)
-
-
 def _run_page(key: str) -> str | None:
     run = job_queue().result(key)
     return export_html(run) if run is not None else None
 
 
-wire_export(ids.LAB_EXPORT, ids.LAB_JOB, ids.LAB_DOWNLOAD, ids.LAB_ERROR, _run_page,
-            "tempsup-lab-{key}.html", "Nothing to export yet: train first.")  # fmt: skip
-
-
-wire_job_bar(ids.LAB_STATUS, ids.LAB_JOB, ids.LAB_STATUS_TEXT, ids.LAB_BAR, ids.LAB_CANCEL)
-wire_player(
-    frame=ids.LAB_FRAME,
-    tick=ids.LAB_TICK,
-    play=ids.LAB_PLAY,
-    view=ids.LAB_VIEW,
-    job=ids.LAB_JOB,
-    graphs=[ids.lab_graph(p) for p in PANELS],
-    label=ids.LAB_LABEL,
-)
+register_export(ids.LAB, _run_page, "tempsup-lab-{key}.html", "Nothing to export yet: train first.")
 
 
 # ---- the sweep over m ---------------------------------------------------------------
 
 
 @callback(
-    Output(ids.LAB_SWEEP_JOB, "data"),
-    Output(ids.LAB_SWEEP_POLL, "disabled"),
-    Output(ids.LAB_SWEEP_STATUS, "data"),
-    Output(ids.LAB_SWEEP_ERROR, "children"),
-    Output(ids.LAB_SWEEP_GRAPH, "figure"),
-    Output(LAB_SWEEP_TABLE, "children"),
-    Input(ids.LAB_SWEEP_RUN, "n_clicks"),
+    *SWEEP.submitted(
+        Output(ids.LAB_SWEEP_GRAPH, "figure"), Output(ids.LAB_SWEEP_TABLE, "children")
+    ),
+    Input(SWEEP.id(ids.RUN), "n_clicks"),
     State(ids.LAB_STRUCTURE, "value"),
     State(ids.LAB_M, "value"),
     State(ids.LAB_MODEL, "value"),
@@ -435,25 +354,23 @@ wire_player(
     State(ids.CLIENT, "data"),
     prevent_initial_call=True,
 )
-def run_lab_sweep(_n, structure, m, model, wd, sharpness, epochs, seeds, text_path, ms, wds,
+def run_lab_sweep(_n, structure, m, model, wd, sharpness, epochs, seeds, text_sha256, ms, wds,
                   client):  # fmt: skip
     """Submit the sweep (a finished identical one is served at once)."""
     try:
-        spec = build_sweep(structure, m, model, wd, sharpness, epochs, seeds, text_path, ms, wds)
-        status = job_queue().submit(spec, client=str(client or "anonymous")[:64])
+        spec = build_sweep(structure, m, model, wd, sharpness, epochs, seeds, text_sha256, ms, wds)
+        status = submit(spec, client)
     except TempsupError as exc:
-        return no_update, True, no_update, str(exc), no_update, no_update
+        return (*SWEEP.refused(str(exc)), no_update, no_update)
     waiting = empty_figure(f"training {len(spec.configs)} points × {spec.base.seeds} seeds…")
-    return {"key": spec.key}, False, job_status(spec.key, status), "", waiting, None
+    return (*SWEEP.started(spec.key, status), waiting, None)
 
 
 @callback(
-    Output(ids.LAB_SWEEP_GRAPH, "figure", allow_duplicate=True),
-    Output(ids.LAB_SWEEP_STATUS, "data", allow_duplicate=True),
-    Output(ids.LAB_SWEEP_POLL, "disabled", allow_duplicate=True),
-    Output(LAB_SWEEP_TABLE, "children", allow_duplicate=True),
-    Input(ids.LAB_SWEEP_POLL, "n_intervals"),
-    State(ids.LAB_SWEEP_JOB, "data"),
+    *SWEEP.polling(
+        Output(ids.LAB_SWEEP_GRAPH, "figure", allow_duplicate=True),
+        Output(ids.LAB_SWEEP_TABLE, "children", allow_duplicate=True),
+    ),
     prevent_initial_call=True,
 )
 def poll_lab_sweep(_n, job):
@@ -483,25 +400,12 @@ def _sweep_runs(key: Any) -> list:
     return load_point_runs(queue, result) if isinstance(result, BowsSweepResult) else []
 
 
-wire_cancel(ids.LAB_SWEEP_CANCEL, ids.LAB_SWEEP_JOB, ids.LAB_SWEEP_STATUS)
-
-
 def _sweep_page(key: str) -> str | None:
     runs = _sweep_runs(key)
     return export_sweep_html(runs) if runs else None
 
 
-wire_export(ids.LAB_SWEEP_EXPORT, ids.LAB_SWEEP_JOB, ids.LAB_SWEEP_DOWNLOAD, ids.LAB_SWEEP_ERROR,
-            _sweep_page, "tempsup-lab-sweep-{key}.html",
-            "Nothing to export yet: run the sweep first.")  # fmt: skip
-
-
-wire_job_bar(
-    ids.LAB_SWEEP_STATUS,
-    ids.LAB_SWEEP_JOB,
-    ids.LAB_SWEEP_STATUS_TEXT,
-    ids.LAB_SWEEP_BAR,
-    ids.LAB_SWEEP_CANCEL,
-)
+register_export(ids.LAB_SWEEP, _sweep_page, "tempsup-lab-sweep-{key}.html",
+                "Nothing to export yet: run the sweep first.")  # fmt: skip
 
 register("/lab", "Correlations lab", layout, order=4)

@@ -11,31 +11,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from dash import (
-    Input,
-    Output,
-    State,
-    callback,
-    dcc,
-    html,
-    no_update,
-)
+from dash import Input, Output, State, callback, dcc, html, no_update
 
 from app import ids
-from app.jobbar import job_key, job_status, polled, progress, wire_cancel, wire_job_bar
+from app.jobwidget import JobWidget, job_key, polled, submit
 from app.pages import register
 from app.services import job_queue
 from app.urlstate import query_from_config
-from app.widgets import number_field
+from app.widgets import number_field, parse_list
 from tempsup.config import DEFAULTS, MODEL_NAMES
 from tempsup.errors import TempsupError
 from tempsup.figures.phase import phase_figure
-from tempsup.jobs import JobState
+from tempsup.jobs.record import JobState
 from tempsup.palette import empty_figure
 from tempsup.sweep import SweepSpec
 
 DEFAULT_SPARSITIES = "0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95"
 POLL_MS = 500
+WIDGET = JobWidget(ids.PHASE)
 
 
 def layout() -> html.Div:
@@ -84,19 +77,7 @@ def layout() -> html.Div:
                                 ),
                             ],
                         ),
-                        html.Div(
-                            className="buttons",
-                            children=[
-                                html.Button(
-                                    "Run sweep", id=ids.PHASE_RUN, className="primary", n_clicks=0
-                                ),
-                                html.Button(
-                                    "Cancel", id=ids.PHASE_CANCEL, n_clicks=0, disabled=True
-                                ),
-                            ],
-                        ),
-                        *progress(ids.PHASE_BAR, ids.PHASE_STATUS_TEXT),
-                        html.Div(id=ids.PHASE_ERROR, className="error", role="alert"),
+                        *WIDGET.layout("Run sweep", poll_ms=POLL_MS),
                         html.P(
                             "Every point × seed trains in one batch. Click a point to open its "
                             "run in the explorer. Each point is the best seed of its sparsity; "
@@ -127,24 +108,8 @@ def layout() -> html.Div:
                     ],
                 ),
             ),
-            dcc.Store(id=ids.PHASE_JOB),
-            dcc.Store(id=ids.PHASE_STATUS),
-            dcc.Interval(id=ids.PHASE_POLL, interval=POLL_MS, disabled=True),
         ],
     )
-
-
-def parse_list(text: Any, kind: type, name: str) -> tuple:
-    """ "0.1, 0.3" → (0.1, 0.3); TempsupError naming the box otherwise."""
-    if not isinstance(text, str) or len(text) > 400:
-        raise TempsupError(f"{name}: expected comma-separated numbers")
-    try:
-        values = tuple(kind(part) for part in text.replace(";", ",").split(",") if part.strip())
-    except ValueError:
-        raise TempsupError(f"{name}: expected comma-separated numbers, got {text!r}") from None
-    if not values:
-        raise TempsupError(f"{name}: enter at least one value")
-    return values
 
 
 def build_spec(model: Any, sparsities: Any, ks: Any, seeds: Any, steps: Any, hidden: Any):
@@ -174,11 +139,8 @@ def summary_figure(spec: SweepSpec, arrays: dict[str, Any], title: str):
 
 
 @callback(
-    Output(ids.PHASE_JOB, "data"),
-    Output(ids.PHASE_POLL, "disabled"),
-    Output(ids.PHASE_STATUS, "data"),
-    Output(ids.PHASE_ERROR, "children"),
-    Input(ids.PHASE_RUN, "n_clicks"),
+    *WIDGET.submitted(),
+    Input(WIDGET.id(ids.RUN), "n_clicks"),
     State(ids.PHASE_MODEL, "value"),
     State(ids.PHASE_SPARSITIES, "value"),
     State(ids.PHASE_K, "value"),
@@ -192,20 +154,12 @@ def run_sweep(_n: int, model, sparsities, ks, seeds, steps, hidden, client):
     """Submit the sweep (a finished identical one is served at once)."""
     try:
         spec = build_spec(model, sparsities, ks, seeds, steps, hidden)
-        status = job_queue().submit(spec, client=str(client or "anonymous")[:64])
+        return WIDGET.started(spec.key, submit(spec, client))
     except TempsupError as exc:
-        return no_update, True, no_update, str(exc)
-    return {"key": spec.key}, False, job_status(spec.key, status), ""
+        return WIDGET.refused(str(exc))
 
 
-@callback(
-    Output(ids.PHASE_GRAPH, "figure"),
-    Output(ids.PHASE_STATUS, "data", allow_duplicate=True),
-    Output(ids.PHASE_POLL, "disabled", allow_duplicate=True),
-    Input(ids.PHASE_POLL, "n_intervals"),
-    State(ids.PHASE_JOB, "data"),
-    prevent_initial_call=True,
-)
+@callback(*WIDGET.polling(Output(ids.PHASE_GRAPH, "figure")), prevent_initial_call=True)
 def poll_sweep(_n: int, job: Any):
     """Redraw the diagram from the newest frame; the finished table when done."""
     job = polled(job, SweepSpec, "The sweep disappeared; run it again.")
@@ -229,13 +183,10 @@ def poll_sweep(_n: int, job: Any):
     return summary_figure(spec, last, title), bar, not status.active
 
 
-wire_cancel(ids.PHASE_CANCEL, ids.PHASE_JOB, ids.PHASE_STATUS)
-
-
 @callback(
     Output(ids.ROOT_URL, "href"),
     Input(ids.PHASE_GRAPH, "clickData"),
-    State(ids.PHASE_JOB, "data"),
+    State(WIDGET.store, "data"),
     prevent_initial_call=True,
 )
 def open_point(click: Any, job: Any):
@@ -250,8 +201,5 @@ def open_point(click: Any, job: Any):
         return no_update
     return "/" + query_from_config(spec.configs[index])
 
-
-wire_job_bar(ids.PHASE_STATUS, ids.PHASE_JOB, ids.PHASE_STATUS_TEXT, ids.PHASE_BAR,
-             ids.PHASE_CANCEL)  # fmt: skip
 
 register("/phase", "Phase diagram", layout, order=2)
