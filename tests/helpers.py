@@ -75,3 +75,38 @@ def follow(queue, key: str, on_status: Callable | None = None, deadline: float =
         time.sleep(POLL)
     frames += queue.frames(key, len(frames))
     return frames, status, reads
+
+
+def simulate(
+    W_x, W_h, W_y, p, dist, relu_hidden, n, seed, k=3, seq_len=20, imp=None, b=None,
+    active=None, relu_readout=True,
+):  # fmt: skip
+    """Plain sampling: n sequences through the network, Σ_t Σ_i I_i (y − ŷ)² each: (M, n).
+
+    Written with numpy alone, independent of the library's sampler and models,
+    so that it can check them. `active`, if given, is the number of active slots
+    of every sequence (the stratum), chosen uniformly; otherwise each slot is
+    active with probability p. `relu_readout=False` is the linear model's readout.
+    """
+    rng = np.random.default_rng(seed)
+    m, n_h, n_x = W_x.shape
+    imp = np.ones(n_x) if imp is None else imp
+    b = np.zeros((m, n_x)) if b is None else b
+    shape = (n, seq_len, n_x)
+    mags = {"uniform": rng.random, "exponential": rng.exponential}.get(dist, np.ones)(shape)
+    if active is None:
+        on = rng.random(shape) < p
+    else:
+        keys = rng.random((n, seq_len * n_x))
+        on = (keys.argsort(1).argsort(1) < active).reshape(shape)
+    x = mags * on
+    h = np.zeros((m, n, n_h))
+    total = np.zeros((m, n))
+    for t in range(seq_len):
+        prev = np.maximum(h, 0) if relu_hidden else h
+        h = np.einsum("mhj,nj->mnh", W_x, x[:, t]) + np.einsum("mhg,mng->mnh", W_h, prev)
+        z = np.einsum("mhi,mnh->mni", W_y, h) + b[:, None, :]
+        y_hat = np.maximum(z, 0.0) if relu_readout else z
+        y = x[:, t - k] if t >= k else 0.0
+        total += (((y - y_hat) ** 2) * imp).sum(-1)
+    return total

@@ -1,8 +1,8 @@
 """Loss terms for ReLU readouts and the expected loss (tempsup.relu_terms, tempsup.expected_loss).
 
 Every check is against something computed another way: brute-force quadrature,
-the linear closed form (σ the identity), or a plain Monte Carlo simulation of
-the network written here, independent of the library's sampler.
+the linear closed form (σ the identity), or a Monte Carlo simulation of the
+network in plain numpy (`tests.helpers.simulate`), independent of the library's sampler.
 """
 
 from __future__ import annotations
@@ -16,36 +16,9 @@ from tempsup import expected_loss as E
 from tempsup import geometry, relu_terms, theory
 from tempsup.config import RunConfig
 from tempsup.sweep import train_runs
+from tests.helpers import simulate
 
 T, K = 20, 3
-
-
-def simulate(W_x, W_h, W_y, p, dist, relu_hidden, n, seed, k=K, imp=None, b=None, active=None):
-    """Plain sampling: n sequences through the network, Σ_t Σ_i I_i (y − ŷ)² each: (M, n).
-
-    `active`, if given, is the number of active slots of every sequence (the
-    stratum), chosen uniformly; otherwise each slot is active with probability p.
-    """
-    rng = np.random.default_rng(seed)
-    m, n_h, n_x = W_x.shape
-    imp = np.ones(n_x) if imp is None else imp
-    b = np.zeros((m, n_x)) if b is None else b
-    mags = {"uniform": rng.random, "exponential": rng.exponential}.get(dist, np.ones)((n, T, n_x))
-    if active is None:
-        on = rng.random((n, T, n_x)) < p
-    else:
-        keys = rng.random((n, T * n_x))
-        on = (keys.argsort(1).argsort(1) < active).reshape(n, T, n_x)
-    x = mags * on
-    h = np.zeros((m, n, n_h))
-    total = np.zeros((m, n))
-    for t in range(T):
-        prev = np.maximum(h, 0) if relu_hidden else h
-        h = np.einsum("mhj,nj->mnh", W_x, x[:, t]) + np.einsum("mhg,mng->mnh", W_h, prev)
-        y_hat = np.maximum(np.einsum("mhi,mnh->mni", W_y, h) + b[:, None, :], 0.0)
-        y = x[:, t - k] if t >= k else 0.0
-        total += (((y - y_hat) ** 2) * imp).sum(-1)
-    return total
 
 
 def random_weights(m, n_h, n_x, seed, tied=True, scale=0.6):

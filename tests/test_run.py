@@ -15,6 +15,7 @@ from tempsup.errors import TempsupError
 from tempsup.run import ARRAYS, DERIVED, SUCCESS_FRACTION, Run, frame, success_mask
 from tempsup.sweep import train_runs
 from tempsup.train import Snapshot
+from tests.helpers import simulate
 
 TINY = RunConfig(steps=6, snapshot_every=2, batch=16, seeds=3)
 
@@ -75,18 +76,11 @@ def test_frame_expected_loss_matches_an_independent_monte_carlo(model: str) -> N
     config = RunConfig(model=model, sparsity=0.8, hidden=2, tied=False, seeds=2)
     snap = random_snapshot(2, 2, 1, seed=11)
     f = frame(config, snap)
-    rng = np.random.default_rng(5)
-    n, T, k = 40_000, config.seq_len, config.k
-    x = rng.random((n, T)) * (rng.random((n, T)) < config.p)
-    h = np.zeros((2, n, 2))
-    loss = np.zeros((2, n))
-    for t in range(T):
-        prev = np.maximum(h, 0) if model == "rnn" else h
-        h = snap.W_x[:, None, :, 0] * x[None, :, t, None] + prev @ np.swapaxes(snap.W_h, 1, 2)
-        y_hat = np.maximum((h * snap.W_y[:, None, :, 0]).sum(-1), 0.0)
-        y = x[:, t - k] if t >= k else 0.0
-        loss += (y - y_hat) ** 2
-    mc, se = loss.mean(-1), loss.std(-1) / np.sqrt(n)
+    loss = simulate(
+        snap.W_x, snap.W_h, snap.W_y, config.p, "uniform", model == "rnn", 40_000, seed=5,
+        k=config.k, seq_len=config.seq_len,
+    )  # fmt: skip
+    mc, se = loss.mean(-1), loss.std(-1) / np.sqrt(loss.shape[-1])
     assert np.all(np.abs(f["expected_loss"] - mc) < 4 * np.hypot(se, f["expected_loss_se"]))
 
 

@@ -13,6 +13,7 @@ from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.run import split_snapshot
 from tempsup.train import Snapshot, check_batchable, model_seeds, train
+from tests.helpers import simulate
 
 ARRAYS = ("W_x", "W_h", "W_y", "b_y", "loss")
 # small and fast: a few tenths of a second per run
@@ -75,6 +76,25 @@ def test_vector_input_learns() -> None:
     snaps = run_all(config)
     assert snaps[0].W_x.shape == (2, 4, 3) and snaps[0].b_y.shape == (2, 3)
     assert np.all(snaps[-1].loss < 0.9 * snaps[0].loss)
+
+
+@pytest.mark.parametrize(("model", "inputs"), [("linear", 2), ("ssm", 2), ("rnn", 1), ("rnn", 3)])
+def test_snapshot_loss_is_the_weighted_squared_error_of_the_model(model: str, inputs: int) -> None:
+    """Step 0's loss is Σ_t Σ_i I_i (y − σ_y(z))² over one batch: compared with plain
+    sampling of the snapshot's network (tests.helpers.simulate), with the model's readout
+    and importance weights I_i = 0.5**i, it agrees to within sampling error."""
+    config = RunConfig(
+        model=model, inputs=inputs, hidden=3, importance=0.5, sparsity=0.6, batch=8192,
+        steps=1, snapshot_every=1, seeds=2,
+    )  # fmt: skip
+    snap = next(iter(train(config)))
+    imp = 0.5 ** np.arange(inputs)
+    L = simulate(
+        snap.W_x, snap.W_h, snap.W_y, config.p, "uniform", model == "rnn", 100_000, seed=2,
+        k=config.k, seq_len=config.seq_len, imp=imp, relu_readout=model != "linear",
+    )  # fmt: skip
+    se = L.std(-1) * np.sqrt(1 / config.batch + 1 / L.shape[-1])  # both are sample means
+    assert np.all(np.abs(snap.loss - L.mean(-1)) < 5 * se), (snap.loss, L.mean(-1), se)
 
 
 # ---- reproducibility -----------------------------------------------------------------
