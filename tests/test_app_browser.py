@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from selenium.webdriver.common.keys import Keys
 
-from tempsup.presets import presets
+from tempsup.paper.presets import presets
 from tests.browser import app_server, comparable, make_driver
 
 pytestmark = pytest.mark.browser

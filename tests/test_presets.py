@@ -18,12 +18,26 @@ import numpy as np
 import pytest
 import torch
 
-from tempsup import geometry
-from tempsup import presets as pr
+from tempsup import analysis, geometry
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
-from tempsup.jobs import JobQueue, JobState
-from tempsup.reproduce import batches, fill_cache
+from tempsup.jobs import JobQueue
+from tempsup.jobs.record import JobState
+from tempsup.paper import presets as pr
+from tempsup.paper.presets import (
+    four_terms,
+    large,
+    linear_any_sparsity,
+    loss_dynamics,
+    relu_rnn_dense,
+    relu_rnn_sharp_forgetting,
+    spiral_sink,
+    ssm_dense_vs_sparse,
+    ssm_jump,
+    vector_all_or_none,
+    vector_diagonal,
+)
+from tempsup.paper.reproduce import batches, fill_cache
 from tempsup.run import Run, frame
 from tempsup.train import Snapshot
 
@@ -119,17 +133,17 @@ def test_staircase_counts_drops_separated_by_plateaus() -> None:
     steps = np.arange(0, 400, 10)
     smooth = np.exp(-steps / 50.0)
     two = 1.0 / (1 + np.exp((steps - 100) / 8.0)) + 1.0 / (1 + np.exp((steps - 250) / 8.0))
-    assert pr.staircase(smooth, steps)["drops"] == 1
-    out = pr.staircase(two, steps)
+    assert analysis.staircase(smooth, steps)["drops"] == 1
+    out = analysis.staircase(two, steps)
     assert out["drops"] == 2 and out["drop_steps"][0] < 150 < out["drop_steps"][1]
     assert out["plateau_depth"] < 0.1
-    assert pr.staircase(np.ones(10), np.arange(10))["drops"] == 0
+    assert analysis.staircase(np.ones(10), np.arange(10))["drops"] == 0
 
 
 def test_kept_means_recall_near_one() -> None:
     rec = np.array([1.0, 0.85, 1.15, 2.0, 0.5, 0.1])
-    assert pr.is_kept(rec).tolist() == [True, True, True, False, False, False]
-    assert pr.kept_set(rec) == "ABC" and pr.kept_set(np.zeros(3)) == "-"
+    assert analysis.is_kept(rec).tolist() == [True, True, True, False, False, False]
+    assert analysis.kept_set(rec) == "ABC" and analysis.kept_set(np.zeros(3)) == "-"
 
 
 # ---- hand-built runs ---------------------------------------------------------------------------
@@ -192,7 +206,7 @@ def test_spiral_sink_check_on_rotations() -> None:
     W_h = np.stack([rotation(30, 0.8), rotation(150, 0.8), np.diag([0.87, -0.87])])
     W_x = np.ones((3, 2, 1)) * np.array([[1.0], [0.3]])
     run = build_run(cfg, W_x, W_h)
-    res = pr.check_spiral_sink({"linear": run})
+    res = spiral_sink.check({"linear": run})
     assert len(res) == 4
     sink, osc, terms, stairs = res
     assert sink.successes == 1 and sink.seeds == 3
@@ -202,7 +216,7 @@ def test_spiral_sink_check_on_rotations() -> None:
     assert not stairs.held  # two frames make no staircase
     # a measured loss 20 % above the closed form is refused
     off = build_run(cfg, W_x, W_h, loss=1.2 * run["terms"][-1].sum(-1))
-    assert pr.check_spiral_sink({"linear": off})[2].successes == 0
+    assert spiral_sink.check({"linear": off})[2].successes == 0
     json.dumps([r.to_dict() for r in res])
 
 
@@ -217,7 +231,7 @@ def ssm_runs(dense_deg: float = -36.0) -> tuple[Run, Run]:
 
 def test_ssm_check_on_the_two_regimes() -> None:
     dense, sparse = ssm_runs()
-    res = pr.check_ssm_phase({"dense": dense, "sparse": sparse})
+    res = ssm_dense_vs_sparse.check({"dense": dense, "sparse": sparse})
     assert [r.held for r in res] == [True] * 5, [r.to_dict() for r in res]
     # kθ is read in the canonical (minimum-norm) gauge: the dense rotation by −36° per step
     # (raw −108°) has its minimum-norm basis at 124.5° (sign: the gauge's kθ ≥ 0 convention)
@@ -225,7 +239,7 @@ def test_ssm_check_on_the_two_regimes() -> None:
     assert res[1].measured["k_theta_deg"] == pytest.approx(270.0, abs=0.1)
     assert res[4].measured["dense_all_free"] is False
     # the dense solution in the sparse slot: the sparse claims fail
-    res = pr.check_ssm_phase({"dense": dense, "sparse": dense})
+    res = ssm_dense_vs_sparse.check({"dense": dense, "sparse": dense})
     assert not res[1].held and not res[2].held and not res[3].held and not res[4].held
 
 
@@ -238,13 +252,13 @@ def test_relu_check_on_a_shift_register_and_a_dead_network() -> None:
         p.config("free readout").replace(hidden=4, seeds=1), [W_x], [W_h], [W_h @ W_h @ W_h @ W_x]
     )
     linear = build_run(p.config("linear").replace(seeds=1), [[[1.0], [0.3]]], [rotation(30, 0.8)])
-    res = pr.check_relu_sharp({"tied": run, "free readout": free, "linear": linear})
+    res = relu_rnn_sharp_forgetting.check({"tied": run, "free readout": free, "linear": linear})
     assert [r.held for r in res] == [True, True, True]
     assert res[0].successes == 1 and res[0].measured["dead_seeds"] == 1  # dead seeds fail
     assert res[1].measured["relu_max_after_k_over_a_k"] == 0.0
     assert res[1].measured["linear_max_after_k_over_a_k"] > 0.5
     # the linear run in the ReLU slot forgets smoothly: not sharp
-    res = pr.check_relu_sharp({"tied": linear, "free readout": free, "linear": linear})
+    res = relu_rnn_sharp_forgetting.check({"tied": linear, "free readout": free, "linear": linear})
     assert not res[1].held
 
 
@@ -264,7 +278,7 @@ def all_or_none_runs(partial: bool = False) -> dict[str, Run]:
 
 
 def test_all_or_none_check_on_shift_registers() -> None:
-    res = pr.check_all_or_none(all_or_none_runs())  # N_h = 15: no pentagon claim
+    res = vector_all_or_none.check(all_or_none_runs())  # N_h = 15: no pentagon claim
     assert [r.held for r in res] == [True] * 5, [r.to_dict() for r in res]
     clean, prefix, fewer, a_kept, only_a = res
     assert prefix.measured == {"k=0": "ABCDE", "k=1": "ABC", "k=2": "ABC", "k=3": "AB", "k=4": "A"}
@@ -272,14 +286,14 @@ def test_all_or_none_check_on_shift_registers() -> None:
     assert fewer.measured["represented_best"] == [5, 3, 3, 2, 1]
     assert a_kept.measured["k=4"] == pytest.approx(1.0)
     assert only_a.measured["largest_k_with_a_lesser_feature"] == 3
-    res = pr.check_all_or_none(all_or_none_runs(partial=True))
+    res = vector_all_or_none.check(all_or_none_runs(partial=True))
     assert not res[0].held and res[0].successes == 3
     assert res[0].measured["k=2"]["recall"][2] == pytest.approx(0.5)
     # A lost at k = 4 (and nothing kept): the A claim and the "only A" claim fail
     runs = all_or_none_runs()
     cfg = runs["k=4"].config
     runs["k=4"] = build_run(cfg, [np.zeros((15, 5))], [np.zeros((15, 15))])
-    res = pr.check_all_or_none(runs)
+    res = vector_all_or_none.check(runs)
     assert not res[3].held and not res[4].held and res[4].measured["kept"] == "-"
 
 
@@ -291,29 +305,29 @@ def polygon_run(W_x: np.ndarray) -> Run:
 def test_pentagon_at_k_zero() -> None:
     angles = np.radians(72.0 * np.arange(5) + 10.0)
     pentagon = 0.92 * np.stack([np.cos(angles), np.sin(angles)])  # (2, 5)
-    poly = pr.polygon(pentagon)
+    poly = analysis.polygon(pentagon)
     np.testing.assert_allclose(poly["gaps"], 72.0)
-    assert pr.is_regular_polygon(pentagon)
+    assert analysis.is_regular_polygon(pentagon)
     runs = all_or_none_runs()
     runs["k=0"] = polygon_run(pentagon)
-    res = pr.check_all_or_none(runs)
+    res = vector_all_or_none.check(runs)
     assert len(res) == 6 and res[0].held, res[0].to_dict()
     assert res[0].measured["gaps_deg"] == [72.0] * 5 and res[0].measured["norm_ratio"] == 1.0
     # what N_h = 2 finds with importance 0.7^i: a square of A–D and a short E
     sq = np.radians([0.0, 90.0, 180.0, 270.0, 30.0])
     square = np.stack([np.cos(sq), np.sin(sq)]) * np.array([1, 1, 1, 1, 0.05])
     runs["k=0"] = polygon_run(square)
-    res = pr.check_all_or_none(runs)
+    res = vector_all_or_none.check(runs)
     assert not res[0].held and res[0].measured["gaps_deg"] == [30.0, 60.0, 90.0, 90.0, 90.0]
     # equal angles but one short side: not similar norms
-    assert not pr.is_regular_polygon(pentagon * np.array([1, 1, 1, 1, 0.5]))
+    assert not analysis.is_regular_polygon(pentagon * np.array([1, 1, 1, 1, 0.5]))
     with pytest.raises(TempsupError, match="N_h = 2"):
-        pr.polygon(np.zeros((3, 5)))
+        analysis.polygon(np.zeros((3, 5)))
 
 
 def test_recall_on_task_inputs_of_a_perfect_register() -> None:
     runs = all_or_none_runs()
-    rec = pr.task_recall(runs["k=3"], n_seq=256)
+    rec = analysis.task_recall(runs["k=3"], n_seq=256)
     np.testing.assert_allclose(rec[0, :2], 1.0, atol=1e-9)  # kept, no other input interferes
     np.testing.assert_allclose(rec[0, 2:], 0.0, atol=1e-9)  # dropped: the output stays silent
 
@@ -325,13 +339,13 @@ def test_diagonal_and_large_checks_on_shift_registers() -> None:
         n = cfg.hidden // 3  # features that fit as 3-unit registers: 0, 1, 3
         W_x, W_h = shift_register(cfg.hidden, 10, [3] * n + [0] * (10 - n))
         runs[label] = build_run(cfg.replace(seeds=1), [W_x], [W_h])
-    res = pr.check_diagonal(runs)
+    res = vector_diagonal.check(runs)
     # N_h = 2 holds no 3-step register: nothing on its diagonal, so claim 1 fails there
     assert [r.held for r in res] == [False, True, True]
     assert res[2].measured["on_diagonal_best"] == [0, 1, 3]
-    large = pr.preset("large", quick=True).config("rnn").replace(seeds=1)
+    cfg = pr.preset("large", quick=True).config("rnn").replace(seeds=1)
     W_x, W_h = shift_register(20, 15, [3] * 6 + [0] * 9)
-    res = pr.check_large({"rnn": build_run(large, [W_x], [W_h])})
+    res = large.check({"rnn": build_run(cfg, [W_x], [W_h])})
     assert [r.held for r in res] == [True, True]
     assert res[0].measured["on_diagonal"] == 6
 
@@ -349,24 +363,24 @@ def test_linear_any_sparsity_on_rotations() -> None:
             for lab in p.labels
         }
 
-    (res,) = pr.check_linear_any_sparsity(runs({"S=0.1": 28.0, "S=0.97": 32.0}))
+    (res,) = linear_any_sparsity.check(runs({"S=0.1": 28.0, "S=0.97": 32.0}))
     assert res.held and res.successes == 5, res.to_dict()
     assert res.measured["arg_lambda_deg"] == [28.0, 30.0, 30.0, 30.0, 32.0]
     assert res.measured["arg_spread_deg"] == 4.0 and res.measured["abs_spread"] == 0.0
-    (res,) = pr.check_linear_any_sparsity(runs({"S=0.1": 24.0, "S=0.97": 33.0}))  # 9° apart
+    (res,) = linear_any_sparsity.check(runs({"S=0.1": 24.0, "S=0.97": 33.0}))  # 9° apart
     assert not res.held and all(res.measured["spiral_sink"])  # every one a sink, not the same
-    (res,) = pr.check_linear_any_sparsity(runs({"S=0.5": 50.0}))  # k·arg λ = 150°: not a sink
+    (res,) = linear_any_sparsity.check(runs({"S=0.5": 50.0}))  # k·arg λ = 150°: not a sink
     assert not res.held and res.measured["spiral_sink"] == [True, True, False, True, True]
 
 
 def test_jump_reads_dense_then_sparse() -> None:
-    assert pr._jump([0.3, 0.4, 0.5, 0.6], "ddss") == {
+    assert ssm_jump.jump([0.3, 0.4, 0.5, 0.6], "ddss") == {
         "between": [0.4, 0.5], "location": 0.45, "width": 0.1,
     }  # fmt: skip
-    assert pr._jump([0.3, 0.4, 0.5, 0.6], "dd.s") is None  # an intermediate angle
-    assert pr._jump([0.3, 0.4, 0.5, 0.6], "dsds") is None
-    assert pr._jump([0.3, 0.4, 0.5, 0.6], "dddd") is None
-    assert pr._regime(np.array([-108.0, 270.0, -265.0, 180.0, 435.0])).tolist() == [
+    assert ssm_jump.jump([0.3, 0.4, 0.5, 0.6], "dd.s") is None  # an intermediate angle
+    assert ssm_jump.jump([0.3, 0.4, 0.5, 0.6], "dsds") is None
+    assert ssm_jump.jump([0.3, 0.4, 0.5, 0.6], "dddd") is None
+    assert ssm_jump.regime(np.array([-108.0, 270.0, -265.0, 180.0, 435.0])).tolist() == [
         "d", "s", "s", ".", ".",
     ]  # fmt: skip
 
@@ -386,15 +400,15 @@ def test_ssm_jump_on_the_two_solutions() -> None:
             out[lab] = build_run(cfg, *w)
         return out
 
-    (res,) = pr.check_ssm_jump(runs(0.5))
+    (res,) = ssm_jump.check(runs(0.5))
     assert res.held and res.successes == 1, res.to_dict()
     assert res.measured["jump_best"] == {"between": [0.45, 0.5], "location": 0.475, "width": 0.05}
     assert res.measured["jump_deg"] == pytest.approx(145.0, abs=1)  # canonical gauge
     assert res.measured["intermediates_packed_best"][-1] is True
-    (res,) = pr.check_ssm_jump(runs(0.5, odd=0.5))  # a gradual turn through 180°
+    (res,) = ssm_jump.check(runs(0.5, odd=0.5))  # a gradual turn through 180°
     assert not res.held and res.measured["jump_best"] is None
     assert res.measured["regime_best"] == "ddd.ssssss"
-    (res,) = pr.check_ssm_jump(runs(0.5, odd=0.45))  # d…d . s…s: through an intermediate
+    (res,) = ssm_jump.check(runs(0.5, odd=0.45))  # d…d . s…s: through an intermediate
     assert not res.held  # an intermediate point is not a jump
 
 
@@ -403,15 +417,15 @@ def test_relu_dense_on_a_rotation() -> None:
     cfg, lin_cfg = p.config("rnn").replace(seeds=1), p.config("linear").replace(seeds=1)
     W_x = [[[1.0], [0.3]]]
     rnn = build_run(cfg, W_x, [rotation(30, 0.9)])  # a_s peaks at s = k = 3
-    (res,) = pr.check_relu_dense({"rnn": rnn, "linear": rnn})
+    (res,) = relu_rnn_dense.check({"rnn": rnn, "linear": rnn})
     assert res.held and res.measured["k_arg_lambda_deg"] == 90.0
     # the same weights without the hidden ReLU: the kernels differ by more than KERNEL_GAP
-    (res,) = pr.check_relu_dense(
+    (res,) = relu_rnn_dense.check(
         {"rnn": rnn, "linear": build_run(lin_cfg, W_x, [rotation(30, 0.9)])}
     )
-    assert not res.held and res.measured["max_kernel_gap"] > pr.KERNEL_GAP
+    assert not res.held and res.measured["max_kernel_gap"] > relu_rnn_dense.KERNEL_GAP
     real = build_run(cfg, W_x, [np.diag([0.9, 0.5])])  # real eigenvalues: no spiral
-    (res,) = pr.check_relu_dense({"rnn": real, "linear": real})
+    (res,) = relu_rnn_dense.check({"rnn": real, "linear": real})
     assert not res.held and res.successes == 0
 
 
@@ -423,14 +437,14 @@ def test_terms_track_on_closed_form_losses() -> None:
         for lab in p.labels
         if not lab.startswith("rnn")  # the ReLU RNN's expected loss is a Monte Carlo estimate
     }
-    res = pr.check_terms_track(runs)
+    res = four_terms.check(runs)
     assert [r.held for r in res] == [True, True, True]
     off = {lab: build_run(run.config, W_x, [rotation(90, 0.48)], loss=1.3 * run["loss"][-1])
            for lab, run in runs.items()}  # fmt: skip
-    res = pr.check_terms_track(off)
+    res = four_terms.check(off)
     assert not any(r.held for r in res) and res[0].measured["gap_expected_loss"] > 0.2
     dense = runs["ssm S=0.9"].config.replace(sparsity=0.3)
-    assert pr.check_terms_track({"dense": build_run(dense, W_x, [rotation(90, 0.48)])}) == []
+    assert four_terms.check({"dense": build_run(dense, W_x, [rotation(90, 0.48)])}) == []
 
 
 def dynamics_run(aligned: bool) -> Run:
@@ -445,22 +459,22 @@ def dynamics_run(aligned: bool) -> Run:
 
 def test_loss_dynamics_align_then_separate() -> None:
     run = dynamics_run(aligned=True)
-    align, separate = pr.check_loss_dynamics({"linear": run})
+    align, separate = loss_dynamics.check({"linear": run})
     assert align.held and align.measured["step"] in (10, 20, 30), align.to_dict()
     assert align.measured["min_cos_w_s_w_y"] == pytest.approx(1.0)
     settle = separate.measured["settle_steps_s_0_to_k"]
     assert len(settle) == 4 and separate.measured["frame_interval"] == 10
     assert separate.held == (np.diff(settle) >= -10).all()
     never = dynamics_run(aligned=False)  # rotates from the start: a_0 < 0 at every frame
-    align, separate = pr.check_loss_dynamics({"linear": never})
+    align, separate = loss_dynamics.check({"linear": never})
     assert not align.held and not separate.held and align.measured["step"] is None
 
 
 def test_settle_steps() -> None:
     steps = np.arange(0, 60, 10)
     a = np.array([[0, 0], [1, 0], [1, 0.5], [1, 1], [1, 1], [1, 1]], float)
-    assert pr.settle_steps(a, steps).tolist() == [10, 30]
-    assert pr.settle_steps(np.ones((4, 2)), steps[:4]).tolist() == [0, 0]
+    assert analysis.settle_steps(a, steps).tolist() == [10, 30]
+    assert analysis.settle_steps(np.ones((4, 2)), steps[:4]).tolist() == [0, 0]
 
 
 # ---- filling a job store ----------------------------------------------------------------------
@@ -473,7 +487,7 @@ def tiny_configs() -> list[RunConfig]:
 
 
 def test_fill_cache_stores_missing_runs_once(tmp_path: Path, monkeypatch) -> None:
-    import tempsup.reproduce as rp
+    import tempsup.paper.reproduce as rp
 
     torch.set_num_threads(1)
     configs = tiny_configs()
@@ -508,7 +522,7 @@ def test_cli_presets_list_json(tmp_path: Path) -> None:
 
 def test_cli_reproduce_and_fill_in_process(tmp_path: Path, monkeypatch, capsys) -> None:
     """The CLI glue on a tiny stand-in preset (the real ones are tests/test_reproduce.py)."""
-    import tempsup.reproduce as rp
+    import tempsup.paper.reproduce as rp
     from tempsup.cli import main
 
     configs = tiny_configs()

@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from tempsup.presets import TOL, presets
-from tempsup.reproduce import reproduce
+from tempsup.analysis import TOL
+from tempsup.paper.presets import presets
+from tempsup.paper.reproduce import reproduce
 
 pytestmark = pytest.mark.slow
 

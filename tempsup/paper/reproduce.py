@@ -1,11 +1,12 @@
 """Reproduce the paper: train every preset, check its claims, write the report.
 
-`reproduce(quick, out_dir)` trains the runs of `tempsup.presets` — configs that
+`reproduce(quick, out_dir)` trains the runs of `tempsup.paper.presets` — configs that
 differ only in sparsity, k or curriculum (and share a warm start) as one
 batch, warm starts after the run they start from — then runs each preset's
 `check` and writes `report.md` (a summary table, then every claim with the
 numbers behind it, its seed success rate and whether it held) plus one HTML
-page of figures per preset. `fill_cache(queue)` trains the same runs into a
+page of figures per preset (the four panels of every run, and the preset's own
+summary figure). `fill_cache(queue)` trains the same runs into a
 job store, so the gallery opens them instantly on a fresh start.
 
 The quick form (`quick=True`) is the test suite's: fewer steps and seeds and a
@@ -24,12 +25,14 @@ from typing import TYPE_CHECKING, Any
 
 from tempsup.config import MODEL_NAMES, RunConfig
 from tempsup.errors import TempsupError
-from tempsup.presets import ClaimResult, Preset, preset_configs, presets
+from tempsup.jobs.record import JobState
+from tempsup.paper.preset import ClaimResult, Preset, format_measured
+from tempsup.paper.presets import preset_configs, presets
 from tempsup.run import Run
 from tempsup.train import SWEEPABLE
 
 if TYPE_CHECKING:
-    from tempsup.jobs import JobQueue
+    from tempsup.jobs.queue import JobQueue
 
 # on_progress(message, fraction done in [0, 1])
 ProgressFn = Callable[[str, float], None]
@@ -128,8 +131,6 @@ def fill_cache(
     Returns the keys trained. Runs already done are reused as warm-start
     sources. Each run is stored (`queue.put_run`) as soon as its batch ends.
     """
-    from tempsup.jobs import JobState
-
     configs = preset_configs(quick)
     done_keys = set()
     for cfg in configs:
@@ -224,7 +225,7 @@ def render_report(
         + (" --quick" if quick else "")
         + '`. "Held" is the verdict on the best seed of each run (lowest final loss); '
         "the success rate counts every seed. Conventions (tolerances, recall, alive seeds) "
-        "are in `tempsup/presets.py`.",
+        "are in `tempsup/analysis.py`.",
         "",
         f"**{n_held} of {n_claims} claims held.** Training took {train_s:.0f} s "
         f"({platform.machine()}, torch threads: {_threads()}).",
@@ -258,7 +259,7 @@ def render_report(
                 f"Seeds satisfying it: **{r.successes} of {r.seeds}**. Criterion: {r.criterion}.",
                 "",
                 "```",
-                _format_measured(r.measured),
+                format_measured(r.measured),
                 "```",
             ]
     lines += ["", "## Training time per batch", "", "| batch | seconds |", "|---|---|"]
@@ -304,7 +305,7 @@ def write_pages(
         claims = "".join(
             f"<tr><td>{html.escape(r.claim)}<br><small>{html.escape(r.criterion)}</small></td>"
             f"<td>{'yes' if r.held else '<b>no</b>'}</td><td>{r.rate_text}</td>"
-            f"<td><pre>{html.escape(_format_measured(r.measured))}</pre></td></tr>"
+            f"<td><pre>{html.escape(format_measured(r.measured))}</pre></td></tr>"
             for r in res
         )
         blocks = []
@@ -318,7 +319,7 @@ def write_pages(
                 f"key <code>{cfg.key}</code>, best seed {run.best} of {cfg.seeds}, "
                 f"final loss {float(run.final_loss[run.best]):.4g}</p><div class='row'>{figs}</div>"
             )
-        extra = _extra_figure(p, runs)
+        extra = p.summary_figure(runs)
         page = _PAGE.format(
             title=html.escape(p.title),
             plotly=PLOTLY_JS,
@@ -338,98 +339,6 @@ def write_pages(
 def _fig_html(fig: Any, width: int, height: int) -> str:
     fig.update_layout(width=width, height=height)
     return fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
-
-
-def _extra_figure(p: Preset, runs: dict[str, Run]) -> Any:
-    """A summary figure across a preset's runs, where one says more than the panels."""
-    import numpy as np
-    import plotly.graph_objects as go
-
-    from tempsup import presets as pr
-    from tempsup.palette import DIVERGING, base_layout
-
-    by_label = {label: runs[c.key] for label, c in zip(p.labels, p.configs, strict=True)}
-    if p.name == "vector-all-or-none":
-        labels = list(by_label)
-        z = [pr.recall(by_label[lab])[by_label[lab].best].tolist() for lab in labels]
-        n_x = len(z[0])
-        return go.Figure(
-            go.Heatmap(
-                z=z, x=list(pr.LETTERS[:n_x]), y=labels, zmin=0, zmax=1.2,
-                colorscale="Greys", text=[[f"{v:.2f}" for v in row] for row in z],
-                texttemplate="%{text}", colorbar={"title": "recall"},
-            ),
-            layout=base_layout("Lone-input recall of each feature (best seed per k)"),
-        )  # fmt: skip
-    if p.name in ("ssm-jump", "linear-any-sparsity"):
-        labels = sorted(by_label, key=lambda lab: by_label[lab].config.sparsity)
-        S = [by_label[lab].config.sparsity for lab in labels]
-        best = [by_label[lab].best for lab in labels]
-        if p.name == "ssm-jump":
-            y = [float(pr._swept(by_label[lab])[b]) for lab, b in zip(labels, best, strict=True)]
-            title, name = "kθ of the best seed against sparsity", "kθ (deg)"
-        else:
-            y = [float(np.degrees(abs(np.angle(pr._eig(by_label[lab])[b]))))
-                 for lab, b in zip(labels, best, strict=True)]  # fmt: skip
-            title, name = "arg λ of the best seed against sparsity", "arg λ (deg)"
-        fig = go.Figure(layout=base_layout(title))
-        fig.add_scatter(x=S, y=y, mode="lines+markers", name=name)
-        fig.update_xaxes(title="sparsity S")
-        return fig
-    if p.name == "loss-dynamics":
-        run = by_label["linear"]
-        a = pr.kernel_history(run, run.config.k + 3)[:, run.best]  # (F, k+3)
-        fig = go.Figure(layout=base_layout("a_s = w_yᵀw_s over training (best seed)"))
-        for s in range(a.shape[1]):
-            fig.add_scatter(x=run["step"].tolist(), y=a[:, s].tolist(), mode="lines",
-                            name=f"s = {s}")  # fmt: skip
-        fig.update_xaxes(title="step")
-        return fig
-    if p.name == "four-terms":
-        labels = list(by_label)
-        measured = [float(by_label[lab]["loss"][-1, by_label[lab].best]) for lab in labels]
-        four = [float(by_label[lab]["terms"][-1, by_label[lab].best].sum()) for lab in labels]
-        fig = go.Figure(layout=base_layout("Final loss of the best seed: measured vs four terms"))
-        fig.add_bar(x=labels, y=measured, name="measured")
-        fig.add_bar(x=labels, y=four, name="four terms")
-        fig.update_yaxes(type="log")
-        return fig
-    if p.name == "relu-rnn-sharp-forgetting":
-        fig = go.Figure(layout=base_layout("Forgetting: a_s / a_k against the age s"))
-        for label in ("tied", "linear"):
-            run = by_label[label]
-            a = pr.kernel(run)[run.best]
-            k = run.config.k
-            fig.add_scatter(
-                x=list(range(len(a))), y=(a / a[k]).tolist(), mode="lines+markers",
-                name=f"{label} ({run.config.model})",
-            )  # fmt: skip
-        fig.update_xaxes(title="age s")
-        return fig
-    if p.name == "vector-diagonal":
-        labels = list(by_label)
-        return go.Figure(
-            go.Bar(
-                x=labels,
-                y=[int((pr.recall(by_label[lab])[by_label[lab].best] >= pr.ALIVE).sum())
-                   for lab in labels],
-            ),
-            layout=base_layout("Features on the diagonal of W_yᵀW_k (best seed)"),
-        )  # fmt: skip
-    if p.name == "large":
-        run = by_label["rnn"]
-        A = pr.projections(run, run.config.k + 1)[run.best, run.config.k]
-        return go.Figure(
-            go.Heatmap(z=A.tolist(), colorscale=DIVERGING, zmid=0),
-            layout=base_layout("W_yᵀW_k of the best seed (readout i × feature j)"),
-        )
-    return None
-
-
-def _format_measured(measured: dict[str, Any]) -> str:
-    from tempsup.presets import format_measured
-
-    return format_measured(measured)
 
 
 def _threads() -> int:

@@ -1,0 +1,45 @@
+"""The paper's claims as presets, one module each, and the one registry of them.
+
+Each module holds one preset whole: `build(quick)` (its runs and recipe),
+`check(runs)` (its claims measured on the trained runs) and, where one picture
+across its runs says more than the panels, `figure(runs)`. `REGISTRY` lists
+them in gallery order; `presets`, `preset` and `preset_configs` read it.
+The quick form (`quick=True`) is the test suite's: fewer steps and seeds, and
+a N_h = 20, 15-feature stand-in for the large preset.
+"""
+
+from __future__ import annotations
+
+import tempsup.paper.presets.four_terms as four_terms
+import tempsup.paper.presets.large as large
+import tempsup.paper.presets.linear_any_sparsity as linear_any_sparsity
+import tempsup.paper.presets.loss_dynamics as loss_dynamics
+import tempsup.paper.presets.relu_rnn_dense as relu_rnn_dense
+import tempsup.paper.presets.relu_rnn_sharp_forgetting as relu_rnn_sharp_forgetting
+import tempsup.paper.presets.spiral_sink as spiral_sink
+import tempsup.paper.presets.ssm_dense_vs_sparse as ssm_dense_vs_sparse
+import tempsup.paper.presets.ssm_jump as ssm_jump
+import tempsup.paper.presets.vector_all_or_none as vector_all_or_none
+import tempsup.paper.presets.vector_diagonal as vector_diagonal
+from tempsup.paper.preset import ClaimResult, Preset, Registry
+
+REGISTRY = Registry(
+    (
+        spiral_sink.build,
+        linear_any_sparsity.build,
+        loss_dynamics.build,
+        ssm_dense_vs_sparse.build,
+        ssm_jump.build,
+        relu_rnn_sharp_forgetting.build,
+        relu_rnn_dense.build,
+        four_terms.build,
+        vector_all_or_none.build,
+        vector_diagonal.build,
+        large.build,
+    )
+)
+presets = REGISTRY.presets
+preset = REGISTRY.preset
+preset_configs = REGISTRY.configs
+
+__all__ = ["REGISTRY", "ClaimResult", "Preset", "preset", "preset_configs", "presets"]

@@ -1,0 +1,73 @@
+"""ReLU RNN, dense: approximately the spiral sink (science.md §1).
+
+With dense inputs there is little room to hide interference, and the
+nonlinear RNN finds approximately the linear RNN's solution: a spiral sink
+with k·arg λ ≈ 90° and a kernel a_s close to the linear one.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tempsup.paper.presets.linear_any_sparsity as linear_any_sparsity
+import tempsup.paper.presets.relu_rnn_sharp_forgetting as relu_rnn_sharp_forgetting
+from tempsup.analysis import kernel, spiral, swept
+from tempsup.paper.preset import ClaimResult, Preset, result, rounded
+from tempsup.run import Run
+
+KERNEL_GAP = 0.1  # a_s of two solutions "approximately equal": max |Δa_s| over s ≤ 2k
+
+
+def build(quick: bool = False) -> Preset:
+    tied = relu_rnn_sharp_forgetting.build(quick).config("tied")
+    rnn = tied.replace(sparsity=0.3)
+    linear = linear_any_sparsity.build(quick).config("S=0.3")
+    return Preset(
+        name="relu-rnn-dense",
+        title="ReLU RNN, dense: approximately the spiral sink",
+        claim="In the dense regime the nonlinear RNN also finds approximately the linear "
+        "RNN's spiral sink.",
+        configs=(rnn, linear),
+        labels=("rnn", "linear"),
+        recipe=(
+            f"the ReLU RNN preset's recipe (tied readout, N_h = 2, k = 3, T = 20, {rnn.seeds} "
+            f"seeds, {rnn.steps} steps) at S = 0.3, one batch with the sparse run",
+            "compared with the linear RNN at the same sparsity (the linear-any-sparsity run)",
+        ),
+        main="rnn",
+        checker=check,
+    )
+
+
+def check(runs: dict[str, Run]) -> list[ClaimResult]:
+    rnn, linear = runs["rnn"], runs["linear"]
+    k = rnn.config.k
+    sp, b = spiral(rnn), rnn.best
+    bl = linear.best
+    a, a_lin = kernel(rnn)[b, : 2 * k + 1], kernel(linear)[bl, : 2 * k + 1]
+    gap = float(np.abs(a - a_lin).max())
+    lam = sp["lam"][b]
+    full = kernel(rnn)
+    ok = sp["sink"] & (full.argmax(axis=1) == k) & (full[:, k] > 0)  # dead seeds: a = 0
+    return [
+        result(
+            f"dense (S = {rnn.config.sparsity:g}): the ReLU RNN also finds approximately the "
+            "spiral sink",
+            ok,
+            bool(ok[b]) and gap <= KERNEL_GAP,
+            {
+                "lambda": [rounded(lam.real), rounded(lam.imag)],
+                "abs_lambda": rounded(sp["abs"][b]),
+                "k_arg_lambda_deg": rounded(k * sp["arg"][b], 1),
+                "k_theta_deg": rounded(swept(rnn)[b], 1),
+                "a": rounded(a),
+                "linear_a": rounded(a_lin),
+                "max_kernel_gap": rounded(gap),
+                "k_arg_lambda_deg_per_seed": rounded(k * sp["arg"], 0),
+            },
+            f"per seed: W_h has a complex pair inside the unit circle with |k·arg λ − 90°| ≤ "
+            f"20° and a_s peaking at s = k (dense: a_k ≈ 0.3, not 1); held when the best seed "
+            f"does and its a_0..a_{{2k}} are "
+            f"within {KERNEL_GAP} of the linear RNN's at the same sparsity",
+        )
+    ]

@@ -1,0 +1,18 @@
+"""Figure pieces that several presets' summary figures share (plotly, no Dash)."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from tempsup.analysis import by_sparsity
+from tempsup.palette import base_layout
+from tempsup.run import Run
+
+
+def against_sparsity(runs: dict[str, Run], y: list[float], title: str, name: str) -> go.Figure:
+    """One number per run (its best seed's, in `by_sparsity` order) against sparsity."""
+    fig = go.Figure(layout=base_layout(title))
+    S = [runs[lab].config.sparsity for lab in by_sparsity(runs)]
+    fig.add_scatter(x=S, y=y, mode="lines+markers", name=name)
+    fig.update_xaxes(title="sparsity S")
+    return fig
