@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tempsup import train as train_module
-from tempsup._training import scheduled_lr
+from tempsup._training import optimizer_steps, scheduled_lr
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.run import split_snapshot
@@ -190,6 +190,26 @@ def test_training_steps_use_the_scheduled_lr(monkeypatch, schedule: str) -> None
     np.testing.assert_allclose(seen, want, rtol=1e-12)
     if schedule == "cosine":
         assert seen[0] == pytest.approx(0.02) and seen[20] == pytest.approx(0.01)
+
+
+def test_optimizer_steps_pass_the_lr_and_average_the_loss_since_the_last_snapshot() -> None:
+    """The shared step loop (tempsup._training), with a step whose losses the test chooses:
+    step i gets the scheduled lr (also set on the optimizer) and returns losses (i, 2i), so a
+    snapshot's loss is the mean of i over the steps since the previous snapshot."""
+    config = SMALL.replace(steps=50, snapshot_every=20, lr=0.02, schedule="cosine")
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    calls: list[tuple[int, float, float]] = []
+
+    def step(i: int, lr: float) -> torch.Tensor:
+        calls.append((i, lr, opt.param_groups[0]["lr"]))
+        return torch.tensor([float(i), 2.0 * i])
+
+    snaps = list(optimizer_steps(opt, config, 2, step, lambda i, loss: (i, loss.tolist())))
+    assert snaps == [(20, [10.5, 21.0]), (40, [30.5, 61.0]), (50, [45.5, 91.0])]
+    assert [i for i, _, _ in calls] == list(range(1, 51))
+    want = [0.01 * (1 + np.cos(np.pi * (i - 1) / 50)) for i in range(1, 51)]
+    np.testing.assert_allclose([lr for _, lr, _ in calls], want, rtol=1e-12)
+    np.testing.assert_allclose([lr for _, _, lr in calls], want, rtol=1e-12)
 
 
 # ---- batching is exact -----------------------------------------------------------------
