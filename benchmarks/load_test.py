@@ -56,6 +56,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from app import ids  # noqa: E402 - the explorer's ids (no Dash imported)
 from tempsup.config import RunConfig  # noqa: E402
 from tempsup.jobs import JobQueue  # noqa: E402
 from tests.net import free_port, wait_healthy  # noqa: E402
@@ -113,13 +114,19 @@ class Http:
 
 
 def _outputs(output: str) -> Any:
-    def one(text: str) -> dict[str, str]:
+    def one(text: str) -> dict[str, Any]:
         ident, prop = text.split(".", 1)
-        return {"id": ident, "property": prop}
+        # a dict id (the job widget's) is sent as the object itself
+        return {"id": json.loads(ident) if ident.startswith("{") else ident, "property": prop}
 
     return (
         [one(p) for p in output.strip(".").split("...")] if output.startswith("..") else one(output)
     )
+
+
+# the explorer's job widget, as Dash names its parts in requests and answers
+JOB, STATUS, POLL, TRAIN = (ids.text(ids.job(part, ids.EXPLORER))
+                            for part in (ids.STORE, ids.STATUS, ids.POLL, ids.RUN))  # fmt: skip
 
 
 class DashCalls:
@@ -135,13 +142,13 @@ class DashCalls:
                     names
                     and names[0] == first_input
                     and not dep.get("clientside_function")
-                    and "job-store.data" in dep["output"]
+                    and f"{JOB}.data" in dep["output"]
                 ):
                     return dep
             raise RuntimeError(f"no server callback with input {first_input} writing job-store")
 
         self.show = find("config-store.data")
-        self.poll = find("poll-interval.n_intervals")
+        self.poll = find(f"{POLL}.n_intervals")
 
     @staticmethod
     def _body(dep: dict[str, Any], values: dict[str, Any], changed: str) -> dict[str, Any]:
@@ -160,21 +167,21 @@ class DashCalls:
         store = {"config": config.to_dict(), "key": config.key, "autostart": False}
         values = {
             "config-store.data": store,
-            "btn-train.n_clicks": 1,
+            f"{TRAIN}.n_clicks": 1,
             "client-store.data": client,
             "feature-pick.value": 0,
         }
-        return self._body(self.show, values, "btn-train.n_clicks")
+        return self._body(self.show, values, f"{TRAIN}.n_clicks")
 
     def poll_body(self, config: RunConfig, job: dict[str, Any], n: int) -> dict[str, Any]:
         store = {"config": config.to_dict(), "key": config.key, "autostart": False}
         values = {
-            "poll-interval.n_intervals": n,
-            "job-store.data": job,
+            f"{POLL}.n_intervals": n,
+            f"{JOB}.data": job,
             "config-store.data": store,
             "feature-pick.value": 0,
         }
-        return self._body(self.poll, values, "poll-interval.n_intervals")
+        return self._body(self.poll, values, f"{POLL}.n_intervals")
 
 
 def _outputs_of(payload: bytes) -> dict[str, Any]:
@@ -247,13 +254,13 @@ def run_client(
             "submit", "/_dash-update-component", calls.train(config, client)
         )
         answer = _outputs_of(payload) if status == 200 else {}
-        bar = answer.get("job-status-store", {}).get("data") or {}
+        bar = answer.get(STATUS, {}).get("data") or {}
         text = str(bar.get("text", ""))
         if status != 200 or text.startswith("Refused"):
             outcome.update(outcome="refused" if status == 200 else f"http {status}", message=text)
             out.append(outcome)
             continue
-        job = answer.get("job-store", {}).get("data") or {}
+        job = answer.get(JOB, {}).get("data") or {}
         deadline = time.monotonic() + CLIENT_DEADLINE
         n = 0
         while job.get("state") not in ("done", "failed", "cancelled") and not text.startswith(
@@ -270,8 +277,8 @@ def run_client(
             if status not in (200, 204):
                 continue
             answer = _outputs_of(payload)
-            job = answer.get("job-store", {}).get("data") or job
-            bar = answer.get("job-status-store", {}).get("data") or bar
+            job = answer.get(JOB, {}).get("data") or job
+            bar = answer.get(STATUS, {}).get("data") or bar
             text = str(bar.get("text", ""))
         outcome.setdefault(
             "outcome", job.get("state") or ("done" if text.startswith("Done") else "?")
@@ -355,7 +362,7 @@ def _run(backend: str, n_clients: int, cache: Path, env: dict[str, str]) -> dict
             status, payload = http2.call(
                 "after-restart", "/_dash-update-component", calls2.train(by_key[key], "after")
             )
-            text = str(_outputs_of(payload).get("job-status-store", {}).get("data", {}).get("text"))
+            text = str(_outputs_of(payload).get(STATUS, {}).get("data", {}).get("text"))
             served += status == 200 and text.startswith("Done")
         attempts_after = {k: (queue.details(k) or {}).get("attempts") for k in done_keys}
     queue.close()

@@ -28,6 +28,7 @@ from typing import Any
 
 import pytest
 
+from app import ids
 from tempsup.config import RunConfig
 from tempsup.sweep import SweepSpec, train_runs
 
@@ -57,6 +58,30 @@ BAD_VALUES: list[Any] = [
     {"points": [{"customdata": math.inf}]}, {"points": [{"customdata": "../x"}]},
     {"points": "x"},
 ]  # fmt: skip
+
+
+def widget_id(part: str, page: str, prop: str) -> str:
+    """ "id.property" of a part of a page's job widget, as Dash names it in a request."""
+    return f"{ids.text(ids.job(part, page))}.{prop}"
+
+
+# A callback registered once for every page (pattern-matching ids, `MATCH`) is fuzzed on
+# each page, with that page's ids.
+PAGES = (ids.EXPLORER, ids.PHASE, ids.LAB, ids.LAB_SWEEP)
+MATCH = '["MATCH"]'
+
+
+def concrete(dep: dict[str, Any], page: str | None) -> dict[str, Any]:
+    """`dep` with its `MATCH` ids made `page`'s ("output" stays: it names the callback)."""
+    if page is None:
+        return dep
+
+    def fix(items):
+        return [{**i, "id": i["id"].replace(MATCH, json.dumps(page))} for i in items]
+
+    fixed = {**dep, "inputs": fix(dep["inputs"]), "state": fix(dep["state"])}
+    fixed["outputs_text"] = dep["output"].replace(MATCH, json.dumps(page))
+    return fixed
 
 
 def lab_config():
@@ -89,30 +114,30 @@ def plausible(run_key: str) -> dict[str, Any]:
         "lab-text.data": None,
         "lab-upload.contents": upload,
         "lab-upload.filename": "corpus.txt",
-        "lab-train.n_clicks": 1,
-        "lab-poll.n_intervals": 1,
-        "lab-cancel.n_clicks": 1,
-        "lab-export.n_clicks": 1,
-        "lab-job.data": {"key": lab_config().key},
+        widget_id(ids.RUN, ids.LAB, "n_clicks"): 1,
+        widget_id(ids.POLL, ids.LAB, "n_intervals"): 1,
+        widget_id(ids.CANCEL, ids.LAB, "n_clicks"): 1,
+        widget_id(ids.EXPORT, ids.LAB, "n_clicks"): 1,
+        widget_id(ids.STORE, ids.LAB, "data"): {"key": lab_config().key},
         "lab-sweep-ms.value": LAB_MS,
         "lab-sweep-wds.value": LAB_WDS,
-        "lab-sweep-run.n_clicks": 1,
-        "lab-sweep-poll.n_intervals": 1,
-        "lab-sweep-cancel.n_clicks": 1,
-        "lab-sweep-export.n_clicks": 1,
-        "lab-sweep-job.data": {"key": lab_sweep().key},
+        widget_id(ids.RUN, ids.LAB_SWEEP, "n_clicks"): 1,
+        widget_id(ids.POLL, ids.LAB_SWEEP, "n_intervals"): 1,
+        widget_id(ids.CANCEL, ids.LAB_SWEEP, "n_clicks"): 1,
+        widget_id(ids.EXPORT, ids.LAB_SWEEP, "n_clicks"): 1,
+        widget_id(ids.STORE, ids.LAB_SWEEP, "data"): {"key": lab_sweep().key},
         "ctl-k-box.value": CONFIG.k,
         "ctl-sparsity-box.value": CONFIG.sparsity,
         "ctl-hidden-box.value": CONFIG.hidden,
         "ctl-inputs-box.value": CONFIG.inputs,
-        "btn-train.n_clicks": 1,
-        "btn-cancel.n_clicks": 1,
+        widget_id(ids.RUN, ids.EXPLORER, "n_clicks"): 1,
+        widget_id(ids.CANCEL, ids.EXPLORER, "n_clicks"): 1,
         "btn-export-html.n_clicks": None,
         "btn-export-npz.n_clicks": 1,
-        "poll-interval.n_intervals": 1,
-        "phase-run.n_clicks": 1,
-        "phase-poll.n_intervals": 1,
-        "phase-cancel.n_clicks": 1,
+        widget_id(ids.POLL, ids.EXPLORER, "n_intervals"): 1,
+        widget_id(ids.RUN, ids.PHASE, "n_clicks"): 1,
+        widget_id(ids.POLL, ids.PHASE, "n_intervals"): 1,
+        widget_id(ids.CANCEL, ids.PHASE, "n_clicks"): 1,
         "compare-url.search": f"?a={CONFIG.key}&b={CONFIG.key}",
         "compare-left.value": CONFIG.key,
         "compare-right.value": CONFIG.key,
@@ -138,7 +163,7 @@ def plausible(run_key: str) -> dict[str, Any]:
         "ctl-curriculum.value": None,
         "ctl-options.value": ["tied"],
         "config-store.data": store,
-        "job-store.data": job,
+        widget_id(ids.STORE, ids.EXPLORER, "data"): job,
         "client-store.data": "fuzz-client",
         "feature-pick.value": 0,
         "seed-pick.value": 1,
@@ -149,7 +174,7 @@ def plausible(run_key: str) -> dict[str, Any]:
         "phase-seeds.value": 2,
         "phase-steps.value": 20,
         "phase-hidden.value": 2,
-        "phase-job.data": {"key": run_key},
+        widget_id(ids.STORE, ids.PHASE, "data"): {"key": run_key},
         "phase-graph.clickData": {"points": [{"customdata": 0}]},
     }
 
@@ -157,7 +182,8 @@ def plausible(run_key: str) -> dict[str, Any]:
 def _outputs(output: str) -> Any:
     def one(text: str) -> dict[str, str]:
         ident, prop = text.split(".", 1)
-        return {"id": ident, "property": prop}
+        # a pattern-matching id is sent as the object itself
+        return {"id": json.loads(ident) if ident.startswith("{") else ident, "property": prop}
 
     if output.startswith(".."):
         return [one(part) for part in output.strip(".").split("...")]
@@ -170,7 +196,7 @@ def _payload(dep: dict[str, Any], values: list[Any], trigger: str) -> dict[str, 
     n_in = len(dep["inputs"])
     return {
         "output": dep["output"],
-        "outputs": _outputs(dep["output"]),
+        "outputs": _outputs(dep.get("outputs_text", dep["output"])),
         "inputs": filled[:n_in],
         "state": filled[n_in:],
         "changedPropIds": [trigger],
@@ -210,12 +236,14 @@ def client(tmp_path_factory):
     mp.undo()
 
 
-def _callbacks() -> list[str]:
-    """Outputs of the app's server-side callbacks (the test ids)."""
+def _callbacks() -> list[tuple[str, str | None]]:
+    """Outputs of the app's server-side callbacks, and the page for those registered once
+    for every page (the test ids)."""
     from app import app
 
     deps = app.server.test_client().get("/_dash-dependencies").get_json()
-    return [d["output"] for d in deps if not d.get("clientside_function")]
+    out = [d["output"] for d in deps if not d.get("clientside_function")]
+    return [(o, page) for o in out for page in (PAGES if MATCH in o else (None,))]
 
 
 def _name(app, output: str) -> str:
@@ -224,14 +252,20 @@ def _name(app, output: str) -> str:
     return f"{fn.__module__}.{fn.__name__}"
 
 
-@pytest.mark.parametrize("output", _callbacks(), ids=lambda o: o.strip(".").split(".")[0][:40])
-def test_callback_survives_malformed_values(client, output, request):
+def _test_id(case: tuple[str, str | None]) -> str:
+    output, page = case
+    return (page + ":" if page else "") + output.strip(".").split(".")[0][:40]
+
+
+@pytest.mark.parametrize("case", _callbacks(), ids=_test_id)
+def test_callback_survives_malformed_values(client, case, request):
+    output, page = case
     app, http = client
     name = _name(app, output)
     if name in KNOWN_FAILURES:
         request.applymarker(pytest.mark.xfail(reason=f"reported: {KNOWN_FAILURES[name]}"))
     deps = {d["output"]: d for d in http.get("/_dash-dependencies").get_json()}
-    dep = deps[output]
+    dep = concrete(deps[output], page)
     items = [*dep["inputs"], *dep["state"]]
     names = [f"{i['id']}.{i['property']}" for i in items]
     n_in = len(dep["inputs"])
@@ -320,10 +354,20 @@ def _message(outputs: dict[str, Any], where: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-LAB_TRAIN, LAB_ERROR = "lab-train.n_clicks", "lab-error.children"
-LAB_SWEEP, LAB_SWEEP_ERROR = "lab-sweep-run.n_clicks", "lab-sweep-error.children"
-PHASE_RUN, PHASE_ERROR = "phase-run.n_clicks", "phase-error.children"
-TRAIN, TRAIN_STATUS = "btn-train.n_clicks", "job-status-store.data"
+LAB_TRAIN, LAB_ERROR = (
+    widget_id(ids.RUN, ids.LAB, "n_clicks"),
+    widget_id(ids.ERROR, ids.LAB, "children"),
+)
+LAB_SWEEP = widget_id(ids.RUN, ids.LAB_SWEEP, "n_clicks")
+LAB_SWEEP_ERROR = widget_id(ids.ERROR, ids.LAB_SWEEP, "children")
+PHASE_RUN, PHASE_ERROR = (
+    widget_id(ids.RUN, ids.PHASE, "n_clicks"),
+    widget_id(ids.ERROR, ids.PHASE, "children"),
+)
+TRAIN, TRAIN_STATUS = (
+    widget_id(ids.RUN, ids.EXPLORER, "n_clicks"),
+    widget_id(ids.STATUS, ids.EXPLORER, "data"),
+)
 
 
 def _store(**changes: Any) -> dict[str, Any]:
