@@ -1,0 +1,171 @@
+"""The lesson: the paper's story as six predict-then-reveal steps (`tempsup.lesson`).
+
+A step asks a question first; Reveal then says whether the prediction was
+right, explains the answer with the numbers measured on this server's preset
+run, animates that run and links into the explorer at its configuration
+("try it yourself"). The step lives in the URL (`/lesson?step=3`), so a
+teacher can send one; nothing trains here (the gallery's runs are reused).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from dash import Input, Output, State, callback, dcc, html, no_update
+
+from app import ids, preset_runs
+from app.pages import register
+from app.services import job_queue
+from app.urlstate import query_from_config
+from tempsup import lesson
+from tempsup.figures.animation import animation_figure
+
+PATH = "/lesson"
+
+
+def step_nav(number: int) -> html.Nav:
+    """Links to every step; the current one is marked for screen readers too."""
+    links = []
+    for i, item in enumerate(lesson.STEPS, start=1):
+        current = i == number
+        links.append(
+            dcc.Link(
+                f"{i}. {item.title}",
+                href=f"{PATH}?step={i}",
+                className="chip current" if current else "chip",
+                title="the step shown" if current else None,
+            )
+        )
+    return html.Nav(
+        className="chips lesson-steps", children=links, **{"aria-label": "lesson steps"}
+    )
+
+
+def step_card(number: int) -> html.Div:
+    item = lesson.step(number)
+    choices, _ = lesson.shown_choices(item)
+    return html.Div(
+        className="card lesson-step",
+        children=[
+            dcc.Store(id=ids.LESSON_STEP, data=number),
+            html.H2(f"Step {number} of {len(lesson.STEPS)}: {item.title}"),
+            html.Fieldset(
+                className="choices",
+                children=[
+                    html.Legend(item.question, className="question"),
+                    html.P("Predict first, then reveal.", className="explain"),
+                    dcc.RadioItems(
+                        id=ids.LESSON_CHOICE,
+                        options=[{"label": c, "value": i} for i, c in enumerate(choices)],
+                        labelStyle={"display": "block"},
+                        inputStyle={"marginRight": "0.5rem"},
+                    ),
+                ],
+            ),
+            html.Button("Reveal", id=ids.LESSON_REVEAL, className="primary"),
+            html.Div(id=ids.LESSON_ANSWER, **{"aria-live": "polite"}),
+        ],
+    )
+
+
+def body(number: int) -> list[Any]:
+    return [step_nav(number), step_card(number)]
+
+
+def layout() -> html.Div:
+    return initial("")
+
+
+def initial(query: str) -> html.Div:
+    return html.Div(
+        children=[
+            html.Div(
+                className="card",
+                children=[
+                    html.H2("Lesson: how an RNN packs its memory"),
+                    html.P(
+                        "Six short steps through the paper. Each asks you to predict what "
+                        "training finds, then shows the run, the measured numbers and a link "
+                        "to try the configuration yourself.",
+                        className="explain",
+                    ),
+                ],
+            ),
+            html.Div(id=ids.LESSON_BODY, children=body(lesson.step_number(query))),
+        ]
+    )
+
+
+@lru_cache(maxsize=8)
+def _animation(key: str) -> dict[str, Any]:
+    """The run's four animated panels (plain JSON, cached: finished runs never change)."""
+    run = job_queue().run(key)
+    return animation_figure(run).to_plotly_json() if run is not None else {}
+
+
+def reveal(number: int, picked: int) -> list[Any]:
+    """The answer to step `number` for the choice `picked` (its place as shown)."""
+    item = lesson.step(number)
+    choices, right = lesson.shown_choices(item)
+    preset = preset_runs.by_name(item.preset)
+    ready = preset_runs.ready(preset)
+    verdict = (
+        html.P("✓ Right.", className="held")
+        if picked == right
+        else html.P(f"✗ Not quite: the answer is “{choices[right]}”.", className="not-held")
+    )
+    out: list[Any] = [verdict]
+    if len(ready) == len(preset.configs):
+        claims = preset_runs.checked(preset.name, preset_runs.quick(), preset.keys)
+        out.append(html.P(lesson.explanation(item, [c.to_dict() for c in claims])))
+    else:
+        out.append(html.P(lesson.explanation(item, None)))
+        out.append(
+            html.P(
+                f"This step's runs are still training on the server ({len(ready)} of "
+                f"{len(preset.configs)} ready); the numbers and the animation appear when "
+                "they finish.",
+                className="status",
+            )
+        )
+    cfg = preset.config(item.run)
+    if item.run in ready:
+        out.append(dcc.Graph(figure=_animation(cfg.key), config={"displaylogo": False}))
+    links = [dcc.Link("Try it yourself in the explorer", href="/" + query_from_config(cfg),
+                      className="chip")]  # fmt: skip
+    if number < len(lesson.STEPS):
+        links.append(dcc.Link("Next step →", href=f"{PATH}?step={number + 1}", className="chip"))
+    out.append(html.Div(className="chips", children=links))
+    return out
+
+
+@callback(
+    Output(ids.LESSON_ANSWER, "children"),
+    Input(ids.LESSON_REVEAL, "n_clicks"),
+    State(ids.LESSON_CHOICE, "value"),
+    State(ids.LESSON_STEP, "data"),
+    prevent_initial_call=True,
+)
+def on_reveal(_clicks: int | None, picked: int | None, number: int | None):
+    if not isinstance(number, int) or isinstance(number, bool):
+        return no_update
+    if not isinstance(picked, int) or isinstance(picked, bool):
+        return html.P("Pick an answer first: the point is to predict.", className="error")
+    return reveal(lesson.step_number(f"step={number}"), picked)
+
+
+@callback(
+    Output(ids.LESSON_BODY, "children"),
+    Input(ids.ROOT_URL, "search"),
+    State(ids.ROOT_URL, "pathname"),
+    prevent_initial_call=True,
+)
+def on_step(search: str | None, pathname: str | None):
+    """Going from step to step changes only the query: redraw the step, keep the page."""
+    if pathname != PATH:
+        return no_update
+    return body(lesson.step_number(search))
+
+
+register(PATH, "Lesson", layout, order=1, initial=initial)

@@ -1,0 +1,45 @@
+"""The presets' runs as this server has them: which are trained, and their claims.
+
+Shared by the pages that show preset runs without training anything of their
+own (the gallery, the lesson). Runs never change once finished, so a claim
+check is cached per web process by the runs' keys.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from app.services import job_queue, preset_mode
+from tempsup.jobs.record import JobState
+from tempsup.paper.presets import ClaimResult, Preset, presets
+from tempsup.run import Run
+
+
+def quick() -> bool:
+    """Whether this server serves the quick presets (`$TEMPSUP_PRESETS=quick`)."""
+    return preset_mode() == "quick"
+
+
+def by_name(name: str) -> Preset:
+    return next(p for p in presets(quick()) if p.name == name)
+
+
+def ready(preset: Preset) -> dict[str, Run]:
+    """The preset's finished runs, by label."""
+    queue = job_queue()
+    out = {}
+    for label, cfg in zip(preset.labels, preset.configs, strict=True):
+        status = queue.status(cfg.key)
+        if status is not None and status.state == JobState.DONE:
+            run = queue.run(cfg.key)
+            if run is not None:
+                out[label] = run
+    return out
+
+
+@lru_cache(maxsize=16)
+def checked(name: str, quick: bool, keys: tuple[str, ...]) -> tuple[ClaimResult, ...]:
+    """A preset's claims measured once per web process (its runs never change)."""
+    preset = next(p for p in presets(quick) if p.name == name)
+    runs = {label: job_queue().run(key) for label, key in zip(preset.labels, keys, strict=True)}
+    return tuple(preset.check(runs))

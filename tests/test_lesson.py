@@ -1,0 +1,130 @@
+"""The lesson: its steps are well formed, and a step reveals the numbers of a real run.
+
+The reveal test trains the lesson's first preset (the linear spiral sink, quick
+form) into a temporary job store and checks that the explanation carries the
+numbers its claims measured on that run — the words cannot drift from the run.
+"""
+
+from __future__ import annotations
+
+import pytest
+from dash import dcc, html
+
+from tempsup import lesson
+from tempsup.paper.presets import preset, presets
+from tempsup.sweep import train_runs
+
+
+def test_every_step_names_a_preset_run_and_its_claims() -> None:
+    by_name = {p.name: p for p in presets(quick=True)}
+    assert 5 <= len(lesson.STEPS) <= 7
+    assert len({s.slug for s in lesson.STEPS}) == len(lesson.STEPS)
+    for item in lesson.STEPS:
+        assert item.preset in by_name, item.slug
+        assert item.run in by_name[item.preset].labels, item.slug
+        assert len(item.choices) >= 3
+
+
+def test_choices_are_shuffled_the_same_way_everywhere() -> None:
+    places = []
+    for item in lesson.STEPS:
+        shown, right = lesson.shown_choices(item)
+        assert sorted(shown) == sorted(item.choices)
+        assert shown[right] == item.choices[item.answer]
+        assert lesson.shown_choices(item) == (shown, right)
+        places.append(right)
+    assert len(set(places)) > 1, "the right answer sits in the same place in every step"
+
+
+@pytest.mark.parametrize(
+    ("query", "number"),
+    [("", 1), ("?step=3", 3), ("step=6", 6), ("?step=99", 6), ("?step=0", 1), ("?step=x", 1)],
+)
+def test_the_step_comes_from_the_url(query: str, number: int) -> None:
+    assert lesson.step_number(query) == number
+
+
+def test_unmeasured_numbers_read_as_missing_not_as_an_error() -> None:
+    for item in lesson.STEPS:
+        text = lesson.explanation(item, None)
+        assert lesson.MISSING in text and "{" not in text
+
+
+def test_a_step_naming_a_claim_it_does_not_list_is_refused() -> None:
+    with pytest.raises(ValueError, match="claims"):
+        lesson.Step("x", "t", "spiral-sink", "linear", (0,), "q?", ("a", "b", "c"), 0, "{c1[a]}")
+
+
+def _texts(component) -> list[str]:
+    out = []
+    if isinstance(component, str):
+        return [component]
+    if isinstance(component, (list, tuple)):
+        for c in component:
+            out += _texts(c)
+        return out
+    children = getattr(component, "children", None)
+    return _texts(children) if children is not None else out
+
+
+def _find(component, kind) -> list:
+    found = [component] if isinstance(component, kind) else []
+    children = getattr(component, "children", None)
+    if isinstance(children, (list, tuple)):
+        for c in children:
+            found += _find(c, kind)
+    elif children is not None and not isinstance(children, str):
+        found += _find(children, kind)
+    return found
+
+
+@pytest.fixture
+def spiral_sink_store(tmp_path, monkeypatch):
+    """The quick spiral-sink run, trained for real, in a fresh job store the app reads."""
+    from app import services
+
+    monkeypatch.setenv("TEMPSUP_CACHE", str(tmp_path / "jobs"))
+    monkeypatch.setenv("TEMPSUP_PRESETS", "quick")
+    services.job_queue.cache_clear()
+    p = preset("spiral-sink", quick=True)
+    (run,) = train_runs(p.configs)
+    services.job_queue().put_run(run)
+    yield p, run
+    services.job_queue.cache_clear()
+
+
+def test_reveal_explains_with_the_numbers_measured_on_the_run(spiral_sink_store) -> None:
+    from app.pages import lesson as page
+
+    p, run = spiral_sink_store
+    item = lesson.step(1)
+    _, right = lesson.shown_choices(item)
+    claims = p.check([run])
+    measured = claims[0].measured
+
+    out = html.Div(page.reveal(1, right))
+    text = " ".join(_texts(out))
+    assert "Right" in text
+    assert f"k·arg λ = {lesson._show(measured['k_arg_lambda_deg'])}°" in text
+    assert claims[0].rate_text in text
+    graphs = _find(out, dcc.Graph)
+    assert len(graphs) == 1 and graphs[0].figure["frames"], "the run is not animated"
+    hrefs = [link.href for link in _find(out, dcc.Link)]
+    assert any(h.startswith("/?") and "model=linear" in h for h in hrefs), hrefs
+    assert "/lesson?step=2" in hrefs
+
+    wrong = html.Div(page.reveal(1, (right + 1) % len(item.choices)))
+    assert "Not quite" in " ".join(_texts(wrong))
+
+
+def test_reveal_before_the_runs_are_trained_says_so(tmp_path, monkeypatch) -> None:
+    from app import services
+    from app.pages import lesson as page
+
+    monkeypatch.setenv("TEMPSUP_CACHE", str(tmp_path / "empty"))
+    services.job_queue.cache_clear()
+    try:
+        text = " ".join(_texts(html.Div(page.reveal(3, 0))))
+    finally:
+        services.job_queue.cache_clear()
+    assert "still training" in text and lesson.MISSING in text
