@@ -64,8 +64,9 @@ def app_server(cache: Path, workers: int = 1, env: dict[str, str] | None = None)
         log.close()
 
 
-def make_driver(download_dir: Path):
-    """Headless Chromium with downloads into `download_dir`."""
+def make_driver(download_dir: Path, logging: bool = False):
+    """Headless Chromium with downloads into `download_dir` (and, with `logging`, the
+    page's console kept for `driver.get_log("browser")`)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
@@ -88,6 +89,8 @@ def make_driver(download_dir: Path):
         "--window-size=1600,1400",
     ):
         opts.add_argument(arg)
+    if logging:
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     opts.add_experimental_option(
         "prefs",
         {"download.default_directory": str(download_dir), "download.prompt_for_download": False},
@@ -103,3 +106,11 @@ def comparable(panel: str, trace: dict) -> dict:
     if panel == "loss" and trace.get("name") != "current loss":
         return {k: v for k, v in trace.items() if k != "y"}
     return trace
+
+
+def css(id_: str | dict) -> str:
+    """The CSS selector of a component id (a pattern-matching id is the JSON text Dash
+    writes into the page, `app.ids.text`)."""
+    from app import ids
+
+    return f"[id='{ids.text(id_)}']" if isinstance(id_, dict) else f"#{id_}"

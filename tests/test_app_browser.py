@@ -14,10 +14,19 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from selenium.webdriver.common.keys import Keys
 
+from app import ids
 from tempsup.paper.presets import presets
-from tests.browser import app_server, comparable, make_driver
+from tests.browser import app_server, comparable, css, make_driver
 
 pytestmark = pytest.mark.browser
+
+# The explorer's job widget and player, the other pages' widgets (app/ids.py)
+EX = ids.EXPLORER
+TRAIN, CANCEL, BAR, STATUS = (css(ids.job(p, EX)) for p in (ids.RUN, ids.CANCEL, ids.BAR, ids.TEXT))
+PLAY, PREV, NEXT, FRAME, LABEL = (
+    css(ids.player(p, EX)) for p in (ids.PLAY, ids.PREV, ids.NEXT, ids.FRAME, ids.FRAME_LABEL)
+)
+PANEL_GRAPHS = {p: css(ids.graph(EX, p)) for p in ("directions", "loss", "projections", "eigen")}
 
 TINY = (
     "model=linear&k=2&sparsity=0.5&hidden=2&inputs=1&steps=200&batch=64&seeds=2&snapshot_every=10"
@@ -73,16 +82,17 @@ def find(driver, css: str, timeout: float = 30.0):
     return wait_for(lambda: driver.find_element("css selector", css), timeout, css)
 
 
-def n_traces(driver, graph_id: str) -> int:
+def n_traces(driver, graph: str) -> int:
+    """How many traces the graph (a CSS selector) draws."""
     return driver.execute_script(
-        "const g = document.querySelector('#' + arguments[0] + ' .js-plotly-plot');"
+        "const g = document.querySelector(arguments[0] + ' .js-plotly-plot');"
         "return g && g.data ? g.data.length : 0;",
-        graph_id,
+        graph,
     )
 
 
 def frame_label(driver) -> str:
-    return find(driver, "#player-label").text
+    return find(driver, LABEL).text
 
 
 def frame_count(driver) -> tuple[int, int]:
@@ -108,7 +118,7 @@ def config_of(query_text: str):
 
 
 def status_text(driver) -> str:
-    return find(driver, "#job-status").text
+    return find(driver, STATUS).text
 
 
 def seed_menu(driver) -> list[str]:
@@ -149,7 +159,7 @@ def go_to_frame(driver, index: int) -> None:
         cur, _ = wait_for(lambda: frame_count(driver)[1] and frame_count(driver), 10, "frames")
         if cur - 1 == index:
             return
-        find(driver, "#btn-prev" if cur - 1 > index else "#btn-next").click()
+        find(driver, PREV if cur - 1 > index else NEXT).click()
         wait_for(lambda c=cur: frame_count(driver)[0] != c, 10, "the frame to change")
 
 
@@ -161,17 +171,13 @@ def shown_seed(driver) -> int:
     return int(frame_label(driver).split("· seed ")[1].split(":")[0])
 
 
-PANEL_GRAPHS = {"directions": "graph-directions", "loss": "graph-loss",
-                "projections": "graph-projections", "eigen": "graph-eigen"}  # fmt: skip
-
-
 def screen(driver) -> dict:
     """The label and every panel's traces as drawn, read in one script (no render between)."""
     return driver.execute_script(
         """
-        const out = {label: document.getElementById('player-label').innerText};
+        const out = {label: document.querySelector(arguments[1]).innerText};
         for (const [panel, graph] of Object.entries(arguments[0])) {
-          const g = document.querySelector('#' + graph + ' .js-plotly-plot');
+          const g = document.querySelector(graph + ' .js-plotly-plot');
           out[panel] = ((g && g.data) || []).map((t) => {
             const c = Object.assign({}, t);
             delete c.uid;
@@ -181,15 +187,18 @@ def screen(driver) -> dict:
         return out;
         """,
         PANEL_GRAPHS,
+        LABEL,
     )
 
 
 def test_page_loads_with_trained_default_example(server, browser):
     browser.get(server)
     # the default example is queued at start-up; its frames appear without any click
-    wait_for(lambda: n_traces(browser, "graph-directions") > 0, 90, "default example frames")
+    wait_for(
+        lambda: n_traces(browser, PANEL_GRAPHS["directions"]) > 0, 90, "default example frames"
+    )
     wait_for(lambda: frame_count(browser)[1] > 1, 90, "several frames")
-    for graph in ("graph-loss", "graph-projections", "graph-eigen"):
+    for graph in (PANEL_GRAPHS[p] for p in ("loss", "projections", "eigen")):
         assert n_traces(browser, graph) > 0, graph
     assert query(browser)["model"] == ["ssm"]
 
@@ -205,19 +214,19 @@ def test_train_shows_progress_then_frames_and_play_advances(server, browser):
     browser.get(f"{server}/?{TINY}&seed=11")
     # the link trains by itself; frames stream in and the job finishes
     wait_for(lambda: frame_count(browser)[1] >= 2, 60, "first frames")
-    wait_for(lambda: "Done" in find(browser, "#job-status").text, 60, "job done")
+    wait_for(lambda: "Done" in find(browser, STATUS).text, 60, "job done")
     cur, total = frame_count(browser)
     assert total == 21 and cur == total
     # change a control: not trained yet; Train trains it with a progress bar
     find(browser, "#ctl-model input[value='ssm']").click()
-    wait_for(lambda: "press Train" in find(browser, "#job-status").text, 20, "hint")
-    find(browser, "#btn-train").click()
-    bar = find(browser, "#job-progress-bar")
+    wait_for(lambda: "press Train" in find(browser, STATUS).text, 20, "hint")
+    find(browser, TRAIN).click()
+    bar = find(browser, BAR)
     wait_for(lambda: bar.get_attribute("style") != "width: 0%;", 30, "progress bar moves")
-    wait_for(lambda: "Done" in find(browser, "#job-status").text, 60, "ssm done")
+    wait_for(lambda: "Done" in find(browser, STATUS).text, 60, "ssm done")
     # play from the start advances the scrubber
-    find(browser, "#btn-prev").click()
-    find(browser, "#btn-play").click()
+    find(browser, PREV).click()
+    find(browser, PLAY).click()
     first = frame_count(browser)[0]
     wait_for(lambda: frame_count(browser)[0] > first, 10, "playing advances frames")
 
@@ -228,7 +237,7 @@ LONG = "model=rnn&k=3&sparsity=0.9&steps=100000&seeds=4&snapshot_every=100"
 def test_cancel_stops_a_long_job_and_keeps_its_frames(server, browser, store):
     browser.get(f"{server}/?{LONG}")
     wait_for(lambda: frame_count(browser)[1] >= 2, 90, "frames streaming in")
-    find(browser, "#btn-cancel").click()
+    find(browser, CANCEL).click()
     # the worker's own words, written when it stopped (not the "Cancelling…" of the click)
     wait_for(lambda: "cancelled at step" in status_text(browser), 60, "cancelled by the worker")
     status = store.status(config_of(LONG).key)
@@ -288,9 +297,11 @@ def test_phase_sweep_draws_and_a_click_opens_the_point(server, browser):
         el = find(browser, box)
         el.clear()
         el.send_keys(value + "\n")
-    find(browser, "#phase-run").click()
-    wait_for(lambda: "Done" in find(browser, "#phase-status").text, 90, "sweep done")
-    wait_for(lambda: n_traces(browser, "phase-graph") >= 3, 10, "diagram traces")
+    find(browser, css(ids.job(ids.RUN, ids.PHASE))).click()
+    wait_for(
+        lambda: "Done" in find(browser, css(ids.job(ids.TEXT, ids.PHASE))).text, 90, "sweep done"
+    )
+    wait_for(lambda: n_traces(browser, "#phase-graph") >= 3, 10, "diagram traces")
     # click the first |kθ| marker: the explorer opens with that point's config
     from selenium.webdriver.common.action_chains import ActionChains
 
@@ -298,7 +309,7 @@ def test_phase_sweep_draws_and_a_click_opens_the_point(server, browser):
     # plotly listens on the layer above its markers: hover, then click at the marker's spot
     ActionChains(browser).move_to_element(marker).pause(0.3).click().perform()
     wait_for(lambda: "sparsity=0.3" in browser.current_url, 20, "explorer link")
-    wait_for(lambda: "Done" in find(browser, "#job-status").text, 30, "point run served")
+    wait_for(lambda: "Done" in find(browser, STATUS).text, 30, "point run served")
 
 
 def test_compare_two_runs_with_one_scrubber(server, browser):
@@ -309,9 +320,9 @@ def test_compare_two_runs_with_one_scrubber(server, browser):
     browser.get(f"{server}/compare?" + urlencode({"left": left, "right": right}))
     wait_for(lambda: frame_label_compare(browser).count("frame 21/21") == 2, 90, "both runs")
     for side in ("left", "right"):
-        assert n_traces(browser, f"compare-{side}-directions") > 0
+        assert n_traces(browser, css(ids.compare_graph(side, "directions"))) > 0
     # the linked scrubber: start of training on both sides
-    find(browser, "#compare-play").click()
+    find(browser, css(ids.player(ids.PLAY, ids.COMPARE))).click()
     wait_for(lambda: frame_label_compare(browser).count("frame 21/21") == 0, 10, "scrub")
 
 
@@ -324,11 +335,17 @@ def test_lab_trains_and_shows_the_four_panels(server, browser):
     epochs = find(browser, "#lab-epochs")
     epochs.clear()
     epochs.send_keys("3")
-    find(browser, "#lab-train").click()
-    wait_for(lambda: "Done" in find(browser, "#lab-status").text, 90, "lab run done")
-    wait_for(lambda: "frame" in find(browser, "#lab-label").text, 20, "frames")
+    find(browser, css(ids.job(ids.RUN, ids.LAB))).click()
+    wait_for(
+        lambda: "Done" in find(browser, css(ids.job(ids.TEXT, ids.LAB))).text, 90, "lab run done"
+    )
+    wait_for(
+        lambda: "frame" in find(browser, css(ids.player(ids.FRAME_LABEL, ids.LAB))).text,
+        20,
+        "frames",
+    )
     for panel in ("matrices", "columns", "r2", "loss"):
-        assert n_traces(browser, f"lab-{panel}") > 0, panel
+        assert n_traces(browser, css(ids.graph(ids.LAB, panel))) > 0, panel
 
 
 def test_lab_sweep_over_m(server, browser):
@@ -337,11 +354,15 @@ def test_lab_sweep_over_m(server, browser):
         el = find(browser, box)
         el.clear()
         el.send_keys(value + "\n")
-    find(browser, "#lab-sweep-run").click()
-    wait_for(lambda: "Done" in find(browser, "#lab-sweep-status").text, 90, "lab sweep done")
+    find(browser, css(ids.job(ids.RUN, ids.LAB_SWEEP))).click()
+    wait_for(
+        lambda: "Done" in find(browser, css(ids.job(ids.TEXT, ids.LAB_SWEEP))).text,
+        90,
+        "lab sweep done",
+    )
     # WᵀW per point (2) and 3 measures against m: the finished sweep figure
-    wait_for(lambda: n_traces(browser, "lab-sweep-graph") >= 5, 20, "sweep figure traces")
-    assert find(browser, "#lab-sweep-error").text == ""
+    wait_for(lambda: n_traces(browser, "#lab-sweep-graph") >= 5, 20, "sweep figure traces")
+    assert find(browser, css(ids.job(ids.ERROR, ids.LAB_SWEEP))).text == ""
 
 
 def test_gallery_fills_in_the_background_and_opens_a_preset(tmp_path_factory, browser):
@@ -356,7 +377,7 @@ def test_gallery_fills_in_the_background_and_opens_a_preset(tmp_path_factory, br
         assert "seeds" in find(browser, spiral).text
         find(browser, f"{spiral} a.chip").click()
         wait_for(lambda: "model=linear" in browser.current_url, 20, "explorer opened")
-        wait_for(lambda: "Done" in find(browser, "#job-status").text, 30, "preset run served")
+        wait_for(lambda: "Done" in find(browser, STATUS).text, 30, "preset run served")
 
 
 # ---- what the screen says is what the run is ---------------------------------------------
@@ -570,7 +591,7 @@ def in_view(driver, css: str) -> bool:
     )
 
 
-PLAYER = ("#btn-play", "#btn-prev", "#btn-next", "#player-frame", "#player-label")
+PLAYER = (PLAY, PREV, NEXT, FRAME, LABEL)
 
 
 @pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
@@ -578,18 +599,18 @@ def test_train_and_the_player_stay_in_view_while_the_panels_scroll(server, brows
     set_viewport(browser, *size)
     browser.get(f"{server}/?{TINY}&seed=41")
     wait_for(lambda: "Done" in status_text(browser), 60, "job done")
-    assert in_view(browser, "#btn-train"), "Train below the fold"
-    for bottom in ("#graph-eigen", "#explain-eigen"):  # scroll down to the last panel
+    assert in_view(browser, TRAIN), "Train below the fold"
+    for bottom in (PANEL_GRAPHS["eigen"], "#explain-eigen"):  # scroll down to the last panel
         browser.execute_script(
             "document.querySelector(arguments[0]).scrollIntoView({block: 'end'})", bottom
         )
         wait_for(lambda b=bottom: in_view(browser, b), 10, f"{bottom} scrolled into view")
         assert browser.execute_script("return window.scrollY") > 300
-        for css in ("#btn-train", *PLAYER):
-            assert in_view(browser, css), f"{css} scrolled out of view ({bottom})"
+        for part in (TRAIN, *PLAYER):
+            assert in_view(browser, part), f"{part} scrolled out of view ({bottom})"
     # the sticky player still works: a step changes the frame on screen
     cur, _ = frame_count(browser)
-    find(browser, "#btn-prev").click()
+    find(browser, PREV).click()
     wait_for(lambda: frame_count(browser)[0] == cur - 1, 10, "the step from the sticky player")
 
 
