@@ -1,13 +1,27 @@
-"""gunicorn settings for serving the app: `gunicorn -c gunicorn.conf.py app:server`."""
+"""gunicorn settings for serving the app: `gunicorn -c gunicorn.conf.py app:server`.
+
+The settings (`tempsup.settings`) are read here, once, in the master: a bad
+`TEMPSUP_*` value stops gunicorn before it binds, with one line naming it.
+SIGTERM or SIGINT to the master stops the web workers and then (`on_exit`)
+the training workers it started, within seconds.
+"""
 
 import os
+import sys
+
+from tempsup.settings import Settings, SettingsError
+
+try:
+    _settings = Settings.from_env(os.environ)
+except SettingsError as exc:
+    sys.exit(f"gunicorn: error: {exc}")
 
 wsgi_app = "app:server"
-bind = f"0.0.0.0:{os.environ.get('PORT', '8050')}"
+bind = f"0.0.0.0:{_settings.port}"
 workers = 2
 threads = 4
 timeout = 60
-graceful_timeout = 30
+graceful_timeout = 5  # callbacks answer in well under a second; a stop must not wait long
 accesslog = "-"
 
 
@@ -17,17 +31,12 @@ def on_starting(server) -> None:  # noqa: ANN001 - gunicorn hook signature
     The web workers never run torch; the pool's processes are separate
     programs (not forks), and the master stops them on shutdown.
     """
-    from app.services import start_preset_fill, start_workers, warm_up
+    from app.services import start
 
-    server.tempsup_pool = start_workers()
-    warm_up()
-    server.tempsup_fill = start_preset_fill()
+    server.tempsup_pool = start()
 
 
 def on_exit(server) -> None:  # noqa: ANN001
-    from app.services import stop
-
-    stop(getattr(server, "tempsup_fill", None))
     pool = getattr(server, "tempsup_pool", None)
     if pool is not None:
         pool.stop()

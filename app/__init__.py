@@ -44,7 +44,7 @@ def report_error(exc: Exception) -> None:
     """Any callback that raises ends here: its outputs stay as they were, and the
     page shows one line instead of a traceback (the log keeps the traceback)."""
     from tempsup.errors import TempsupError
-    from tempsup.jobs import StoreUnavailable
+    from tempsup.jobs.store import StoreUnavailable
 
     if isinstance(exc, StoreUnavailable):
         text = f"The job store cannot be reached right now ({exc}); try again in a moment."

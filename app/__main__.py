@@ -1,28 +1,36 @@
-"""Serve the app locally: `python -m app [--port N] [--host H] [--debug]`.
+"""Serve the app locally: `python -m app [--port N] [--host H] [--debug] [--workers N]`.
 
-For more than one user, run it under gunicorn instead (see README).
+For more than one user, run it under gunicorn instead (see README). The
+settings are read once, first: a bad `TEMPSUP_*` value stops the server with
+one line naming it. SIGTERM and SIGINT stop the server and every process it
+started (the training workers, which give their running job back to the queue).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
+import sys
+
+from tempsup.settings import Settings, SettingsError
 
 
-def _default_port() -> int:
-    value = os.environ.get("PORT", "8050")
+def _stop(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)  # unwinds app.run, so `finally` stops the workers
+
+
+def main(argv: list[str] | None = None) -> int:
     try:
-        return int(value)
-    except ValueError:
-        raise SystemExit(f"PORT: expected a port number, got {value!r}") from None
-
-
-def main(argv: list[str] | None = None) -> None:
+        settings = Settings.from_env(os.environ)
+    except SettingsError as exc:
+        print(f"python -m app: error: {exc}", file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser(
         prog="python -m app", description="Serve the tempsup app on one machine."
     )
     parser.add_argument(
-        "--port", type=int, default=_default_port(), help="port (default: $PORT, else 8050)"
+        "--port", type=int, default=settings.port, help="port (default: $PORT, else 8050)"
     )
     parser.add_argument(
         "--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1)"
@@ -38,20 +46,24 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     if args.workers is not None:
-        os.environ["TEMPSUP_WORKERS"] = str(args.workers)
+        if args.workers < 0:
+            parser.error(f"--workers: expected an integer >= 0, got {args.workers}")
+        os.environ["TEMPSUP_WORKERS"] = str(args.workers)  # the settings app.services reads
 
     from app import app
-    from app.services import start_preset_fill, start_workers, stop, warm_up
+    from app.services import start
 
-    pool = start_workers()
-    warm_up()
-    fill = start_preset_fill()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _stop)
+    pool = start()
     try:
         app.run(host=args.host, port=args.port, debug=args.debug, use_reloader=False)
+    except KeyboardInterrupt:
+        pass
     finally:
-        stop(fill)
         pool.stop()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

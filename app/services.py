@@ -1,38 +1,43 @@
-"""The app's handle on the job store, and the worker processes it starts.
+"""The app's handle on the job store, the settings, and the processes the server starts.
 
 The only state the web process keeps is this handle: the queue that every
-gunicorn worker and every training worker shares, chosen by
-`tempsup.jobs.open_queue` — diskcache in one directory by default, Redis +
-Celery when `TEMPSUP_REDIS_URL` is set. Limits for a public demo come from
-the environment (`tempsup.jobs.queue_limits_from_env`) so a deployment can
-tune them without code changes.
+gunicorn worker and every training worker shares, opened by
+`tempsup.jobs.open_queue` from the settings (`tempsup.settings.Settings`,
+read once from the environment) — diskcache in one directory by default,
+Redis + Celery when `TEMPSUP_REDIS_URL` is set. `start` is what a server
+runs at start-up (`python -m app`, gunicorn's master): the training workers,
+the default example, and the gallery's presets as low-priority jobs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
-import sys
 from functools import lru_cache
 
 from tempsup.config import DEFAULTS
 from tempsup.errors import TempsupError
 from tempsup.jobs import BaseQueue, open_queue
-from tempsup.worker import WorkerPool
+from tempsup.jobs.record import LOW
+from tempsup.jobs.worker import WorkerPool
+from tempsup.settings import Settings
 
 
-def _env_int(name: str, default: int) -> int:
-    try:
-        return int(float(os.environ.get(name, default)))
-    except ValueError:
-        return default
+@lru_cache(maxsize=1)
+def settings() -> Settings:
+    """The server's settings, read once (a bad value raises SettingsError, one line)."""
+    return Settings.from_env(os.environ)
 
 
 @lru_cache(maxsize=1)
 def job_queue() -> BaseQueue:
-    """The shared job store (`tempsup.jobs.open_queue`)."""
-    return open_queue()
+    """The shared job store (`tempsup.jobs.open_queue`): specs from the web are untrusted."""
+    return open_queue(settings())
+
+
+def preset_mode() -> str:
+    """Which presets the gallery shows and the server pre-trains: `$TEMPSUP_PRESETS`."""
+    return settings().presets
 
 
 def start_workers() -> WorkerPool:
@@ -40,17 +45,10 @@ def start_workers() -> WorkerPool:
 
     diskcache: `$TEMPSUP_WORKERS` (default 1). Redis: none unless
     `$TEMPSUP_WORKERS` asks for some; workers normally run elsewhere
-    (`celery -A tempsup.celery_app worker`).
+    (`celery -A tempsup.jobs.celery_app worker`).
     """
-    queue = job_queue()
-    default = 0 if queue.backend == "redis" else 1
-    pool = WorkerPool(
-        queue.copy(),
-        n=max(0, _env_int("TEMPSUP_WORKERS", default)),
-        threads=max(1, _env_int("TEMPSUP_THREADS", 1)),
-    )
-    pool.start()
-    return pool
+    s = settings()
+    return WorkerPool(job_queue().copy(), n=s.worker_count, threads=s.threads)
 
 
 def warm_up() -> None:
@@ -62,34 +60,30 @@ def warm_up() -> None:
         queue.submit(DEFAULTS, client="startup")
 
 
-PRESET_MODES = ("full", "quick", "off")
+def queue_presets() -> int:
+    """Queue the gallery's preset runs the store lacks, as low-priority jobs.
 
-
-def preset_mode() -> str:
-    """Which presets the gallery shows and the server pre-trains: `$TEMPSUP_PRESETS`."""
-    mode = os.environ.get("TEMPSUP_PRESETS", "full")
-    return mode if mode in PRESET_MODES else "full"
-
-
-def start_preset_fill() -> subprocess.Popen | None:
-    """Pre-train the gallery's presets in the background, in a process of its own.
-
-    Only runs that the job store lacks are trained (`tempsup presets fill`), so
-    after the first start this exits at once; the web process never runs torch.
+    Workers take them only when no visitor's job waits, and a preset that
+    warm-starts from another waits in line until that one is done; so the
+    presets train within the worker bound, and stop with the workers.
+    Returns how many were queued (0 when presets are off).
     """
     mode = preset_mode()
-    default_workers = 0 if job_queue().backend == "redis" else 1
-    if mode == "off" or _env_int("TEMPSUP_WORKERS", default_workers) <= 0:
-        return None  # no training on this machine: run `tempsup presets fill` where workers run
-    cmd = [sys.executable, "-m", "tempsup.cli", "presets", "fill", "--quiet"]
-    if mode == "quick":
-        cmd.append("--quick")
-    env = {**os.environ, "TEMPSUP_THREADS": os.environ.get("TEMPSUP_THREADS", "1")}
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if mode == "off":
+        return 0
+    from tempsup.paper.presets import preset_configs
+
+    queue, queued = job_queue(), 0
+    for config in preset_configs(quick=mode == "quick"):
+        with contextlib.suppress(TempsupError):  # a preset this server refuses stays untrained
+            queued += queue.submit(config, client="presets", priority=LOW).active
+    return queued
 
 
-def stop(proc: subprocess.Popen | None) -> None:
-    if proc is not None and proc.poll() is None:
-        proc.terminate()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=10)
+def start() -> WorkerPool:
+    """What a server starts with: its workers, the default example, the presets."""
+    pool = start_workers()
+    warm_up()
+    with contextlib.suppress(TempsupError):
+        queue_presets()
+    return pool

@@ -1,6 +1,6 @@
 """What every spec shares: its content key, strict JSON both ways, checks that name the problem.
 
-A *spec* is what the job queue is asked to train (`tempsup.jobkinds`): a run
+A *spec* is what the job queue is asked to train (`tempsup.jobs.kinds`): a run
 config (`tempsup.config.RunConfig`, `tempsup.bows.config.BowsConfig`) or a
 sweep of one (`tempsup.sweep.SweepSpec`, `tempsup.bows.sweep.BowsSweepSpec`).
 Its `key` is at once the job id, the cache key and the share-link id, so the

@@ -265,11 +265,25 @@ def add_file_parsers(sub: Any) -> None:
     export_p.set_defaults(func=cmd_export, torch=False)
 
 
-def cmd_worker(args: argparse.Namespace) -> int:
-    from tempsup.worker import serve
+def _queue(cache: str | None) -> Any:
+    """The job store a command works on: `--cache DIR`, else the configured one (trusted:
+    the command line may warm-start from files)."""
+    from tempsup.jobs import JobQueue, open_queue
 
-    threads = args.threads or _env_int("TEMPSUP_THREADS", 1)
-    return serve(args.cache, n=args.workers, threads=threads, once=args.once)
+    return JobQueue(cache) if cache else open_queue(settings(), trust_specs=True)
+
+
+def settings() -> Any:
+    from tempsup.settings import Settings
+
+    return Settings.from_env(os.environ)
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from tempsup.jobs.worker import serve
+
+    threads = args.threads or settings().threads
+    return serve(_queue(args.cache), n=args.workers, threads=threads, once=args.once)
 
 
 def _fraction_bar(enabled: bool) -> Callable[[str, float], None]:
@@ -285,7 +299,7 @@ def _fraction_bar(enabled: bool) -> Callable[[str, float], None]:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from tempsup.reproduce import reproduce
+    from tempsup.paper.reproduce import reproduce
 
     start = time.monotonic()
     path = reproduce(
@@ -303,7 +317,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def cmd_presets(args: argparse.Namespace) -> int:
-    from tempsup.presets import presets
+    from tempsup.paper.presets import presets
 
     if args.presets_command == "list":
         items = presets(quick=args.quick)
@@ -316,17 +330,27 @@ def cmd_presets(args: argparse.Namespace) -> int:
                 warm = f", warm start from {cfg.warm_start}" if cfg.warm_start else ""
                 print(f"  - {label}: {cfg.model}, key {cfg.key}, {cfg.seeds} seeds{warm}")
         return 0
-    from tempsup.jobs import JobQueue, open_queue
-    from tempsup.reproduce import fill_cache
+    from tempsup.paper.reproduce import fill_cache
 
-    queue = JobQueue(args.cache) if args.cache else open_queue()
+    queue = _queue(args.cache)
     trained = fill_cache(queue, quick=args.quick, on_progress=_fraction_bar(not args.quiet))
     print(f"trained and stored {len(trained)} preset run(s) in {queue!r}")
     return 0
 
 
+def cmd_site(args: argparse.Namespace) -> int:
+    from tempsup.site import build
+
+    start = time.monotonic()
+    queue = None if args.no_store else _queue(args.cache)
+    index = build(args.out_dir, quick=args.quick, queue=queue,
+                  on_progress=_fraction_bar(not args.quiet), app_url=args.app_url)  # fmt: skip
+    print(f"wrote the site in {time.monotonic() - start:.0f} s -> {index} (open it in a browser)")
+    return 0
+
+
 def add_reproduce_parsers(sub: Any) -> None:
-    """`tempsup reproduce` and `tempsup presets list|fill` (the paper's presets)."""
+    """`tempsup reproduce`, `tempsup presets list|fill` and `tempsup site` (the paper's presets)."""
     repro_p = sub.add_parser("reproduce", help="train every preset, check the paper's claims")
     repro_p.add_argument("--quick", action="store_true", help="the small form the tests use")
     repro_p.add_argument("--out-dir", default="reports", help="folder for report.md and pages")
@@ -337,12 +361,19 @@ def add_reproduce_parsers(sub: Any) -> None:
     list_p.add_argument("--json", action="store_true", help="print them as JSON")
     fill_p = presets_sub.add_parser("fill", help="train the preset runs missing from a job store")
     fill_p.add_argument("--cache", help="job directory (default: the app's configured store)")
-    for p in (repro_p, list_p, fill_p):
+    site_p = sub.add_parser("site", help="write the gallery, lesson and report as a static site")
+    site_p.add_argument("out_dir", help="folder to write (index.html, one page per preset, …)")
+    site_p.add_argument("--cache", help="job store to read runs from and store trained ones in")
+    site_p.add_argument("--no-store", action="store_true", help="train everything, store nothing")
+    site_p.add_argument("--app-url", help="a tempsup server for the lesson's 'try it' links")
+    site_p.set_defaults(func=cmd_site)
+    for p in (repro_p, list_p, fill_p, site_p):
         if p is not repro_p:
             p.add_argument("--quick", action="store_true", help="the small form the tests use")
         p.add_argument("--quiet", action="store_true", help="no progress bar")
         p.add_argument("--threads", type=int, default=None, help="torch threads (default: 1)")
-        p.set_defaults(func=cmd_reproduce if p is repro_p else cmd_presets)
+        if p is not site_p:
+            p.set_defaults(func=cmd_reproduce if p is repro_p else cmd_presets)
 
 
 class Parser(argparse.ArgumentParser):
@@ -373,7 +404,7 @@ BOWS_FLAG_HELP = {
     "seeds": "models trained side by side; the lowest final loss is reported",
     "seed": "base seed for data, shuffling and init",
     "snapshot_every": "steps between frames",
-    "text_path": "structure text: the UTF-8 text file",
+    "text_sha256": "structure text: the text's sha256 (set by --text)",
     "vocab": "structure text: keep the most frequent words, at most this many",
     "window": "structure text: consecutive non-empty lines per sample",
 }
@@ -386,10 +417,15 @@ def add_bows_flags(parser: argparse.ArgumentParser, lists: Sequence[str] = ()) -
     _add_field_flags(parser, BOWS_DEFAULTS, BOWS_FLAG_HELP, lists)
 
 
-def bows_config_from_args(args: argparse.Namespace, **override: Any) -> Any:
+def bows_config_from_args(args: argparse.Namespace, **override: Any) -> tuple[Any, str | None]:
+    """The config of the flags, and the text `--text` names (its sha256 goes in the config)."""
     from tempsup.bows.config import BowsConfig
+    from tempsup.bows.data import read_text, text_sha256
 
-    return BowsConfig(**{**_field_values(args, BowsConfig), **override})
+    text = read_text(args.text) if args.text else None
+    if text is not None:
+        override = {"text_sha256": text_sha256(text), **override}
+    return BowsConfig(**{**_field_values(args, BowsConfig), **override}), text
 
 
 def _bows_line(s: dict[str, Any]) -> str:
@@ -404,9 +440,9 @@ def _bows_line(s: dict[str, Any]) -> str:
 def cmd_bows_train(args: argparse.Namespace) -> int:
     from tempsup.bows.run import train_runs
 
-    config = bows_config_from_args(args)
+    config, text = bows_config_from_args(args)
     bar = Progress(config.steps, f"bows {config.structure} m={config.m}", not args.quiet)
-    (run,) = train_runs([config], on_step=bar)
+    (run,) = train_runs([config], on_step=bar, text=text)
     out = run.save(args.out or f"{config.key}.npz")
     summary = {**run.summary(), "file": str(out)}
     if args.html:
@@ -425,13 +461,15 @@ def cmd_bows_sweep(args: argparse.Namespace) -> int:
     from tempsup.bows.config import DEFAULTS as BOWS_DEFAULTS
     from tempsup.bows.run import sweep_configs, table_row, train_runs, write_table
 
-    base = bows_config_from_args(args, m=BOWS_DEFAULTS.m, weight_decay=BOWS_DEFAULTS.weight_decay)
+    base, text = bows_config_from_args(
+        args, m=BOWS_DEFAULTS.m, weight_decay=BOWS_DEFAULTS.weight_decay
+    )
     ms = args.m or [m for m in (2, 3, 4, 6, 8, 12) if m <= base.d]
     wds = args.weight_decay or [base.weight_decay]
     configs = sweep_configs(base, ms, wds)
     label = f"bows sweep of {len(configs)} points x {base.seeds} seeds"
     bar = Progress(base.steps, label, not args.quiet)
-    runs = train_runs(configs, on_step=bar)
+    runs = train_runs(configs, on_step=bar, text=text)
     out_dir = Path(args.out_dir)
     rows = [table_row(r, file=r.save(out_dir / f"{r.config.key}.npz").name) for r in runs]
     table = write_table(rows, out_dir / "sweep.csv")
@@ -460,6 +498,8 @@ def add_bows_parser(sub: Any) -> None:
     add_bows_flags(sweep_p, lists=("m", "weight_decay"))
     sweep_p.add_argument("--out-dir", default="sweep", help="folder for sweep.csv and run files")
     sweep_p.add_argument("--html", action="store_true", help="also write sweep.html there")
+    for p in (train_p, sweep_p):
+        p.add_argument("--text", help="structure text: the UTF-8 text file to read")
     _add_training_flags(train_p, cmd_bows_train)
     _add_training_flags(sweep_p, cmd_bows_sweep)
 
@@ -499,22 +539,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _env_int(name: str, default: int) -> int:
-    try:
-        return int(os.environ.get(name, default))
-    except ValueError:
-        return default
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if getattr(args, "torch", True):  # commands that only read files skip the torch import
-        import torch
-
-        threads = args.threads or _env_int("TEMPSUP_THREADS", 1)
-        torch.set_num_threads(max(1, threads))
     try:
+        if getattr(args, "torch", True):  # commands that only read files skip the torch import
+            import torch
+
+            torch.set_num_threads(max(1, args.threads or settings().threads))
         return args.func(args)
     except TempsupError as exc:
         print(f"tempsup: error: {exc}", file=sys.stderr)

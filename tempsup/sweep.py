@@ -6,7 +6,7 @@ cut back into one `Run` per point. The table holds what science.md §1 asks to
 plot against sparsity: the swept angle kθ, the spectral radius ρ(W_h), ‖w_0‖,
 the loss and how many seeds succeeded.
 
-A `SweepSpec` is the same sweep as a job of the queue (`tempsup.jobkinds`,
+A `SweepSpec` is the same sweep as a job of the queue (`tempsup.jobs.kinds`,
 kind "sweep"): its frames are small per-snapshot summaries (`SWEEP_FRAME_ARRAYS`,
 one value per point) so a phase diagram can grow while the batch trains, and
 its result is a `SweepResult`, the table rows and the points' run keys. Torch
@@ -77,7 +77,7 @@ def write_table(rows: Sequence[dict[str, object]], path: str | Path) -> Path:
     return _files.write_csv(rows, path, TABLE_COLUMNS)
 
 
-# ---- a sweep as a queued job (kind "sweep", tempsup.jobkinds) ------------------------
+# ---- a sweep as a queued job (kind "sweep", tempsup.jobs.kinds) ------------------------
 
 # More points make a slow, hard-to-read job: a phase diagram needs ~10 sparsities
 # × a few k. The queue's `max_work` bounds the size further.

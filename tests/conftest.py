@@ -44,3 +44,12 @@ def redis_server(tmp_path_factory):
     """A redis-server on a free loopback port for the whole session."""
     with RedisServer(tmp_path_factory.mktemp("redis")) as server:
         yield server
+
+
+@pytest.fixture
+def gate(tmp_path, monkeypatch):
+    """`tests.gate.Gate` for this test: workers started after it hold jobs at their gate."""
+    from tests.gate import ENV, Gate
+
+    monkeypatch.setenv(ENV, str(tmp_path / "gate"))
+    return Gate(tmp_path / "gate")

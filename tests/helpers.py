@@ -56,7 +56,7 @@ def follow(queue, key: str, on_status: Callable | None = None, deadline: float =
     returned new frames while the job was running. `on_status(status, new)`
     sees every poll. A FAILED (or vanished) job fails the test.
     """
-    from tempsup.jobs import JobState
+    from tempsup.jobs.record import JobState
 
     frames: list = []
     reads = 0

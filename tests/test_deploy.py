@@ -2,7 +2,10 @@
 
 `gunicorn -c gunicorn.conf.py app:server` is what the Dockerfile runs: the
 master starts the worker pool once (not one per web worker), queues the
-default example, and stops the pool on shutdown.
+default example, and stops the pool on shutdown. `python -m app` and gunicorn
+read the settings first (a bad value: one line, no server), and SIGTERM or
+SIGINT stops every process they started within 10 s, while presets train as
+ordinary low-priority jobs of the pool — real processes, real signals.
 """
 
 from __future__ import annotations
@@ -15,10 +18,17 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
 from tempsup.config import DEFAULTS
-from tempsup.jobs import JobQueue, JobState
+from tempsup.jobs import JobQueue
+from tempsup.jobs.queue import pid_alive
+from tempsup.jobs.record import JobState
 from tests.browser import ROOT
+from tests.helpers import wait_for
 from tests.net import free_port, wait_healthy
+
+STOP_WITHIN = 10.0  # seconds from the signal until no process the server started is left
 
 
 def _get(url: str) -> tuple[int, bytes]:
@@ -27,8 +37,8 @@ def _get(url: str) -> tuple[int, bytes]:
 
 
 def _pool_pids(cache: Path) -> list[int]:
-    out = subprocess.run(["pgrep", "-f", f"tempsup.worker --cache {cache}"], capture_output=True,
-                         text=True)  # fmt: skip
+    pattern = f"tempsup.jobs.worker --cache {cache}"
+    out = subprocess.run(["pgrep", "-f", pattern], capture_output=True, text=True)
     return [int(p) for p in out.stdout.split()]
 
 
@@ -58,3 +68,84 @@ def test_gunicorn_serves_the_app_and_runs_the_workers(tmp_path: Path) -> None:
     while _pool_pids(cache):
         assert time.monotonic() < deadline, "training workers outlived gunicorn"
         time.sleep(0.2)
+
+
+def _descendants(pid: int) -> dict[int, str]:
+    """Every live process below `pid` (from /proc), with its command line."""
+    parents: dict[int, int] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parents[int(stat.parent.name)] = int(fields[1])
+    found, todo = {}, [pid]
+    while todo:
+        parent = todo.pop()
+        for child, ppid in parents.items():
+            if ppid == parent and child not in found:
+                try:
+                    cmd = Path(f"/proc/{child}/cmdline").read_bytes().replace(b"\0", b" ")
+                except OSError:
+                    continue
+                found[child] = cmd.decode(errors="replace")
+                todo.append(child)
+    return found
+
+
+def _server(kind: str, tmp_path: Path, **env: str) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    env = {**os.environ, "PORT": str(port), "TEMPSUP_CACHE": str(tmp_path / "jobs"),
+           "HOME": str(tmp_path), **env}  # fmt: skip
+    if kind == "gunicorn":
+        cmd = [str(Path(sys.executable).with_name("gunicorn")), "-c", "gunicorn.conf.py"]
+    else:
+        cmd = [sys.executable, "-m", "app", "--port", str(port)]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    return proc, f"http://127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize("kind", ["python -m app", "gunicorn"])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_every_process_the_server_started(kind, sig, tmp_path):
+    """While the presets train (low-priority jobs of the one worker), a signal to the
+    server — what a service manager or `docker stop` sends — leaves no process behind."""
+    proc, base = _server(kind, tmp_path, TEMPSUP_PRESETS="quick", TEMPSUP_WORKERS="1")
+    try:
+        wait_healthy(base, proc, 60)
+        queue = JobQueue(tmp_path / "jobs")
+
+        def training_a_preset() -> list[dict]:  # after the default example, which goes first
+            found = [queue.details(key) for key in queue.running()]
+            return [d for d in found if d is not None and d["client"] == "presets"]
+
+        (running,) = wait_for("a preset job to train", training_a_preset)
+        assert running["priority"] == 1 and queue.status(DEFAULTS.key).state == JobState.DONE
+        started = _descendants(proc.pid)
+        workers = [cmd for cmd in started.values() if "tempsup.jobs.worker" in cmd]
+        assert len(workers) == 1, started  # the presets train in the pool, bounded by it
+        assert not [c for c in started.values() if "presets" in c], started  # no side trainer
+        t0 = time.monotonic()
+        proc.send_signal(sig)
+        proc.wait(timeout=STOP_WITHIN)
+        while alive := [p for p in started if pid_alive(p)]:
+            assert time.monotonic() - t0 < STOP_WITHIN, {p: started[p] for p in alive}
+            time.sleep(0.05)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    # the job the worker was training went back to the queue, untouched
+    assert queue.running() == [] and queue.queued()
+
+
+@pytest.mark.parametrize("kind", ["python -m app", "gunicorn"])
+def test_a_bad_setting_stops_the_server_with_one_line(kind, tmp_path):
+    proc, _ = _server(kind, tmp_path, TEMPSUP_MAX_QUEUE="abc")
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert lines == [f"{kind.split()[0] if kind == 'gunicorn' else 'python -m app'}: error: "
+                     "TEMPSUP_MAX_QUEUE: expected an integer >= 1, got 'abc'"], err  # fmt: skip

@@ -1,4 +1,4 @@
-"""Job kinds (tempsup.jobkinds) and the sweep spec, in this process: no worker processes.
+"""Job kinds (tempsup.jobs.kinds) and the sweep spec, in this process: no worker processes.
 
 The end-to-end sweep job with real workers is in test_jobs.py; here: the
 SweepSpec's validation and identity, a kind registered from outside (the way
@@ -15,14 +15,16 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from tempsup import jobkinds
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
-from tempsup.jobkinds import RUN_ARRAYS, JobKind, get_kind, kind_of, register_kind
-from tempsup.jobs import JobQueue, JobState, config_key, status_key
+from tempsup.jobs import JobQueue, kinds
+from tempsup.jobs.kinds import RUN_ARRAYS, JobKind, get_kind, kind_of, register_kind
+from tempsup.jobs.limits import Limits
+from tempsup.jobs.record import JobState
+from tempsup.jobs.store import config_key, status_key
+from tempsup.jobs.worker import Worker
 from tempsup.run import ARRAYS
 from tempsup.sweep import MAX_POINTS, SweepResult, SweepSpec
-from tempsup.worker import Worker
 
 BASE = RunConfig(steps=20, batch=32, seeds=2, snapshot_every=10)
 
@@ -156,7 +158,7 @@ def counting():
     """The toy kind, registered for one test only (kind lists in messages stay as they were)."""
     register_kind(COUNTING)
     yield COUNTING
-    jobkinds._KINDS.pop(COUNTING.name, None)
+    kinds._KINDS.pop(COUNTING.name, None)
 
 
 def test_a_registered_kind_shares_the_queue(tmp_path, counting):
@@ -166,7 +168,7 @@ def test_a_registered_kind_shares_the_queue(tmp_path, counting):
     with pytest.raises(TempsupError, match="job kind: expected one of run, sweep, .*got 'nope'"):
         get_kind("nope")
 
-    queue = JobQueue(tmp_path, max_work=100)
+    queue = JobQueue(tmp_path, limits=Limits(max_work=100))
     spec = Counting(steps=4, start=10.0)
     status = queue.submit(spec, client="lab")
     assert status.kind == "counting" and status.total == 4 and status.state == JobState.QUEUED
@@ -191,6 +193,6 @@ def test_entries_written_before_job_kinds_are_runs(tmp_path):
     queue.cache.set(config_key(config.key), config.to_json())
     fresh = JobQueue(tmp_path)
     assert fresh.status(config.key).kind == "run"
-    assert fresh.config(config.key) == config
+    assert fresh.spec(config.key) == config
     assert Worker(tmp_path).run(once=True) == 1
     assert fresh.run(config.key).config == config

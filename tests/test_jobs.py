@@ -1,19 +1,21 @@
-"""The job queue on both backends, with real worker processes (tempsup.jobs, tempsup.worker).
+"""The job queue on both backends, with real worker processes (tempsup.jobs).
 
 Every test that takes a `backend` runs twice: on the embedded diskcache queue
-(`JobQueue`, polling `python -m tempsup.worker` processes) and on Redis +
-Celery (`RedisQueue`, `celery -A tempsup.celery_app worker` processes, a real
+(`JobQueue`, polling `python -m tempsup.jobs.worker` processes) and on Redis +
+Celery (`RedisQueue`, `celery -A tempsup.jobs.celery_app worker` processes, a real
 `redis-server` on loopback that these tests start). Each test gets its own
 cache directory or Redis key prefix, so tests never see each other's jobs.
 
-Configs are tiny (batch 64, 2 seeds, one torch thread). `LONG` jobs take a
-few seconds, so a test can act on them while they run; they are only waited
-out where the test needs the finished run. Waits poll the queue until a
-condition holds; the deadline only turns a hang into a failure.
+Configs are tiny (batch 64, 2 seeds, one torch thread). A test that acts on a
+running job (a partial read, cancel, kill -9, a stop) holds it at a gate
+after its n-th frame (`tests.gate`), so that state is reached by
+construction, not caught in time. Waits poll the queue until a condition
+holds; the deadline only turns a hang into a failure.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import signal
@@ -26,34 +28,31 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+from app.jobwords import describe
 from tempsup import cli
-from tempsup import jobs as jobs_module
 from tempsup.config import RunConfig, snapshot_steps
 from tempsup.errors import TempsupError
-from tempsup.jobs import (
-    QUEUE,
-    BaseQueue,
-    JobQueue,
-    JobState,
-    JobStatus,
-    StoreUnavailable,
-    config_key,
-    open_queue,
-    run_key,
-    status_key,
-)
-from tempsup.jobs_redis import RedisQueue
+from tempsup.jobs import JobQueue, open_queue
+from tempsup.jobs import queue as queue_module
+from tempsup.jobs.celery_app import drain_hook
+from tempsup.jobs.limits import Limits
+from tempsup.jobs.queue import BaseQueue
+from tempsup.jobs.record import JobState, JobStatus
+from tempsup.jobs.redis import RedisQueue
+from tempsup.jobs.store import QUEUE, StoreUnavailable, config_key, run_key, status_key
+from tempsup.jobs.worker import Worker, WorkerPool
 from tempsup.run import ARRAYS, Run, frame
+from tempsup.settings import Settings
 from tempsup.sweep import SWEEP_FRAME_ARRAYS, TABLE_COLUMNS, SweepResult, SweepSpec, train_runs
 from tempsup.train import train
-from tempsup.worker import Worker, WorkerPool
+from tests.gate import GATED
 from tests.helpers import DEADLINE, FakeClock, follow, wait_for
 from tests.services import RedisServer
 
 TINY = {"steps": 40, "batch": 64, "seeds": 2, "snapshot_every": 10}
-# ~1 ms a step on one thread: 2-3 s of training, 31 frames streamed. A test acts on a
-# LONG job while it runs (cancel, kill -9, a partial read): seconds, not a sub-second race.
+# 31 frames: a job a test holds at its gate (tests.gate) has many frames still to come.
 LONG = {**TINY, "steps": 2400, "snapshot_every": 80}
+LIMITS = {f.name for f in dataclasses.fields(Limits)}
 BACKENDS = ("diskcache", "redis")
 
 
@@ -73,15 +72,6 @@ def state_is(queue: BaseQueue, key: str, *states: JobState) -> Callable[[], JobS
     return probe
 
 
-def running_with_frames(queue: BaseQueue, key: str, n: int) -> Callable[[], JobStatus | None]:
-    def probe() -> JobStatus | None:
-        status = queue.status(key)
-        assert status is not None and status.state in (JobState.QUEUED, JobState.RUNNING), status
-        return status if status.state == JobState.RUNNING and status.n_frames >= n else None
-
-    return probe
-
-
 def stack(frames: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
     return {name: np.stack([f[name] for f in frames]) for name in ARRAYS}
 
@@ -94,14 +84,24 @@ def backend(request) -> str:
     return request.param
 
 
+def queue_options(**given: object) -> dict[str, object]:
+    """Queue options from keywords, the Limits fields among them gathered in one Limits."""
+    limits = {k: v for k, v in given.items() if k in LIMITS}
+    rest = {k: v for k, v in given.items() if k not in LIMITS}
+    return {"limits": Limits(**limits), **rest}
+
+
 @pytest.fixture
 def make_queue(backend, tmp_path, request) -> Callable[..., BaseQueue]:
-    """`make_queue(**limits)`: a handle on this test's queue (same jobs every call)."""
+    """`make_queue(**options)`: a handle on this test's queue (same jobs every call)."""
     if backend == "diskcache":
-        return lambda **limits: JobQueue(tmp_path / "jobs", **limits)
+        return lambda **given: JobQueue(tmp_path / "jobs", **queue_options(**given))
     server = request.getfixturevalue("redis_server")
     prefix = f"t{uuid.uuid4().hex[:8]}:"
-    return lambda **limits: RedisQueue(server.url, prefix, **limits)
+    notify = drain_hook(server.url, prefix)
+    return lambda **given: RedisQueue(
+        server.url, prefix, "WARNING", notify=notify, **queue_options(**given)
+    )
 
 
 @pytest.fixture
@@ -110,15 +110,15 @@ def queue(make_queue) -> BaseQueue:
 
 
 @pytest.fixture
-def pools(queue, monkeypatch):
-    """`pools(n)` starts n workers for this test's queue; all are stopped after the test."""
+def pools(queue, gate):
+    """`pools(n)` starts n workers for this test's queue, which stop a job at its gate
+    when the test holds it (`gate`); all are stopped after the test."""
     started: list[WorkerPool] = []
 
     def start(n: int = 1) -> WorkerPool:
-        started.append(WorkerPool(queue, n=n, threads=1))
+        started.append(WorkerPool(queue, n=n, threads=1, imports=GATED))
         return started[-1]
 
-    monkeypatch.setenv("TEMPSUP_WORKER_LOGLEVEL", "WARNING")
     yield start
     for pool in started:
         pool.stop()
@@ -126,10 +126,10 @@ def pools(queue, monkeypatch):
 
 @pytest.fixture
 def clock(monkeypatch) -> FakeClock:
-    """The queue's clock (`time.time` in tempsup.jobs), moved by the test only."""
+    """The queue's clock (`time.time` in tempsup.jobs.queue), moved by the test only."""
     fake = FakeClock()
     monkeypatch.setattr(
-        jobs_module, "time", types.SimpleNamespace(time=fake, monotonic=time.monotonic)
+        queue_module, "time", types.SimpleNamespace(time=fake, monotonic=time.monotonic)
     )
     return fake
 
@@ -143,27 +143,39 @@ def tiny_run() -> Run:
 # ---- with worker processes ---------------------------------------------------------
 
 
-def test_frames_stream_while_running_and_identical_configs_train_once(queue, make_queue, pools):
-    pools(2)  # two idle workers compete for the one job
+def test_frames_stream_while_running_and_identical_configs_train_once(
+    queue, make_queue, pools, gate
+):
     config = long()
+    gate.hold(config.key, after=3)
+    pools(2)  # two idle workers compete for the one job
     first = queue.submit(config, client="alice")
     second = queue.submit(RunConfig.from_json(config.to_json()), client="bob")
     assert first.key == second.key == config.key
     assert first.state == JobState.QUEUED and first.position == 1
-    assert first.message == "queued (1st in line)"
+    assert describe(first) == "queued (1st in line)"
     assert second.state in (JobState.QUEUED, JobState.RUNNING)
 
-    etas = []
-
-    def running(status: JobStatus, new: list) -> None:
-        if status.state == JobState.RUNNING:
-            assert status.message.startswith("training: step ")
-            etas.append(status.eta_s)
+    # held after its third frame: a read while it runs gets exactly those
+    gate.wait_held(config.key)
+    running = queue.status(config.key)
+    assert running.state == JobState.RUNNING and running.n_frames == 3
+    assert describe(running) == f"training: step {running.step}/{config.steps}"
+    assert running.eta_s is not None and running.eta_s >= 0
+    partial = queue.frames(config.key)
+    assert [int(f["step"]) for f in partial] == [0, 80, 160]
+    assert queue.frames(config.key, 2)[0]["step"] == 160  # a cursor read
+    gate.open(config.key)
 
     # the app's dcc.Interval: status, then frames from the cursor
-    frames, status, partial_reads = follow(queue, config.key, running)
-    assert partial_reads > 0, "no frame was read while the job was running"
-    assert any(eta is not None and eta >= 0 for eta in etas), etas
+    def running_words(status: JobStatus, new: list) -> None:
+        if status.state == JobState.RUNNING:
+            assert describe(status).startswith("training: step ")
+
+    frames, status, _ = follow(queue, config.key, running_words)
+    for a, b in zip(partial, frames, strict=False):  # what streamed is what was kept
+        for name in ARRAYS:
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
     assert [int(f["step"]) for f in frames] == snapshot_steps(config.steps, config.snapshot_every)
     run = queue.run(config.key)
     assert run is not None and run.n_frames == len(frames) == status.n_frames
@@ -181,27 +193,30 @@ def test_frames_stream_while_running_and_identical_configs_train_once(queue, mak
     # a fresh handle (another web process, or after a restart) sees the result
     fresh = make_queue()
     assert fresh.status(config.key) == status
-    assert fresh.config(config.key) == config
+    assert fresh.spec(config.key) == config
     np.testing.assert_array_equal(fresh.run(config.key)["W_h"], run["W_h"])
     assert JobStatus.from_dict(status.to_dict()) == status
 
 
-def test_cancel_queued_and_running_jobs(queue, pools):
+def test_cancel_queued_and_running_jobs(queue, pools, gate):
     pool = pools(1)
     running, waiting = long(seed=1), long(seed=2)
+    gate.hold(running.key, after=2)
     queue.submit(running)
     assert queue.submit(waiting).position == 2
-    wait_for("the first job to stream frames", running_with_frames(queue, running.key, 2))
+    gate.wait_held(running.key)
 
     cancelled = queue.cancel(waiting.key)
     assert cancelled.state == JobState.CANCELLED and cancelled.position is None
     assert queue.frames(waiting.key) == []
 
-    flagged = queue.cancel(running.key)
-    assert flagged.state in (JobState.RUNNING, JobState.CANCELLED), flagged
+    flagged = queue.cancel(running.key)  # held: the worker sees it at its next frame
+    assert flagged.state == JobState.RUNNING and flagged.cancelling, flagged
+    assert describe(flagged) == f"cancelling at step {flagged.step}/2400"
+    gate.open(running.key)
     status = wait_for("the cancel", state_is(queue, running.key, JobState.CANCELLED))
-    assert 2 <= status.n_frames < running.n_snapshots
-    assert re.fullmatch(r"cancelled at step \d+/2400; press Train to restart", status.message)
+    assert status.n_frames == 3  # the two held ones, and the one that saw the flag
+    assert describe(status) == "cancelled at step 160/2400; press Train to restart"
     kept = queue.frames(running.key)
     assert len(kept) == status.n_frames
     assert [int(f["step"]) for f in kept] == [80 * i for i in range(len(kept))]
@@ -216,9 +231,10 @@ def test_cancel_queued_and_running_jobs(queue, pools):
     assert queue.details(nxt.key)["pid"] == worker_pid
 
     # submitting a cancelled config again queues it afresh
+    gate.hold(running.key, after=1)
     again = queue.submit(running)
     assert again.state == JobState.QUEUED and again.n_frames == 0
-    wait_for("the job to run again", running_with_frames(queue, running.key, 1))
+    gate.wait_held(running.key)
 
     # stopping the pool (an app restart) gives the running job back, first in line
     pool.stop()
@@ -230,11 +246,12 @@ def test_cancel_queued_and_running_jobs(queue, pools):
     assert queue.frames(running.key) == []
 
 
-def test_killed_worker_is_failed_by_recover_and_retried(queue, pools):
+def test_killed_worker_is_failed_by_recover_and_retried(queue, pools, gate):
     pool = pools(1)
     config = long(seed=3)
+    gate.hold(config.key, after=2)
     queue.submit(config, client="alice")
-    wait_for("the job to stream frames", running_with_frames(queue, config.key, 2))
+    gate.wait_held(config.key)
     pid = queue.details(config.key)["pid"]
     (process,) = [p for p in pool.processes if p.pid == pid]
     os.kill(pid, signal.SIGKILL)  # kill -9 mid-job
@@ -246,10 +263,11 @@ def test_killed_worker_is_failed_by_recover_and_retried(queue, pools):
     assert queue.recover() == []
     status = queue.status(config.key)
     assert status.state == JobState.FAILED
-    assert status.message == f"worker died at step {status.step}; press Train to retry"
-    assert len(queue.frames(config.key)) == status.n_frames >= 2  # frames so far are kept
+    assert describe(status) == f"worker died at step {status.step}; press Train to retry"
+    assert len(queue.frames(config.key)) == status.n_frames == 2  # frames so far are kept
     assert queue.details(config.key)["attempts"] == 1  # not silently re-run
 
+    gate.open(config.key)
     assert pool.check() == 1  # a new worker replaces the dead one
     assert pool.start() is pool and pool.check() == 0 and len(pool.pids) == 1
     retried = queue.retry(config.key)
@@ -261,15 +279,23 @@ def test_killed_worker_is_failed_by_recover_and_retried(queue, pools):
     assert queue.details(config.key)["client"] == "alice"
 
 
-def test_sweep_job_streams_point_summaries_and_stores_every_point(queue, make_queue, pools):
+def test_sweep_job_streams_point_summaries_and_stores_every_point(queue, make_queue, pools, gate):
     pools(1)
     spec = SweepSpec(tiny(steps=300, snapshot_every=10), sparsities=(0.9, 0.5))
+    gate.hold(spec.key, after=2)
     status = queue.submit(spec, client="teacher")
     assert (status.kind, status.key, status.total) == ("sweep", spec.key, 300)
-    assert queue.spec(spec.key) == spec and queue.config(spec.key) == spec
+    assert queue.spec(spec.key) == spec
 
-    frames, status, partial_reads = follow(queue, spec.key)  # a phase page polling
-    assert partial_reads > 0, "no frame was read while the sweep was running"
+    gate.wait_held(spec.key)  # a read while the sweep runs
+    partial = queue.frames(spec.key)
+    assert queue.status(spec.key).state == JobState.RUNNING
+    assert [int(f["step"]) for f in partial] == [0, 10]
+    gate.open(spec.key)
+    frames, status, _ = follow(queue, spec.key)  # a phase page polling
+    for a, b in zip(partial, frames, strict=False):
+        for name in SWEEP_FRAME_ARRAYS:
+            np.testing.assert_array_equal(a[name], b[name], err_msg=name)
     assert [int(f["step"]) for f in frames] == snapshot_steps(300, 10)
     for f in frames:
         assert sorted(f) == sorted(SWEEP_FRAME_ARRAYS)
@@ -324,8 +350,8 @@ def test_refusals_name_the_limit(make_queue):
     assert queue.queued() == [a1.key, a2.key, tiny(seed=4).key]
 
     queue.cancel(a1.key)  # frees a place in line and one of a's slots
-    assert queue.status(a2.key).message == "queued (1st in line)"
-    assert queue.submit(tiny(seed=3), client="a").message == "queued (3rd in line)"
+    assert describe(queue.status(a2.key)) == "queued (1st in line)"
+    assert describe(queue.submit(tiny(seed=3), client="a")) == "queued (3rd in line)"
 
     with pytest.raises(TempsupError, match="expected a RunConfig or SweepSpec.*, got dict"):
         queue.submit(tiny().to_dict())
@@ -451,13 +477,14 @@ def test_damaged_entries_are_missing_not_crashes(make_queue):
     status = fresh.status(config.key)
     assert status.state == JobState.FAILED
     assert "stored result is unreadable" in status.message
+    assert describe(status).endswith("; press Train to retry")
     assert fresh.submit(config).state == JobState.QUEUED  # recomputed
     Worker(fresh).run(once=True)
     assert fresh.run(config.key).n_frames == 5
 
     raw.set(config_key(config.key), "not a config")  # a damaged config entry
-    assert fresh.config(config.key) is None
-    assert fresh.submit(config).state == JobState.DONE and fresh.config(config.key) == config
+    assert fresh.spec(config.key) is None
+    assert fresh.submit(config).state == JobState.DONE and fresh.spec(config.key) == config
 
     raw.set(status_key(config.key), "{not json")  # a damaged status record
     assert fresh.status(config.key) is None and fresh.frames(config.key) == []
@@ -493,15 +520,12 @@ def test_cli_worker_once_and_warm_starts(tmp_path):
     assert Worker(cache_dir).run(once=True) == 0  # nothing left: --once returns
 
 
-def test_open_queue_picks_the_backend_from_the_environment(monkeypatch, tmp_path):
-    for name in ("TEMPSUP_MAX_WORK", "TEMPSUP_MAX_QUEUE", "TEMPSUP_MAX_PER_CLIENT"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.delenv("TEMPSUP_REDIS_URL", raising=False)
-    monkeypatch.setenv("TEMPSUP_CACHE", str(tmp_path / "jobs"))
-    monkeypatch.setenv("TEMPSUP_MAX_PER_MINUTE", "7")
-    queue = open_queue()
+def test_open_queue_picks_the_backend_from_the_settings(tmp_path):
+    env = {"TEMPSUP_CACHE": str(tmp_path / "jobs"), "TEMPSUP_MAX_PER_MINUTE": "7"}
+    queue = open_queue(Settings.from_env(env))
     assert isinstance(queue, JobQueue) and queue.directory == tmp_path / "jobs"
-    assert (queue.max_work, queue.max_queue, queue.max_per_client, queue.max_rate) == (
+    limits = queue.limits
+    assert (limits.max_work, limits.max_queue, limits.max_per_client, limits.max_rate) == (
         2e12, 50, 3, 7,
     )  # fmt: skip
     # a web server's queue never lets a client point a worker at a file
@@ -511,31 +535,36 @@ def test_open_queue_picks_the_backend_from_the_environment(monkeypatch, tmp_path
     with pytest.raises(TempsupError, match="got '../run.npz'"):
         queue.submit(SweepSpec(tiny(warm_start="../run.npz"), (0.5, 0.9)))
     assert queue.submit(tiny(warm_start="0123456789abcdef")).state == JobState.QUEUED
-    monkeypatch.setenv("TEMPSUP_MAX_PER_MINUTE", "off")
-    monkeypatch.setenv("TEMPSUP_REDIS_URL", "redis://127.0.0.1:1/0")  # nothing listens there
-    monkeypatch.setenv("TEMPSUP_REDIS_PREFIX", "demo:")
-    queue = open_queue(max_queue=5)
-    assert isinstance(queue, RedisQueue) and queue.prefix == "demo:" and queue.max_queue == 5
-    assert queue.max_rate is None
+    env = {
+        "TEMPSUP_MAX_PER_MINUTE": "off",
+        "TEMPSUP_MAX_QUEUE": "5",
+        "TEMPSUP_REDIS_PREFIX": "demo:",
+        "TEMPSUP_REDIS_URL": "redis://127.0.0.1:1/0",
+    }  # fmt: skip - nothing listens
+    queue = open_queue(Settings.from_env(env))
+    assert isinstance(queue, RedisQueue) and queue.prefix == "demo:"
+    assert queue.limits.max_queue == 5 and queue.limits.max_rate is None
     with pytest.raises(StoreUnavailable, match="job store unavailable: cannot use Redis at "
                        "redis://127.0.0.1:1/0"):  # fmt: skip
         queue.status("0123456789abcdef")
 
 
-def test_redis_restart_mid_job_is_reported_and_the_job_completes(tmp_path, monkeypatch):
+def test_redis_restart_mid_job_is_reported_and_the_job_completes(tmp_path, gate):
     """Redis restarts while a job trains: the web side reports the outage, the
     worker retries its writes, and the job finishes once Redis is back (AOF on)."""
-    monkeypatch.setenv("TEMPSUP_WORKER_LOGLEVEL", "WARNING")
     with RedisServer(tmp_path / "redis", persist=True) as server:
-        queue = RedisQueue(server.url, "restart:")
+        notify = drain_hook(server.url, "restart:")
+        queue = RedisQueue(server.url, "restart:", "WARNING", notify=notify)
         config = long(seed=70)
-        with WorkerPool(queue, n=1) as pool:
+        gate.hold(config.key, after=3)
+        with WorkerPool(queue, n=1, imports=GATED) as pool:
             queue.submit(config, client="alice")
-            wait_for("the job to stream frames", running_with_frames(queue, config.key, 3))
+            gate.wait_held(config.key)
             server.stop()
             with pytest.raises(StoreUnavailable, match="job store unavailable.*try again"):
                 queue.status(config.key)
-            time.sleep(1.0)  # the worker trains on, retrying its writes
+            gate.open(config.key)  # the worker trains on while Redis is down, retrying writes
+            time.sleep(1.0)
             server.start()
             done = wait_for(
                 "the job after the restart",

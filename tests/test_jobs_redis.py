@@ -1,7 +1,7 @@
 """The Redis backend's promise against a real redis-server and real Celery workers:
 a lost, duplicated or redelivered Celery message never trains a job twice or loses it.
 
-The drain task carries no job (tempsup.jobs_redis): the claim in Redis decides
+The drain task carries no job (tempsup.jobs.redis): the claim in Redis decides
 who trains what. These tests put the broker in the states that promise is
 about, by writing to the broker's own Redis keys what Celery/kombu would:
 
@@ -15,7 +15,7 @@ about, by writing to the broker's own Redis keys what Celery/kombu would:
 
 Every test has its own redis-server, so the broker's shared keys (kombu's
 `unacked` hash) hold only this test's messages. Waits are on conditions
-(states, an empty broker), never on clocks.
+(states, an empty broker, a job held at its gate: `tests.gate`), never on clocks.
 """
 
 from __future__ import annotations
@@ -27,29 +27,32 @@ import signal
 import pytest
 import redis
 
-from tempsup import celery_app
+from app.jobwords import describe
 from tempsup.config import RunConfig, snapshot_steps
-from tempsup.jobs import JobState
-from tempsup.jobs_redis import RedisQueue
-from tempsup.worker import WorkerPool
+from tempsup.jobs import celery_app
+from tempsup.jobs.record import JobState
+from tempsup.jobs.redis import RedisQueue
+from tempsup.jobs.worker import WorkerPool
+from tests.gate import GATED
 from tests.helpers import DEADLINE, wait_for
 from tests.services import RedisServer
 
 TINY = {"steps": 40, "batch": 64, "seeds": 2, "snapshot_every": 10}
-LONG = {**TINY, "steps": 2400, "snapshot_every": 80}  # 2-3 s: time to act on it
+LONG = {**TINY, "steps": 2400, "snapshot_every": 80}  # 31 frames: held at a gate, many to come
 UNACKED = "unacked"  # kombu's hash of delivered, not yet acknowledged messages
 
 
 @pytest.fixture
-def server(tmp_path, monkeypatch):
-    monkeypatch.setenv("TEMPSUP_WORKER_LOGLEVEL", "WARNING")
+def server(tmp_path):
     with RedisServer(tmp_path / "redis") as srv:
         yield srv
 
 
 @pytest.fixture
 def queue(server) -> RedisQueue:
-    return RedisQueue(server.url, "dup:")
+    return RedisQueue(
+        server.url, "dup:", "WARNING", notify=celery_app.drain_hook(server.url, "dup:")
+    )
 
 
 @pytest.fixture
@@ -83,10 +86,11 @@ def assert_trained_once(queue: RedisQueue, config: RunConfig) -> None:
     assert queue.run(config.key).n_frames == config.n_snapshots
 
 
-def test_duplicated_and_repeated_messages_train_each_job_once(queue, broker):
-    # `a` trains for a second or more: meanwhile the other worker takes the surplus
+def test_duplicated_and_repeated_messages_train_each_job_once(queue, broker, gate):
+    # `a` is held at its gate while running: meanwhile the other worker takes the surplus
     # messages, whose drains must leave the running job alone
     a, b = RunConfig(**LONG, seed=1), RunConfig(**TINY, seed=2)
+    gate.hold(a.key, after=1)
     queue.submit(a, client="alice")  # one drain message each
     queue.submit(b, client="bob")
     assert len(pending(broker, queue)) == 2
@@ -97,7 +101,14 @@ def test_duplicated_and_repeated_messages_train_each_job_once(queue, broker):
     broker.lpush(queue.task_queue, copy, copy)  # the same message (same task id) twice more
     assert len(pending(broker, queue)) == 8
 
-    with WorkerPool(queue, n=2, threads=1):  # two workers race for 8 messages and 2 jobs
+    with WorkerPool(queue, n=2, threads=1, imports=GATED):  # 8 messages, 2 jobs, 2 workers
+        gate.wait_held(a.key)
+        wait_for(f"job {b.key}", finished_or_failed(queue, b))
+        # every message but the one whose drain holds `a` is consumed while `a` runs
+        wait_for("the surplus messages", lambda: broker.llen(queue.task_queue) == 0)
+        assert queue.status(a.key).state == JobState.RUNNING
+        assert queue.details(a.key)["attempts"] == 1
+        gate.open(a.key)
         for config in (a, b):
             wait_for(f"job {config.key}", finished_or_failed(queue, config))
         wait_for("the surplus messages to be consumed", broker_idle(broker, queue))
@@ -131,17 +142,13 @@ def test_a_lost_message_is_resent_when_the_queued_job_is_polled(queue, broker, m
     assert_trained_once(queue, config)
 
 
-def test_a_redelivered_message_of_a_killed_worker_never_reruns_its_job(queue, broker):
+def test_a_redelivered_message_of_a_killed_worker_never_reruns_its_job(queue, broker, gate):
     config = RunConfig(**LONG, seed=4)
-    pool = WorkerPool(queue, n=1, threads=1)
+    gate.hold(config.key, after=2)
+    pool = WorkerPool(queue, n=1, threads=1, imports=GATED)
     try:
         queue.submit(config, client="alice")
-
-        def streaming():
-            status = queue.status(config.key)
-            return status.state == JobState.RUNNING and status.n_frames >= 2
-
-        wait_for("the job to stream frames", streaming)
+        gate.wait_held(config.key)
         ((tag, entry),) = broker.hgetall(UNACKED).items()  # its message, delivered, not acked
         payload, _exchange, routing_key = json.loads(entry)
         assert routing_key == queue.task_queue and payload["headers"]["task"] == "tempsup.drain"
@@ -163,7 +170,7 @@ def test_a_redelivered_message_of_a_killed_worker_never_reruns_its_job(queue, br
         pool.stop()
     status = queue.status(config.key)
     assert status.state == JobState.FAILED, status  # reported, not silently re-run
-    assert status.message == f"worker died at step {status.step}; press Train to retry"
+    assert describe(status) == f"worker died at step {status.step}; press Train to retry"
     assert queue.details(config.key)["attempts"] == 1
-    assert 2 <= len(queue.frames(config.key)) == status.n_frames < config.n_snapshots
+    assert len(queue.frames(config.key)) == status.n_frames == 2
     assert queue.queued() == [] and queue.running() == []

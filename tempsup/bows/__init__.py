@@ -11,5 +11,6 @@ per concept, like the RNN side of tempsup:
     analysis  covariance, WᵀW, PCA, R², and the measures of the paper's claims
     run       BowsRun and its .npz file; stream_frames, train_runs, sweeps
     figures   pure Plotly panels, the animation, HTML export, the sweep figure
-    jobs      registers the "bows" job kind with tempsup.jobkinds
+
+The job kinds "bows" and "bows-sweep" are in `tempsup.jobs.kinds`.
 """

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from tempsup._specs import Config, check_choice, check_float, check_int
 from tempsup.errors import TempsupError
+
+SHA256 = re.compile(r"[0-9a-f]{64}")  # a text named by its content
 
 STRUCTURES = ("circular", "figure8", "sphere", "iid", "text")
 STRUCTURE_NAMES = {
@@ -76,7 +79,9 @@ class BowsConfig(Config):
     seeds: int = 4  # models trained side by side; the lowest final loss is shown
     seed: int = 0  # base seed: the data set, its shuffling and every model's init
     snapshot_every: int = 20  # steps between frames: 101 frames for the default run
-    text_path: str | None = None  # structure "text": the UTF-8 text file to read
+    # structure "text": the sha256 of the UTF-8 text (the content, never a path: the
+    # key hashes it, and a job's worker reads the text from the job store by it)
+    text_sha256: str | None = None
     vocab: int = 1000  # structure "text": the most frequent words kept as features
     window: int = 20  # structure "text": consecutive non-empty lines per sample (paper: 20)
 
@@ -103,15 +108,16 @@ class BowsConfig(Config):
         check_int("seed", self.seed, 0, 2**31 - 1)
         check_int("snapshot_every", self.snapshot_every, 1, self.steps, hint="at most `steps`")
         if self.structure == "text":
-            if not isinstance(self.text_path, str) or not self.text_path.strip():
+            digest = self.text_sha256
+            if not (isinstance(digest, str) and SHA256.fullmatch(digest)):
                 raise TempsupError(
-                    f"text_path: structure 'text' needs the path of a text file, "
-                    f"got {self.text_path!r}"
+                    "text_sha256: structure 'text' needs the sha256 of an uploaded text "
+                    f"(64 hex digits), got {str(digest)[:80]!r}"
                 )
-        elif self.text_path is not None:
+        elif self.text_sha256 is not None:
             raise TempsupError(
-                f"text_path: only structure 'text' reads a file, got {self.text_path!r} "
-                f"with structure {self.structure!r}"
+                "text_sha256: only structure 'text' reads a text, got "
+                f"{str(self.text_sha256)[:80]!r} with structure {self.structure!r}"
             )
         if self.batch * self.seeds * self.d * max(self.m, 1) > 2.5e8:
             raise TempsupError(

@@ -40,6 +40,7 @@ presence, as in the paper.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -226,17 +227,23 @@ def tokenize(line: str) -> list[str]:
 
 
 def read_text(path: str | Path) -> str:
+    """A local text file (the command line's `--text`), at most MAX_TEXT_BYTES."""
     path = Path(path)
     try:
         size = path.stat().st_size
         if size > MAX_TEXT_BYTES:
             raise TempsupError(
-                f"text_path: expected a text file of at most {MAX_TEXT_BYTES / 1e6:.0f} MB, "
+                f"text: expected a text file of at most {MAX_TEXT_BYTES / 1e6:.0f} MB, "
                 f"got {size / 1e6:.0f} MB"
             )
         return path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
-        raise TempsupError(f"text_path: cannot read {str(path)!r} ({exc.strerror})") from None
+        raise TempsupError(f"text: cannot read {str(path)!r} ({exc.strerror})") from None
+
+
+def text_sha256(text: str) -> str:
+    """What a "text" config names its text by: the sha256 of its UTF-8 bytes."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def bag_of_words(text: str, vocab: int, window: int) -> Dataset:
@@ -249,11 +256,11 @@ def bag_of_words(text: str, vocab: int, window: int) -> Dataset:
     """
     lines = [tokenize(line) for line in text.splitlines() if line.strip()]
     if not lines:
-        raise TempsupError("text_path: the text has no non-empty lines")
+        raise TempsupError("text: the text has no non-empty lines")
     counts = Counter(w for line in lines for w in line)
     if len(counts) < 2:
         raise TempsupError(
-            f"text_path: expected at least 2 distinct words (after stop words), got {len(counts)}"
+            f"text: expected at least 2 distinct words (after stop words), got {len(counts)}"
         )
     words = sorted(counts, key=lambda w: (-counts[w], w))[:vocab]
     index = {w: i for i, w in enumerate(words)}
@@ -278,10 +285,15 @@ def pca_angles(cov: np.ndarray) -> np.ndarray:
 # ---- entry point ----------------------------------------------------------------------
 
 
-def make_dataset(config: BowsConfig) -> Dataset:
-    """The training data of a config: synthetic samples or the text's bag of words."""
+def make_dataset(config: BowsConfig, text: str | None = None) -> Dataset:
+    """The training data of a config: synthetic samples, or the bag of words of `text`,
+    the text whose sha256 the config names."""
     if config.structure == "text":
-        text = read_text(config.text_path or "")
+        if text is None or text_sha256(text) != config.text_sha256:
+            raise TempsupError(
+                f"text: expected the text with sha256 {str(config.text_sha256)[:16]}…, "
+                + ("got none" if text is None else f"got one with sha256 {text_sha256(text)[:16]}…")
+            )
         ds = bag_of_words(text, config.vocab, config.window)
         if config.m > ds.d:
             raise TempsupError(

@@ -95,24 +95,26 @@ def split_snapshot(snap: Snapshot, configs: Sequence[BowsConfig]) -> list[Snapsh
     return out
 
 
-def data_statistics(config: BowsConfig) -> dict[str, np.ndarray]:
+def data_statistics(config: BowsConfig, text: str | None = None) -> dict[str, np.ndarray]:
     """The STATIC_ARRAYS of a config without training (e.g. for a page showing a live job)."""
-    return static_arrays(make_dataset(config))
+    return static_arrays(make_dataset(config, text))
 
 
 def stream_frames(
     config: BowsConfig,
     init: dict[str, np.ndarray] | None = None,
     on_step: Callable[[int], None] | None = None,
+    text: str | None = None,
 ) -> Iterator[dict[str, np.ndarray]]:
-    """Train `config`, yielding its frames as they come; stop iterating to cancel.
+    """Train `config` (`text`: the text a "text" config names), yielding its frames as
+    they come; stop iterating to cancel.
 
     Frame 0 also holds the STATIC_ARRAYS (mean, cov, angle, labels).
     `BowsRun.from_frames(config, frames)` stacks the frames into a run.
     """
     from tempsup.bows.train import train
 
-    data = make_dataset(config)
+    data = make_dataset(config, text)
     static = static_arrays(data)
     X_eval = data.X[:EVAL_SAMPLES]
     snapshots = train(config, data=data, init=init, on_step=on_step)
@@ -125,15 +127,18 @@ def stream_frames(
 
 
 def train_runs(
-    configs: Sequence[BowsConfig], on_step: Callable[[int], None] | None = None
+    configs: Sequence[BowsConfig],
+    on_step: Callable[[int], None] | None = None,
+    text: str | None = None,
 ) -> list[BowsRun]:
-    """Train batchable configs (differing in m and weight decay) together: one run each."""
+    """Train batchable configs (differing in m and weight decay) together: one run each
+    (`text`: the text "text" configs name)."""
     from tempsup.bows.train import train
 
     configs = list(configs)
     if not configs:
         raise TempsupError("train: expected at least one config, got none")
-    data = make_dataset(configs[0])
+    data = make_dataset(configs[0], text)
     static = static_arrays(data)
     X_eval = data.X[:EVAL_SAMPLES]
     frames: list[list[dict[str, np.ndarray]]] = [[] for _ in configs]

@@ -3,8 +3,8 @@
 science.md §2: at a small bottleneck m the ReLU tied autoencoder copies the
 covariance's top principal components (the PCA circle); at a larger m the
 features pair up antipodally; weight decay moves the switch. A
-`BowsSweepSpec` is that experiment as a job of the queue (`tempsup.jobkinds`,
-kind "bows-sweep", registered by `tempsup.bows.jobs`): every (weight decay, m)
+`BowsSweepSpec` is that experiment as a job of the queue (`tempsup.jobs.kinds`,
+kind "bows-sweep", in `tempsup.jobs.kinds`): every (weight decay, m)
 point × its seeds trains as ONE batch (`tempsup.bows.train.train`, which
 batches configs differing only in m and weight decay), exactly as
 `tempsup.bows.run.train_runs` does.
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
@@ -50,9 +50,15 @@ from tempsup.errors import TempsupError
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-    from tempsup.jobs import BaseQueue
-
 Frame = dict[str, np.ndarray]
+
+
+class Results(Protocol):
+    """The part of a job queue (`tempsup.jobs.queue.BaseQueue`) the points go through."""
+
+    def result(self, key: str) -> Any: ...
+    def put_result(self, spec: Any, result: Any) -> None: ...
+
 
 # A figure of WᵀW per point stays readable up to ~6 m × 4 weight decays; more
 # points also make one batch slow. The queue's `max_work` bounds the size further.
@@ -120,8 +126,10 @@ def stream_sweep(
     spec: BowsSweepSpec,
     init: dict[str, np.ndarray] | None = None,
     on_step: Callable[[int], None] | None = None,
+    text: str | None = None,
 ) -> Iterator[Frame]:
-    """Train the sweep as one batch; yield each snapshot's frames of all points together.
+    """Train the sweep as one batch (`text`: the text a "text" base config names); yield
+    each snapshot's frames of all points together.
 
     A yielded frame holds the FRAME_ARRAYS of every model concatenated along
     the model axis (point-major, `spec.base.seeds` per point; W zero-padded to
@@ -132,7 +140,7 @@ def stream_sweep(
     from tempsup.bows.train import train
 
     configs = spec.configs
-    data = make_dataset(configs[0])
+    data = make_dataset(configs[0], text)
     static = static_arrays(data)
     static[_PCA_VALUES] = analysis.pca(static["cov"])[0]  # (d,) once, not per frame
     X_eval = data.X[:EVAL_SAMPLES]
@@ -276,7 +284,7 @@ def sweep_result(
     return BowsSweepResult(spec, rows, [r.config.key for r in runs], arrays, runs=runs)
 
 
-def store_points(queue: BaseQueue, spec: BowsSweepSpec, result: BowsSweepResult) -> None:
+def store_points(queue: Results, spec: BowsSweepSpec, result: BowsSweepResult) -> None:
     """Each point's BowsRun becomes a DONE "bows" job, unless a readable one exists
     (a shared link must keep replaying the run it was made from)."""
     for run in result.runs or []:
@@ -284,7 +292,7 @@ def store_points(queue: BaseQueue, spec: BowsSweepSpec, result: BowsSweepResult)
             queue.put_result(run.config, run)
 
 
-def load_point_runs(queue: BaseQueue, result: BowsSweepResult) -> list[BowsRun]:
+def load_point_runs(queue: Results, result: BowsSweepResult) -> list[BowsRun]:
     """The points' BowsRuns as stored by `store_points`, in `configs` order; a point
     whose run is gone (evicted, damaged) is left out — `sweep_figure` shows a gap."""
     runs = []

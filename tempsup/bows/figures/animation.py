@@ -179,7 +179,7 @@ def title(sel: Selection) -> str:
     cfg = sel.config
     data = STRUCTURE_NAMES[cfg.structure]
     if cfg.structure == "text":
-        data += f" ({cfg.text_path}, {sel.run.d} words, windows of {cfg.window} lines)"
+        data += f" (text {cfg.text_sha256[:12]}, {sel.run.d} words, windows of {cfg.window} lines)"
     text = (
         f"{MODEL_NAMES[cfg.model]}: m = {cfg.m}, d = {sel.run.d}, weight decay {cfg.weight_decay:g}"
         f"<br><sup>{html.escape(data)} · seed {sel.seed}"

@@ -1,13 +1,14 @@
 """Worker processes: claim queued jobs, train them, stream their frames into the queue.
 
-    python -m tempsup.worker --cache DIR [--threads 1] [--once]     (diskcache)
-    celery -A tempsup.celery_app worker --pool solo                  (Redis, see celery_app)
+    python -m tempsup.jobs.worker --cache DIR [--threads 1] [--once]     (diskcache)
+    celery -A tempsup.jobs.celery_app worker --pool solo                  (Redis, see celery_app)
 
 A worker is a plain process that never serves web requests (torch and fork do
 not mix) and never imports dash. Its loop: `recover()` jobs of dead workers,
-claim the oldest QUEUED job atomically, resolve its warm start, then iterate
-its kind's stream (`tempsup.jobkinds`: a run's `tempsup.run.frame`s, a sweep's
-batched frames) and store each published frame as it comes.
+claim the next QUEUED job atomically, prepare its inputs (a warm start, an
+uploaded text), then iterate its kind's stream (`tempsup.jobs.kinds`: a run's
+`tempsup.run.frame`s, a sweep's batched frames) and store each published
+frame as it comes.
 Between snapshots it checks the cancel flag (stop iterating: CANCELLED, frames
 kept); any exception fails the job with its message; SIGTERM/SIGINT give the
 job back to the queue (first in line) and exit. A thread beats the job's
@@ -19,7 +20,9 @@ and training goes on.
 The diskcache backend's workers poll (`Worker.run`); Celery workers are woken
 by a task and `Worker.drain` the queue. `WorkerPool` starts and stops N
 worker processes for any queue (the backend says which command): the app at
-start-up, `tempsup worker -n N` and the tests use it.
+start-up, `tempsup worker -n N` and the tests use it. This module builds no
+queue of its own beyond a diskcache directory it is given: the entry points
+open the configured one (`tempsup.jobs.open_queue`).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import atexit
 import contextlib
+import importlib
 import logging
 import os
 import signal
@@ -41,18 +45,12 @@ from typing import Any, TypeVar
 import numpy as np
 
 from tempsup.errors import TempsupError
-from tempsup.jobkinds import load_init
-from tempsup.jobs import (
-    BaseQueue,
-    Claim,
-    JobQueue,
-    JobState,
-    StoreUnavailable,
-    default_cache_dir,
-    open_queue,
-)
+from tempsup.jobs.queue import BaseQueue, Claim, JobQueue
+from tempsup.jobs.record import JobState
+from tempsup.jobs.store import StoreUnavailable
+from tempsup.settings import Settings
 
-__all__ = ["Worker", "WorkerPool", "WorkerStopped", "load_init", "serve", "main"]
+__all__ = ["Worker", "WorkerPool", "WorkerStopped", "serve", "main"]
 
 log = logging.getLogger("tempsup.worker")
 
@@ -60,7 +58,7 @@ POLL = 0.2  # seconds an idle worker sleeps between looks at the queue
 PROGRESS_EVERY = 0.25  # at most 4 status writes a second while training
 HEARTBEAT_EVERY = 5.0  # a write even without progress (one very long step)
 RECOVER_EVERY = 10.0  # idle workers look for jobs of dead workers this often
-STOP_TIMEOUT = 10.0  # WorkerPool.stop waits this long before SIGKILL
+STOP_TIMEOUT = 6.0  # WorkerPool.stop waits this long before SIGKILL (a server stops in 10 s)
 # How long a worker keeps retrying writes while the store is unreachable (a
 # Redis restart takes seconds); past it the job is abandoned and `recover`
 # fails it once its heartbeat is stale.
@@ -73,13 +71,10 @@ class WorkerStopped(Exception):
     """Raised inside training when the worker is asked to shut down."""
 
 
-def as_queue(queue: BaseQueue | str | Path | None) -> BaseQueue:
-    """A queue handle: a queue as is, a directory as a diskcache JobQueue,
-    None as the configured queue (`tempsup.jobs.open_queue`)."""
+def as_queue(queue: BaseQueue | str | Path) -> BaseQueue:
+    """A queue handle: a queue as is, a directory as a diskcache JobQueue."""
     if isinstance(queue, BaseQueue):
         return queue
-    if queue is None:
-        return open_queue()
     return JobQueue(queue)
 
 
@@ -137,12 +132,11 @@ class _Progress:
 
 
 class Worker:
-    """One worker's loop over a queue (a BaseQueue, a diskcache directory, or the
-    configured queue when None)."""
+    """One worker's loop over a queue (a BaseQueue or a diskcache directory)."""
 
     def __init__(
         self,
-        queue: BaseQueue | str | Path | None = None,
+        queue: BaseQueue | str | Path,
         *,
         threads: int = 1,
         poll: float = POLL,
@@ -246,9 +240,9 @@ class Worker:
         published: list[dict[str, np.ndarray]] = []
         with _Progress(self, claim) as progress:
             try:
-                init = kind.warm_start(queue, spec) if kind.warm_start is not None else None
+                inputs = kind.prepare(queue, spec) if kind.prepare is not None else None
                 verdict = "ok"
-                stream = kind.stream(spec, init, progress)
+                stream = kind.stream(spec, inputs, progress)
                 try:
                     for full in stream:
                         kept.append(full)
@@ -273,7 +267,7 @@ class Worker:
                         queue.end,
                         claim,
                         JobState.CANCELLED,
-                        f"cancelled at step {step}/{spec.steps}; press Train to restart",
+                        f"cancelled at step {step}/{spec.steps}",
                     )
                     log.info("job %s: cancelled at step %d", claim.key, step)
                 else:
@@ -302,8 +296,8 @@ class Worker:
 
 
 class WorkerPool:
-    """`n` worker subprocesses for one queue (a BaseQueue, a diskcache directory,
-    or the configured queue when None); `n` may be 0 (no local workers).
+    """`n` worker subprocesses for one queue (a BaseQueue or a diskcache directory);
+    `n` may be 0 (no local workers).
 
     The queue says which command a worker runs (`BaseQueue.worker_command`:
     `python -m tempsup.worker` for diskcache, a Celery worker for Redis).
@@ -315,23 +309,23 @@ class WorkerPool:
 
     def __init__(
         self,
-        queue: BaseQueue | str | Path | None = None,
+        queue: BaseQueue | str | Path,
         n: int = 1,
         threads: int = 1,
         *,
         poll: float = POLL,
         python: str | None = None,
+        imports: tuple[str, ...] = (),
     ) -> None:
         for name, value, low in (("n", n, 0), ("threads", threads, 1)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise TempsupError(
                     f"WorkerPool: {name} expected an integer >= {low}, got {value!r}"
                 )
-        if queue is None:
-            queue = default_cache_dir() if not os.environ.get("TEMPSUP_REDIS_URL") else None
         self.queue = as_queue(queue)
         self.n, self.threads, self.poll = n, threads, poll
         self.python = python or sys.executable
+        self.imports = tuple(imports)
         self.processes: list[subprocess.Popen] = []
         self._stopped = False
         self._owner = os.getpid()  # a forked child (a gunicorn worker) must not manage them
@@ -367,8 +361,10 @@ class WorkerPool:
         return started
 
     def _spawn(self) -> subprocess.Popen:
-        root = str(Path(__file__).resolve().parent.parent)
-        cmd, extra = self.queue.worker_command(self.threads, parent=os.getpid(), poll=self.poll)
+        root = str(Path(__file__).resolve().parents[2])
+        cmd, extra = self.queue.worker_command(
+            self.threads, parent=os.getpid(), poll=self.poll, imports=self.imports
+        )
         if cmd[0] == sys.executable:
             cmd = [self.python, *cmd[1:]]
         env = {**os.environ, **extra}
@@ -419,12 +415,10 @@ def _restore_signals(previous: dict[int, Any]) -> None:
         signal.signal(sig, handler)
 
 
-def serve(
-    directory: str | Path | None = None, n: int = 1, threads: int = 1, once: bool = False
-) -> int:
+def serve(queue: BaseQueue | str | Path, n: int = 1, threads: int = 1, once: bool = False) -> int:
     """`tempsup worker`: one worker in this process, or a supervised pool of `n`,
-    on the diskcache `directory` (None: the configured queue, `open_queue`)."""
-    queue = as_queue(directory)
+    on `queue` (a queue, or a diskcache directory)."""
+    queue = as_queue(queue)
     if n == 1 or once:
         worker = Worker(queue, threads=threads)
         previous = _handle_signals(worker.stop)
@@ -450,24 +444,33 @@ def serve(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m tempsup.worker", description="Train queued tempsup jobs."
+        prog="python -m tempsup.jobs.worker",
+        description="Train jobs queued in a diskcache job store (Redis: use the Celery worker).",
     )
     parser.add_argument(
-        "--cache",
-        default=None,
-        help="diskcache job directory (default: $TEMPSUP_REDIS_URL's queue if set, "
-        "else $TEMPSUP_CACHE or cache/jobs)",
+        "--cache", default=None, help="diskcache job directory (default: $TEMPSUP_CACHE)"
     )
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
     parser.add_argument("--once", action="store_true", help="train at most one job, then exit")
     parser.add_argument("--poll", type=float, default=POLL, help="idle poll interval in seconds")
     parser.add_argument("--parent", type=int, default=None, help="exit when this pid is gone")
+    parser.add_argument(
+        "--import",
+        dest="imports",
+        action="append",
+        default=[],
+        metavar="MODULE",
+        help="import MODULE first (one that registers more job kinds); repeatable",
+    )
     args = parser.parse_args(argv)
+    for module in args.imports:
+        importlib.import_module(module)
     logging.basicConfig(
         level=logging.INFO, format="%(asctime)s tempsup worker %(process)d: %(message)s"
     )
     try:
-        worker = Worker(args.cache, threads=args.threads, poll=args.poll, parent=args.parent)
+        cache = args.cache or Settings.from_env(os.environ).cache
+        worker = Worker(cache, threads=args.threads, poll=args.poll, parent=args.parent)
     except TempsupError as exc:
         print(f"tempsup worker: error: {exc}", file=sys.stderr)
         return 2

@@ -1,11 +1,11 @@
 """The scale-out backend of the job queue: Redis as the store, Celery as the dispatcher.
 
 Same interface and the same logic as the embedded diskcache queue
-(`tempsup.jobs.BaseQueue`): only the store differs. Chosen by setting
+(`tempsup.jobs.queue.BaseQueue`): only the store differs. Chosen by setting
 `TEMPSUP_REDIS_URL` (`tempsup.jobs.open_queue`); web servers and workers on any
 machine that reaches that Redis share the jobs.
 
-Storage: every entry of `tempsup.jobs`'s layout is a Redis string under
+Storage: every entry of `tempsup.jobs.store`'s layout is a Redis string under
 `{prefix}{name}` (prefix default "tempsup:", `$TEMPSUP_REDIS_PREFIX`), except
 a job's frames, which are one Redis list `{prefix}frames:{key}` (a cursor read
 is one LRANGE). Every read-modify-write (submit with its dedupe and limits,
@@ -13,9 +13,11 @@ claim, frame, cancel, finish, recover) runs as an optimistic transaction:
 the keys it reads are WATCHed, its writes are queued in MULTI/EXEC, and the
 whole function runs again if another client changed a watched key first.
 
-Dispatch: queueing a job sends a Celery task `tempsup.drain` (kwargs: the
-prefix) to the queue `{prefix without ':'}.tasks`; a Celery worker
-(`celery -A tempsup.celery_app worker --pool solo`) runs it: claim the oldest
+Dispatch: queueing a job calls the queue's notify hook, which the entry
+points set to send a Celery task `tempsup.drain` (kwargs: the prefix) to the
+queue `{prefix without ':'}.tasks` (`tempsup.jobs.celery_app.send_drain`; this
+module imports no Celery); a Celery worker
+(`celery -A tempsup.jobs.celery_app worker --pool solo`) runs it: claim the oldest
 queued job, train it, repeat until the queue is empty. Tasks carry no job, so
 a lost, duplicated or redelivered task can neither lose a job nor train one
 twice; the claim in Redis is the only hold on a job. A worker that dies
@@ -46,7 +48,9 @@ from urllib.parse import urlsplit, urlunsplit
 
 import redis
 
-from tempsup.jobs import BaseQueue, JobState, JobStatus, StoreUnavailable
+from tempsup.jobs.queue import BaseQueue
+from tempsup.jobs.record import JobState, JobStatus
+from tempsup.jobs.store import StoreUnavailable
 
 log = logging.getLogger("tempsup.jobs")
 
@@ -59,10 +63,6 @@ DRAIN_TASK = "tempsup.drain"
 KICK_EVERY = 15.0
 # Optimistic transactions that keep losing the race back off, then give up.
 MAX_ATTEMPTS = 200
-
-
-def default_prefix() -> str:
-    return os.environ.get("TEMPSUP_REDIS_PREFIX", "").strip() or DEFAULT_PREFIX
 
 
 def task_queue(prefix: str) -> str:
@@ -261,15 +261,18 @@ class RedisQueue(BaseQueue):
     """Jobs in Redis, trained by Celery workers (see the module docstring).
 
     `url` is a Redis URL (redis://host:port/db), `prefix` namespaces every
-    key (several deployments, or tests, can share one Redis). Limits: see
-    `tempsup.jobs.BaseQueue`.
+    key (several deployments, or tests, can share one Redis), `worker_loglevel`
+    is the Celery workers' log level. Options: see `tempsup.jobs.queue.BaseQueue`
+    (`notify`: what wakes a worker, e.g. `tempsup.jobs.celery_app.drain_hook`).
     """
 
     backend = "redis"
 
-    def __init__(self, url: str, prefix: str = DEFAULT_PREFIX, **limits: Any) -> None:
-        super().__init__(**limits)
-        self.url, self.prefix = url, prefix
+    def __init__(
+        self, url: str, prefix: str = DEFAULT_PREFIX, worker_loglevel: str = "INFO", **options: Any
+    ) -> None:
+        super().__init__(**options)
+        self.url, self.prefix, self.worker_loglevel = url, prefix, worker_loglevel
         self._store = RedisStore(url, prefix)
 
     @property
@@ -281,23 +284,29 @@ class RedisQueue(BaseQueue):
         return task_queue(self.prefix)
 
     def copy(self) -> RedisQueue:
-        return RedisQueue(self.url, self.prefix, **self.limits)
+        return RedisQueue(self.url, self.prefix, self.worker_loglevel, **self.options)
 
     def ping(self) -> bool:
         """True if Redis answers; StoreUnavailable if not."""
         return self._store.ping()
 
     def worker_command(
-        self, threads: int = 1, parent: int | None = None, poll: float = 0.2
+        self,
+        threads: int = 1,
+        parent: int | None = None,
+        poll: float = 0.2,
+        imports: tuple[str, ...] = (),
     ) -> tuple[list[str], dict[str, str]]:
         """A Celery worker for this queue: one training process (`--pool solo`)."""
         cmd = [
-            sys.executable, "-m", "celery", "-A", "tempsup.celery_app", "worker",
+            sys.executable, "-m", "celery", "-A", "tempsup.jobs.celery_app", "worker",
             "--pool", "solo", "--concurrency", "1", "--prefetch-multiplier", "1",
             "--queues", self.task_queue, "--hostname", f"tempsup-{uuid.uuid4().hex[:8]}@%h",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
-            "--loglevel", os.environ.get("TEMPSUP_WORKER_LOGLEVEL", "INFO"),
+            "--loglevel", self.worker_loglevel,
         ]  # fmt: skip
+        if imports:
+            cmd += ["--include", ",".join(imports)]
         env = {
             "TEMPSUP_REDIS_URL": self.url,
             "TEMPSUP_REDIS_PREFIX": self.prefix,
@@ -308,13 +317,11 @@ class RedisQueue(BaseQueue):
         return cmd, env
 
     def _notify(self) -> None:
-        """Send a drain task; if the broker cannot take it, a later poll re-sends."""
-        from tempsup.celery_app import send_drain
-
+        """Wake a worker; if the hook fails (broker down), a later poll sends again."""
         try:
-            send_drain(self.url, self.prefix)
+            super()._notify()
         except Exception as exc:  # kombu raises many types; the kick covers a lost task
-            log.warning("could not send a drain task to %s: %s", safe_url(self.url), exc)
+            log.warning("could not wake a worker at %s: %s", safe_url(self.url), exc)
 
     def status(self, key: str) -> JobStatus | None:
         status = super().status(key)

@@ -1,7 +1,7 @@
-"""The Celery application of the Redis backend (`tempsup.jobs_redis`): workers run
+"""The Celery application of the Redis backend (`tempsup.jobs.redis`): workers run
 
     TEMPSUP_REDIS_URL=redis://HOST:6379/0 \\
-        celery -A tempsup.celery_app worker --pool solo --queues tempsup.tasks
+        celery -A tempsup.jobs.celery_app worker --pool solo --queues tempsup.tasks
 
 on any machine that reaches that Redis (one training process per worker; run
 more workers, or containers, for more). `RedisQueue.worker_command` builds
@@ -9,9 +9,11 @@ exactly this line for `WorkerPool`.
 
 One task, `tempsup.drain`: open the queue of the task's prefix, recover jobs
 of dead workers, then claim and train queued jobs until none is left
-(`tempsup.worker.Worker.drain`). The task carries no job, so Celery's
-delivery guarantees do not matter to correctness: the queue's atomic claim in
-Redis decides who trains what, and a redelivered or surplus task is a no-op.
+(`tempsup.jobs.worker.Worker.drain`). `drain_hook` is the notify hook a
+`RedisQueue` is given (by `tempsup.jobs.open_queue` and by the task itself).
+The task carries no job, so Celery's delivery guarantees do not matter to
+correctness: the queue's atomic claim in Redis decides who trains what, and a
+redelivered or surplus task is a no-op.
 Settings: late acks with a prefetch of one (an idle worker never waits behind
 a busy one's reserved message), JSON only, no result backend (results live in
 the queue's own keys).
@@ -29,27 +31,31 @@ import os
 import signal
 import threading
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
 from celery import Celery, signals
 
-from tempsup.jobs_redis import DEFAULT_PREFIX, DRAIN_TASK, default_prefix, task_queue
+from tempsup.jobs.redis import DEFAULT_PREFIX, DRAIN_TASK, RedisQueue, task_queue
+from tempsup.jobs.worker import Worker
+from tempsup.settings import Settings
 
 log = logging.getLogger("tempsup.worker")
 
 # The worker object of the running task, so that a warm shutdown can stop it.
 _current: dict[str, Any] = {"worker": None, "stopping": False}
+LOCAL_BROKER = "redis://127.0.0.1:6379/0"
 
 
-def broker_url() -> str:
-    return os.environ.get("TEMPSUP_REDIS_URL", "").strip() or "redis://127.0.0.1:6379/0"
+def _settings() -> Settings:
+    return Settings.from_env(os.environ)
 
 
-def make_app(url: str) -> Celery:
+def make_app(url: str, prefix: str = DEFAULT_PREFIX) -> Celery:
     celery = Celery("tempsup", broker=url, set_as_current=False)
     celery.conf.update(
-        task_default_queue=task_queue(default_prefix()),
+        task_default_queue=task_queue(prefix),
         task_ignore_result=True,
         task_acks_late=True,
         worker_prefetch_multiplier=1,
@@ -77,15 +83,27 @@ def send_drain(url: str, prefix: str = DEFAULT_PREFIX) -> None:
     )
 
 
+def drain_hook(url: str, prefix: str) -> Callable[[], None]:
+    """A RedisQueue's notify hook: send a drain task to the workers of `prefix`."""
+
+    def notify() -> None:
+        send_drain(url, prefix)
+
+    return notify
+
+
+def worker_queue(settings: Settings, prefix: str | None = None) -> RedisQueue:
+    """The queue a Celery worker trains from (trusted: specs were checked at submit)."""
+    url, prefix = settings.redis_url or LOCAL_BROKER, prefix or settings.redis_prefix
+    return RedisQueue(url, prefix, settings.worker_loglevel, notify=drain_hook(url, prefix))
+
+
 def drain(prefix: str | None = None) -> int:
     """The task: train queued jobs of the queue at `prefix` until none is left."""
-    from tempsup.jobs_redis import RedisQueue
-    from tempsup.worker import Worker
-
     if _current["stopping"]:
         return 0
-    threads = max(1, int(os.environ.get("TEMPSUP_THREADS", "1") or 1))
-    worker = Worker(RedisQueue(broker_url(), prefix or default_prefix()), threads=threads)
+    settings = _settings()
+    worker = Worker(worker_queue(settings, prefix), threads=settings.threads)
     _current["worker"] = worker
     try:
         return worker.drain()
@@ -94,7 +112,8 @@ def drain(prefix: str | None = None) -> int:
         worker.queue.close()
 
 
-app = make_app(broker_url())
+_startup = _settings()
+app = make_app(_startup.redis_url or LOCAL_BROKER, _startup.redis_prefix)
 
 
 # ---- worker life cycle ---------------------------------------------------------------
@@ -102,7 +121,7 @@ app = make_app(broker_url())
 
 @signals.worker_init.connect
 def _init(**_: Any) -> None:
-    threads = os.environ.get("TEMPSUP_THREADS", "1") or "1"
+    threads = str(_settings().threads)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, threads)
     logging.getLogger("tempsup").setLevel(logging.INFO)
@@ -111,16 +130,14 @@ def _init(**_: Any) -> None:
 @signals.worker_ready.connect
 def _ready(**_: Any) -> None:
     """Pick up jobs queued while no worker ran; watch the parent, if any."""
-    from tempsup.jobs_redis import RedisQueue
-
+    settings = _settings()
     try:
-        RedisQueue(broker_url(), default_prefix())._notify()
+        worker_queue(settings)._notify()
     except Exception:  # the next submit or poll sends one anyway
         log.exception("could not send the start-up drain task")
-    parent = os.environ.get("TEMPSUP_PARENT_PID", "").strip()
-    if parent.isdigit():
+    if settings.parent_pid is not None:
         threading.Thread(
-            target=_watch_parent, args=(int(parent),), name="tempsup-parent", daemon=True
+            target=_watch_parent, args=(settings.parent_pid,), name="tempsup-parent", daemon=True
         ).start()
 
 

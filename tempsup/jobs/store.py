@@ -1,0 +1,223 @@
+"""The job store: the few primitives the queue's logic needs, their names, and DiskStore.
+
+A backend supplies a `Store`: reads and writes of text (JSON) and bytes,
+a job's frames, and `atomic(fn)`, a read-modify-write that applies all of
+`fn`'s writes or none (it may run `fn` more than once). `DiskStore` is one
+diskcache directory (atomic = `cache.transact()`, an SQLite write lock);
+`tempsup.jobs.redis.RedisStore` is the other. Names (prefixed in Redis;
+values are JSON text or bytes, never pickles):
+
+    queue                 JSON list of QUEUED keys, oldest first (the FIFO)
+    running               JSON list of RUNNING keys (what `recover` inspects)
+    status:{key}          the job's record (`tempsup.jobs.record.JobRecord`) as JSON
+    config:{key}          JSON {"kind": name, "spec": spec.to_json()}
+    frame:{key}:{i}       published frame i as `np.savez` bytes (in Redis: one list
+                          `frames:{key}`), while running and kept after a failure or
+                          cancel; dropped once the job is DONE
+    run:{key}             result.to_bytes() of a DONE job; its frames are served from it
+    rate:{client hash}    JSON list of the times a client queued a job (the rate limit)
+    blob:{sha256}         content a spec names by its hash (an uploaded text)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import diskcache
+import numpy as np
+
+from tempsup.errors import TempsupError
+
+T = TypeVar("T")
+
+QUEUE = "queue"
+RUNNING = "running"
+
+
+class StoreUnavailable(TempsupError):
+    """The job store (Redis) cannot be reached; the operation may be retried."""
+
+
+def status_key(key: str) -> str:
+    return f"status:{key}"
+
+
+def config_key(key: str) -> str:
+    return f"config:{key}"
+
+
+def frame_key(key: str, index: int) -> str:
+    return f"frame:{key}:{index}"
+
+
+def run_key(key: str) -> str:
+    return f"run:{key}"
+
+
+def rate_key(client: str) -> str:
+    digest = hashlib.sha256(client.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"rate:{digest[:16]}"
+
+
+def blob_key(digest: str) -> str:
+    return f"blob:{digest}"
+
+
+# ---- frames as bytes ---------------------------------------------------------------
+
+
+def frame_to_bytes(frame: dict[str, np.ndarray]) -> bytes:
+    buf = io.BytesIO()
+    np.savez(buf, **frame)
+    return buf.getvalue()
+
+
+def frame_from_bytes(data: bytes, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """Decode a stored frame holding the arrays `names`; TempsupError if it is not one."""
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            arrays = {name: npz[name] for name in npz.files}
+    except Exception as exc:  # numpy raises many types for damaged data
+        raise TempsupError(f"stored frame: expected np.savez bytes ({exc})") from None
+    missing = [name for name in names if name not in arrays]
+    if missing:
+        raise TempsupError(f"stored frame: missing {', '.join(missing)}")
+    return {name: arrays[name] for name in names}
+
+
+# ---- the storage a backend provides ------------------------------------------------
+
+
+class Txn(Protocol):
+    """Reads and writes of one store; inside `Store.atomic` they form one transaction.
+
+    `text`/`data` return None for a missing entry and for one that cannot be
+    read as text (JSON) or bytes: a damaged entry is a missing one.
+    """
+
+    def text(self, name: str) -> str | None: ...
+    def data(self, name: str) -> bytes | None: ...
+    def set(self, name: str, value: str | bytes) -> None: ...
+    def delete(self, name: str) -> None: ...
+    def set_frame(self, key: str, index: int, data: bytes, stored: int) -> None: ...
+    def drop_frames(self, key: str, stored: int) -> None: ...
+
+
+class Store(Protocol):
+    def view(self) -> Txn:
+        """Reads and writes outside a transaction (each one atomic by itself)."""
+        ...
+
+    def atomic(self, fn: Callable[[Txn], T]) -> T:
+        """Run `fn` as one transaction: all its writes or none; it may run more than once."""
+        ...
+
+    def frames(self, key: str, start: int, stop: int) -> list[bytes | None]:
+        """Stored frames start..stop-1 of a job (None where missing)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class DiskTxn:
+    """Direct reads and writes of a diskcache; inside `transact()` they are one transaction."""
+
+    def __init__(self, cache: diskcache.Cache) -> None:
+        self.cache = cache
+
+    def _get(self, name: str, kind: type) -> Any:
+        try:
+            value = self.cache.get(name)
+        except Exception:  # a damaged entry (unreadable file, bad pickle) is a missing one
+            return None
+        return value if isinstance(value, kind) else None
+
+    def text(self, name: str) -> str | None:
+        return self._get(name, str)
+
+    def data(self, name: str) -> bytes | None:
+        return self._get(name, bytes)
+
+    def set(self, name: str, value: str | bytes) -> None:
+        self.cache.set(name, value)
+
+    def delete(self, name: str) -> None:
+        self.cache.delete(name)
+
+    def set_frame(self, key: str, index: int, data: bytes, stored: int) -> None:
+        self.cache.set(frame_key(key, index), data)
+
+    def drop_frames(self, key: str, stored: int) -> None:
+        for i in range(stored):
+            self.cache.delete(frame_key(key, i))
+
+
+class DiskStore:
+    """A diskcache directory, reopened after a fork (SQLite handles must not cross one)."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self._cache: diskcache.Cache | None = None
+        self._cache_pid = -1
+        # One Cache per process, made once: threads of a web worker opening it at the
+        # same moment would race on its settings writes ("database is locked") and a
+        # half-made one could keep the SQLite lock until collected.
+        self._open_lock = threading.Lock()
+
+    @property
+    def cache(self) -> diskcache.Cache:
+        cache = self._cache
+        if cache is not None and self._cache_pid == os.getpid():
+            return cache
+        with self._open_lock:
+            if self._cache is None or self._cache_pid != os.getpid():
+                # eviction off: a culled queue or status entry would lose jobs silently
+                self._cache = diskcache.Cache(str(self.directory), eviction_policy="none")
+                self._cache_pid = os.getpid()
+            return self._cache
+
+    def view(self) -> DiskTxn:
+        return DiskTxn(self.cache)
+
+    def atomic(self, fn: Callable[[Txn], T]) -> T:
+        with self.cache.transact(retry=True):
+            return fn(DiskTxn(self.cache))
+
+    def frames(self, key: str, start: int, stop: int) -> list[bytes | None]:
+        view = self.view()
+        return [view.data(frame_key(key, i)) for i in range(start, stop)]
+
+    def close(self) -> None:
+        if self._cache is not None and self._cache_pid == os.getpid():
+            self._cache.close()
+        self._cache = None
+
+
+# ---- lists of keys (the FIFO, the running set) --------------------------------------
+
+
+def read_list(db: Txn, name: str) -> list[str]:
+    """A stored JSON list of keys; a damaged one is empty."""
+    text = db.text(name)
+    try:
+        items = json.loads(text) if text is not None else []
+    except ValueError:
+        return []
+    return [k for k in items if isinstance(k, str)] if isinstance(items, list) else []
+
+
+def write_list(db: Txn, name: str, items: list[str]) -> None:
+    db.set(name, json.dumps(items))
+
+
+def remove_from(db: Txn, name: str, key: str) -> None:
+    items = read_list(db, name)
+    if key in items:
+        write_list(db, name, [k for k in items if k != key])

@@ -1,0 +1,71 @@
+"""A gate in real worker processes: a job stops after its n-th frame until the test opens it.
+
+A worker started with this module imported (`WorkerPool(..., imports=GATED)`)
+trains "run" jobs exactly as usual, except that a test may hold one: with
+`gate.hold(key, after=n)` before the job starts, the worker publishes frames
+0..n-1, writes `{key}.held` and waits (still beating, still stoppable) until
+`gate.open(key)`. So "the job is running and has n frames" is a state the
+test reaches by construction, not by catching a job in time. The gate's
+directory travels in the environment (`TEMPSUP_TEST_GATE`), set by the
+`gate` fixture before the workers start.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from tempsup.jobs.kinds import RUN, SWEEP, JobKind, register_kind
+from tests.helpers import wait_for
+
+ENV = "TEMPSUP_TEST_GATE"
+GATED = ("tests.gate",)  # the imports a gated worker pool passes its workers
+
+
+class Gate:
+    """The test's side: hold a job after n frames, wait until it is held, open it."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = Path(directory)
+        self.directory.mkdir(parents=True, exist_ok=True)
+
+    def hold(self, key: str, after: int) -> None:
+        (self.directory / f"{key}.held").unlink(missing_ok=True)
+        (self.directory / f"{key}.hold").write_text(str(after))
+
+    def held(self, key: str) -> bool:
+        return (self.directory / f"{key}.held").exists()
+
+    def wait_held(self, key: str) -> None:
+        wait_for(f"job {key} to be held at its gate", lambda: self.held(key))
+
+    def open(self, key: str) -> None:
+        (self.directory / f"{key}.hold").unlink(missing_ok=True)
+
+
+def gated(kind: JobKind) -> JobKind:
+    """`kind`, whose stream stops at a held job's gate."""
+
+    def stream(spec: Any, inputs: Any, on_step: Any) -> Iterator[Any]:
+        directory = Path(os.environ[ENV])
+        hold, step = directory / f"{spec.key}.hold", 0
+        for n, frame in enumerate(kind.stream(spec, inputs, on_step), 1):
+            yield frame
+            step = int(frame["step"]) if "step" in frame else step
+            if hold.exists() and n >= int(hold.read_text() or 0):
+                (directory / f"{spec.key}.held").write_text(str(n))
+                while hold.exists():
+                    if on_step is not None:
+                        on_step(step)  # raises when the worker is asked to stop
+                    time.sleep(0.01)
+
+    return dataclasses.replace(kind, stream=stream)
+
+
+if os.environ.get(ENV):  # only in workers started for a gated test
+    for _kind in (RUN, SWEEP):
+        register_kind(gated(_kind))

@@ -1,0 +1,121 @@
+"""The module graph of `tempsup/` and `app/`: one-way dependencies, read from the source.
+
+Every module is parsed with `ast` and every import counts: at the top, inside
+functions (an import deferred to call time is still a dependency: the two
+modules cannot be read or tested apart) and inside `if TYPE_CHECKING:`
+blocks (an annotation names a dependency too). The edge from a submodule to
+its own package (`tempsup.jobs.record` → `tempsup.jobs`) is not counted:
+Python runs a package's `__init__` first whoever imports the submodule, so
+it says nothing about what the submodule's code needs.
+"""
+
+from __future__ import annotations
+
+import ast
+import graphlib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("tempsup", "app")
+# the job service, each module importing only those before it
+JOB_LAYERS = ("record", "store", "limits", "kinds", "queue", "redis", "worker", "celery_app")
+# modules that may build a job queue: the entry points, and the job service itself
+QUEUE_BUILDERS = {"tempsup.cli", "app.services"}
+QUEUE_CLASSES = {"JobQueue", "RedisQueue", "open_queue"}
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def modules() -> dict[str, ast.Module]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            found[module_name(path)] = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return found
+
+
+MODULES = modules()
+
+
+def imported(name: str, tree: ast.Module) -> set[str]:
+    """Every module `name` imports (anywhere in its body), as absolute dotted names."""
+    is_package = name in PACKAGES or (ROOT / name.replace(".", "/") / "__init__.py").is_file()
+    package = name if is_package else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            out.add(base)
+            out.update(f"{base}.{alias.name}" for alias in node.names)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    """Internal module -> the internal modules it imports (not its own packages)."""
+    edges = {}
+    for name, tree in MODULES.items():
+        deps = {m for m in imported(name, tree) if m in MODULES and m != name}
+        edges[name] = {d for d in deps if not name.startswith(d + ".")}
+    return edges
+
+
+def test_the_module_graph_is_acyclic():
+    try:
+        order = list(graphlib.TopologicalSorter(graph()).static_order())
+    except graphlib.CycleError as exc:
+        pytest.fail(f"import cycle: {' -> '.join(exc.args[1])}")
+    assert set(order) == set(MODULES)
+
+
+def test_the_library_never_imports_the_app_or_dash():
+    for name, tree in MODULES.items():
+        if name.split(".")[0] != "tempsup":
+            continue
+        bad = {m for m in imported(name, tree) if m.split(".")[0] in ("app", "dash", "flask")}
+        assert not bad, f"{name} imports {sorted(bad)}"
+
+
+@pytest.mark.parametrize("layer", JOB_LAYERS)
+def test_the_job_service_depends_one_way(layer):
+    name = f"tempsup.jobs.{layer}"
+    allowed = {f"tempsup.jobs.{lower}" for lower in JOB_LAYERS[: JOB_LAYERS.index(layer)]}
+    inside = {m for m in graph()[name] if m.startswith("tempsup.jobs.")}
+    assert inside <= allowed, f"{name} imports {sorted(inside - allowed)}, above it"
+
+
+def test_only_entry_points_build_a_queue():
+    """A queue is made by `open_queue` and the entry points; the rest is handed one."""
+    for name, tree in MODULES.items():
+        if name in QUEUE_BUILDERS or name == "tempsup.jobs" or name.startswith("tempsup.jobs."):
+            continue
+        calls = {
+            node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))
+        }
+        assert not calls & QUEUE_CLASSES, f"{name} builds a queue ({sorted(calls & QUEUE_CLASSES)})"
+
+
+def test_the_checker_sees_imports_inside_functions_and_type_checking_blocks():
+    """The graph is only as good as its reader: deferred imports are edges too."""
+    tree = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from tempsup.run import Run\n"
+        "def f():\n    from tempsup.jobs.record import JobState\n    import tempsup.config\n"
+    )
+    assert {"tempsup.run", "tempsup.jobs.record", "tempsup.config"} <= imported("tempsup.x", tree)
+    cyclic = {"a": {"b"}, "b": {"a"}}
+    with pytest.raises(graphlib.CycleError):
+        list(graphlib.TopologicalSorter(cyclic).static_order())
