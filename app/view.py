@@ -1,9 +1,11 @@
 """What the browser holds for one run: per-frame figure data, built from frames.
 
-The `VIEW` store is plain JSON: the layout of each panel (fixed while
+The view store is plain JSON: the layout of each panel (fixed while
 scrubbing) and, per panel, one list of traces per frame. Streaming appends the
 new frames' traces with `dash.Patch`; scrubbing picks a frame client-side.
-Pure functions, no Dash: tested without a server.
+Built through a `PanelSet` (`tempsup.figures.panel`): the RNN explorer's panels by
+default, the correlations lab's for `lab_view`. Pure functions, no Dash: tested without
+a server.
 """
 
 from __future__ import annotations
@@ -14,9 +16,12 @@ from typing import Any
 import numpy as np
 
 from tempsup import figures
+from tempsup.bows import figures as bows_figures
+from tempsup.figures.panel import PanelSet
 from tempsup.run import Run
 
-PANEL_NAMES = figures.PANELS
+RNN = figures.PANEL_SET
+PANEL_NAMES = RNN.names
 
 
 def choose_seed(run: Run, requested: int | None) -> int:
@@ -56,7 +61,7 @@ def empty_view(message: str) -> dict[str, Any]:
 
 
 def frame_data(
-    run: Any, seed: int, feature: int, start: int, figs: Any = figures, lean: bool = False
+    run: Any, seed: int, feature: int, start: int, figs: PanelSet = RNN, lean: bool = False
 ) -> dict[str, list[Any]]:
     """Per panel, per frame from `start`: only the traces that move with the frame.
 
@@ -65,23 +70,20 @@ def frame_data(
     `lean` (a finished run, whose base is final), a moving trace keeps only the
     keys that differ from the base's: the browser merges it over the base.
     """
-    kw = {"feature": feature} if figs is figures else {}
     out = {}
-    for p in figs.PANELS:
-        moving = figs.moving_traces(p, run, seed, **kw)
-        base = figs.frame_traces(p, run, seed, -1, **kw) if lean else None
-        frames = figs.all_frame_traces(p, run, seed, start=start, **kw)
+    for p in figs.names:
+        moving = figs.moving_traces(p, run, seed, feature)
+        base = figs.frame_traces(p, run, seed, -1, feature) if lean else None
+        frames = figs.all_frame_traces(p, run, seed, feature, start)
         out[p] = [
             [_delta(traces[i], base[i]) if base else traces[i] for i in moving] for traces in frames
         ]
     return out
 
 
-def status_lines(run: Any, seed: int, feature: int, start: int, figs: Any = figures) -> list[str]:
+def status_lines(run: Any, seed: int, feature: int, start: int, figs: PanelSet = RNN) -> list[str]:
     """The line under the player for frames `start` … F-1: every number is the frame's own."""
-    if figs is figures:
-        return figures.status_lines(run, seed, feature, start)
-    return [_lab_summary(run, seed, f) for f in range(start, run.n_frames)]
+    return figs.status_lines(run, seed, feature, start)
 
 
 def _delta(trace: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
@@ -91,21 +93,20 @@ def _delta(trace: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in trace.items() if base.get(k) != v}
 
 
-def shared_parts(run: Any, seed: int, feature: int, figs: Any = figures) -> dict[str, Any]:
+def shared_parts(run: Any, seed: int, feature: int, figs: PanelSet = RNN) -> dict[str, Any]:
     """What every frame shares: layouts, the full traces of the last frame, moving indices.
 
     Re-sent on every poll while training (axis ranges and the loss history grow).
     What differs per frame (`frame_data`, `status_lines`) is appended instead.
     """
-    kw = {"feature": feature} if figs is figures else {}
     return {
-        "layouts": {p: figs.panel_layout(p, run, seed, **kw) for p in figs.PANELS},
-        "base": {p: figs.frame_traces(p, run, seed, -1, **kw) for p in figs.PANELS},
-        "moving": {p: figs.moving_traces(p, run, seed, **kw) for p in figs.PANELS},
+        "layouts": {p: figs.panel_layout(p, run, seed, feature) for p in figs.names},
+        "base": {p: figs.frame_traces(p, run, seed, -1, feature) for p in figs.names},
+        "moving": {p: figs.moving_traces(p, run, seed, feature) for p in figs.names},
     }
 
 
-def full_view(run: Any, seed: int, feature: int = 0, figs: Any = figures) -> dict[str, Any]:
+def full_view(run: Any, seed: int, feature: int = 0, figs: PanelSet = RNN) -> dict[str, Any]:
     """The whole store for a finished (or cancelled) run, cached: a shared link opened by
     a whole class is computed once per web process (a finished run never changes: its
     key and its number of frames are its content)."""
@@ -128,7 +129,7 @@ class _RunRef:
 
 
 @lru_cache(maxsize=32)
-def _full_view(ref: _RunRef, seed: int, feature: int, figs: Any) -> dict[str, Any]:
+def _full_view(ref: _RunRef, seed: int, feature: int, figs: PanelSet) -> dict[str, Any]:
     run = ref.run
     return {
         "key": run.config.key,
@@ -145,15 +146,4 @@ def _full_view(ref: _RunRef, seed: int, feature: int, figs: Any) -> dict[str, An
 
 def lab_view(run: Any, seed: int) -> dict[str, Any]:
     """The store for a correlated-features lab run (`tempsup.bows.figures`)."""
-    from tempsup.bows import figures as bows_figures
-
-    return full_view(run, seed, 0, bows_figures)
-
-
-def _lab_summary(run: Any, seed: int, frame: int) -> str:
-    s = run.summary(seed, frame)
-    parts = [f"seed {seed}", f"loss {float(s.get('loss', float('nan'))):.4g}"]
-    for name, label in (("pca_overlap", "PCA overlap"), ("paired_fraction", "antipodal pairs")):
-        if isinstance(s.get(name), (int, float)):
-            parts.append(f"{label} {float(s[name]):.2f}")
-    return " · ".join(parts)
+    return full_view(run, seed, 0, bows_figures.PANEL_SET)

@@ -1,60 +1,22 @@
-"""What every panel shares: the selection (run, seed, feature), rounding, the panel parts.
-
-A panel module provides two pure functions of a `Selection`:
-
-    traces(sel, frame) -> list[dict]   the frame's traces, plain JSON (floats rounded to 4 digits)
-    parts(sel) -> Parts                everything fixed across frames
-
-`Parts` keeps the frame-independent pieces apart (axes, shapes, title), so the
-same panel can become a whole figure (`panel_layout`) or one cell of the
-animation's subplot grid (axes renamed, shapes re-referenced).
+"""What the panels draw with: the RNN selection (run, seed, feature) and its canonical
+gauge, rounding, names and roles of the directions, corner texts, the loss axes (the bows
+lab's loss panel uses them too). The panel protocol itself is `tempsup.figures.panel`.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from tempsup import gauge
 from tempsup.errors import TempsupError
-from tempsup.palette import CURSOR, LOSS, base_layout
+from tempsup.figures.panel import Selection
+from tempsup.palette import CURSOR, LOSS
 from tempsup.run import Run
 
 SIG_DIGITS = 4  # floats in figures: 4 significant digits keeps frames small and plots exact enough
-
-
-@dataclass(frozen=True)
-class Selection:
-    """One seed and one input feature of a run: what a panel draws."""
-
-    run: Run
-    seed: int
-    feature: int = 0
-
-    @property
-    def config(self):
-        return self.run.config
-
-
-@dataclass(frozen=True)
-class Parts:
-    """The frame-independent pieces of one panel.
-
-    `axes` maps layout keys to axis settings: {"xaxis": …, "yaxis": …} for a
-    2-D panel (a "scaleanchor" names the other axis by "x"/"y"), {"scene": …}
-    for a 3-D one. Shapes refer to "x"/"y" (or "x domain"/"y domain").
-    `moving` lists the indices of the traces that change with the frame; the
-    others are identical in every frame (e.g. the loss history).
-    """
-
-    title: str
-    axes: dict[str, dict[str, Any]]
-    moving: tuple[int, ...]
-    shapes: tuple[dict[str, Any], ...] = ()
-    extra: dict[str, Any] = field(default_factory=dict)  # further layout keys (legend, …)
 
 
 def select(run: Run, seed: int | None, feature: int = 0) -> Selection:
@@ -95,14 +57,6 @@ def canonical_weights(sel: Selection) -> dict[str, np.ndarray]:
     _CANONICAL.insert(0, (W_h, sel.seed, cw))
     del _CANONICAL[_CANONICAL_KEEP:]
     return cw
-
-
-def frame_index(run: Run, frame: int) -> int:
-    """A frame index in [0, F), accepting Python's negative indexing."""
-    n = run.n_frames
-    if isinstance(frame, bool) or not isinstance(frame, (int, np.integer)) or not -n <= frame < n:
-        raise TempsupError(f"frame: expected an integer in [{-n}, {n - 1}], got {frame!r}")
-    return int(frame) % n
 
 
 def rnd(x: Any) -> Any:
@@ -155,26 +109,6 @@ def corner_text(text: str, x: float, y: float, name: str) -> dict[str, Any]:
 
 def fmt(v: float, digits: int = 3) -> str:
     return f"{v:.{digits}g}" if math.isfinite(v) else "n/a"
-
-
-def layout_from_parts(parts: Parts, revision: str = "") -> dict[str, Any]:
-    """A whole single-panel layout: base layout, title, axes, fixed shapes, legend below."""
-    layout = base_layout(parts.title, **parts.axes)
-    layout["margin"] = {"l": 60, "r": 20, "t": 80, "b": 110}  # the legend sits below the axes
-    # at the bottom of the whole figure, not a fraction of the plot's height below it: on a
-    # short panel (Compare) that fraction put the legend over the x-axis title
-    layout["legend"] = {"orientation": "h", "x": 0, "xanchor": "left",
-                        "yref": "container", "y": 0, "yanchor": "bottom"}  # fmt: skip
-    if parts.shapes:
-        layout["shapes"] = [dict(s) for s in parts.shapes]
-    layout.update(parts.extra)
-    if revision:
-        layout["uirevision"] = revision  # keep zoom and the 3-D camera while scrubbing
-    return layout
-
-
-def uirevision(panel: str, sel: Selection) -> str:
-    return f"{sel.config.key}:{sel.seed}:{sel.feature}:{panel}"
 
 
 # ---- loss over training: the RNN's and the bows lab's loss panels ----------------------

@@ -29,8 +29,9 @@ from tempsup.figures._animation import (
     play_controls,
     summary_html,
 )
-from tempsup.figures._common import Parts, Selection, feature_name, select
-from tempsup.figures._registry import MODULES, PANELS
+from tempsup.figures._common import feature_name, select
+from tempsup.figures.panel import Parts, Selection
+from tempsup.figures.rnn import PANEL_SET
 from tempsup.figures.status import NEAR_BEST, status_line
 from tempsup.palette import TEMPLATE
 from tempsup.run import Run
@@ -100,14 +101,14 @@ def animation_figure(run: Run, seed: int | None = None, feature: int = 0) -> go.
     """The four panels as subplots, one Plotly frame per snapshot, play/pause and a slider."""
     sel = select(run, seed, feature)
     n = run.n_frames
-    data = {p: MODULES[p].prepare(sel) for p in PANELS}
-    parts = {p: MODULES[p].parts(sel, data[p]) for p in PANELS}
+    data = {p: PANEL_SET.modules[p].prepare(sel) for p in PANEL_SET.names}
+    parts = {p: PANEL_SET.modules[p].parts(sel, data[p]) for p in PANEL_SET.names}
     is3d = "scene" in parts["directions"].axes
     fig = make_subplots(
         rows=2,
         cols=2,
         specs=[[{"type": "scene" if is3d else "xy"}, {"type": "xy"}], [{"type": "xy"}] * 2],
-        subplot_titles=[parts[p].title for p in PANELS],
+        subplot_titles=[parts[p].title for p in PANEL_SET.names],
         horizontal_spacing=0.1,
         vertical_spacing=0.2,
     )
@@ -115,9 +116,9 @@ def animation_figure(run: Run, seed: int | None = None, feature: int = 0) -> go.
     base: list[dict[str, Any]] = []
     moving: list[tuple[int, list[dict[str, Any]]]] = []  # (global index, trace per frame)
     shapes: list[dict[str, Any]] = []
-    for p in PANELS:
+    for p in PANEL_SET.names:
         refs = _refs(fig, *CELLS[p])
-        per_frame = [MODULES[p].traces(sel, data[p], f) for f in range(n)]
+        per_frame = [PANEL_SET.modules[p].traces(sel, data[p], f) for f in range(n)]
         for i, trace in enumerate(per_frame[-1]):
             trace = _place_trace(trace, refs)
             if p == "projections":

@@ -30,8 +30,6 @@ import numpy as np
 from tempsup import geometry
 from tempsup.config import MODEL_NAMES
 from tempsup.figures._common import (
-    Parts,
-    Selection,
     canonical_weights,
     corner_text,
     feature_name,
@@ -39,6 +37,7 @@ from tempsup.figures._common import (
     rnd,
     role,
 )
+from tempsup.figures.panel import Parts, Selection
 from tempsup.palette import HALF_SPACE, HALF_SPACE_EDGE, READOUT, ROLE_COLORS, ROLE_LABELS, ROLES
 
 # The drawn basis is the canonical gauge's (tempsup.gauge); lengths and angles depend on it.

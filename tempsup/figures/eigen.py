@@ -18,14 +18,13 @@ import numpy as np
 
 from tempsup import geometry
 from tempsup.figures._common import (
-    Parts,
-    Selection,
     canonical_weights,
     corner_text,
     fmt,
     rnd,
     thin,
 )
+from tempsup.figures.panel import Parts, Selection
 from tempsup.palette import EIGEN, EIGEN_PATH, UNIT_CIRCLE
 
 PATH_POINTS = 1500  # the faint path of earlier eigenvalues keeps at most this many points

@@ -29,8 +29,6 @@ import numpy as np
 
 from tempsup import budget
 from tempsup.figures._common import (
-    Parts,
-    Selection,
     log_range,
     loss_axes,
     positive,
@@ -38,6 +36,7 @@ from tempsup.figures._common import (
     step_cursor,
     thin,
 )
+from tempsup.figures.panel import Parts, Selection
 from tempsup.palette import CURSOR, EXPECTED, LOSS, OTHER_SEEDS, REMAINDER, TERM_COLORS
 from tempsup.run import TERM_NAMES
 

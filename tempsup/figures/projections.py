@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from tempsup import geometry
-from tempsup.figures._common import Parts, Selection, feature_name, n_ages, rnd, role
+from tempsup.figures._common import feature_name, n_ages, rnd, role
+from tempsup.figures.panel import Parts, Selection
 from tempsup.palette import DIVERGING, HALF_SPACE, ROLE_COLORS, ROLE_LABELS, ROLES
 
 

@@ -1,22 +1,17 @@
-"""The panel names, in display order, and the module that draws each."""
+"""The explorer's four RNN panels, in display order, behind the panel protocol
+(`tempsup.figures.panel`): one `PanelSet` that the app's view store, the animation and the
+HTML export all draw through."""
 
 from __future__ import annotations
 
-from types import ModuleType
-
-from tempsup.errors import TempsupError
 from tempsup.figures import directions, eigen, loss, projections
+from tempsup.figures._common import select
+from tempsup.figures.panel import PanelSet
+from tempsup.figures.status import status_lines
 
-PANELS = ("directions", "loss", "projections", "eigen")
-MODULES: dict[str, ModuleType] = {
-    "directions": directions,
-    "loss": loss,
-    "projections": projections,
-    "eigen": eigen,
-}
-
-
-def module(panel: str) -> ModuleType:
-    if panel not in MODULES:
-        raise TempsupError(f"panel: expected one of {', '.join(PANELS)}, got {panel!r}")
-    return MODULES[panel]
+PANEL_SET = PanelSet(
+    {"directions": directions, "loss": loss, "projections": projections, "eigen": eigen},
+    select=select,
+    status_lines=status_lines,
+)
+PANELS = PANEL_SET.names

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from tempsup.figures import eigen
-from tempsup.figures._common import feature_name, fmt, frame_index, select
+from tempsup.figures._common import feature_name, fmt, select
+from tempsup.figures.panel import frame_index
 from tempsup.run import SUCCESS_FRACTION, Run, success_mask
 
 # What "near the best loss" means, for a tooltip or a caption beside the line.

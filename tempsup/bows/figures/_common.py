@@ -1,34 +1,19 @@
-"""What every correlated-features panel shares: the selection, colours, labels, shown features.
-
-A panel module provides, like the RNN panels (`tempsup.figures`):
-
-    prepare(sel) -> data                  everything computed once per run and seed
-    traces(sel, data, frame) -> list      the frame's traces, plain JSON (4 digits)
-    parts(sel, data) -> Parts             everything fixed across frames
-
-A panel may use several axis pairs ("x"/"y" and "x2"/"y2": the matrices panel
-draws the covariance beside WᵀW); its `Parts.axes` then give each axis a
-`domain` inside the panel, and the animation maps those into the panel's cell.
+"""What the correlated-features panels share: the selection of a seed, colours, labels and
+the features a panel shows. The panel protocol (`prepare`, `traces`, `parts`) is
+`tempsup.figures.panel`, shared with the RNN panels; a panel here may use several axis
+pairs ("x"/"y" and "x2"/"y2": the matrices panel draws the covariance beside WᵀW), its
+`Parts.axes` then give each axis a `domain` inside the panel, and the animation maps those
+into the panel's cell.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 from plotly.colors import cyclical, make_colorscale
 
 from tempsup.bows.run import BowsRun
 from tempsup.errors import TempsupError
-from tempsup.figures._common import (
-    Parts,
-    corner_text,
-    fmt,
-    frame_index,
-    layout_from_parts,
-    rnd,
-    thin,
-)
+from tempsup.figures.panel import Selection
 
 # Colours of the lab; the shared ones (loss, cursor, diverging heatmaps) come
 # from tempsup.palette, so both labs look alike.
@@ -45,44 +30,18 @@ MAX_MATRIX = 64  # heatmaps show at most this many features (the most frequent w
 MAX_BARS = 120  # R² bars for at most this many features
 MAX_TEXT_LABELS = 40  # columns panel: text labels beside the points up to this many features
 
-__all__ = [
-    "CYCLIC",
-    "LINEAR_R2",
-    "MODEL_R2",
-    "Parts",
-    "SPOKE",
-    "Selection",
-    "THRESHOLD",
-    "corner_text",
-    "fmt",
-    "frame_index",
-    "layout_from_parts",
-    "rnd",
-    "select",
-    "short_labels",
-    "shown_features",
-    "thin",
-]
 
-
-@dataclass(frozen=True)
-class Selection:
-    """One seed of a run: what a panel draws."""
-
-    run: BowsRun
-    seed: int
-
-    @property
-    def config(self):
-        return self.run.config
-
-
-def select(run: BowsRun, seed: int | None) -> Selection:
-    """Validate the seed (None = the run's best)."""
+def select(run: BowsRun, seed: int | None, feature: int = 0) -> Selection:
+    """Validate the seed (None = the run's best); a lab run draws all its features at once,
+    so the only feature is 0."""
     n = run.n_seeds
     s = run.best if seed is None else seed
     if isinstance(s, bool) or not isinstance(s, (int, np.integer)) or not 0 <= s < n:
         raise TempsupError(f"seed: expected an integer in [0, {n - 1}] or None, got {seed!r}")
+    if feature != 0:
+        raise TempsupError(
+            f"feature: expected 0 (a lab run has no input features), got {feature!r}"
+        )
     return Selection(run, int(s))
 
 

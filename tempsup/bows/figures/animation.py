@@ -17,8 +17,8 @@ from typing import Any
 import plotly.graph_objects as go
 
 from tempsup.bows.config import MODEL_NAMES, STRUCTURE_NAMES
-from tempsup.bows.figures._common import Selection, select
-from tempsup.bows.figures._registry import MODULES, PANELS
+from tempsup.bows.figures._common import select
+from tempsup.bows.figures.lab import PANEL_SET
 from tempsup.bows.run import BowsRun
 from tempsup.figures import _animation
 from tempsup.figures._animation import (
@@ -30,6 +30,7 @@ from tempsup.figures._animation import (
     summary_html,
     table,
 )
+from tempsup.figures.panel import Selection
 from tempsup.palette import TEMPLATE
 
 # Cells (x0, x1, y0, y1) in paper coordinates.
@@ -122,8 +123,7 @@ def animation_figure(run: BowsRun, seed: int | None = None) -> go.Figure:
     moving: list[tuple[int, list[dict[str, Any]]]] = []
     shapes: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
-    for p in PANELS:
-        mod = MODULES[p]
+    for p, mod in PANEL_SET.modules.items():
         data = mod.prepare(sel)
         parts = mod.parts(sel, data)
         refs, axes = place_panel(p, parts.axes, namer)

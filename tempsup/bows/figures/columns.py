@@ -18,16 +18,9 @@ from typing import Any
 import numpy as np
 
 from tempsup.bows import analysis
-from tempsup.bows.figures._common import (
-    CYCLIC,
-    MAX_TEXT_LABELS,
-    SPOKE,
-    Parts,
-    Selection,
-    corner_text,
-    fmt,
-    rnd,
-)
+from tempsup.bows.figures._common import CYCLIC, MAX_TEXT_LABELS, SPOKE
+from tempsup.figures._common import corner_text, fmt, rnd
+from tempsup.figures.panel import Parts, Selection
 
 
 def projection(W_final: np.ndarray) -> np.ndarray:

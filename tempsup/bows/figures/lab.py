@@ -1,17 +1,39 @@
-"""The panel names of the correlated-features lab, in display order, and their modules."""
+"""The correlations lab's four panels, in display order, behind the panel protocol
+(`tempsup.figures.panel`, the same front-end as the RNN explorer's), and the line of
+numbers under the lab's player."""
 
 from __future__ import annotations
 
-from types import ModuleType
-
 from tempsup.bows.figures import columns, loss, matrices, r2
-from tempsup.errors import TempsupError
+from tempsup.bows.figures._common import select
+from tempsup.bows.run import BowsRun
+from tempsup.figures.panel import PanelSet, frame_index
 
-PANELS = ("matrices", "columns", "r2", "loss")
-MODULES: dict[str, ModuleType] = {"matrices": matrices, "columns": columns, "r2": r2, "loss": loss}
+# the summary's measures the line shows, with their words
+MEASURES = (("pca_overlap", "PCA overlap"), ("paired_fraction", "antipodal pairs"))
 
 
-def module(panel: str) -> ModuleType:
-    if panel not in MODULES:
-        raise TempsupError(f"panel: expected one of {', '.join(PANELS)}, got {panel!r}")
-    return MODULES[panel]
+def status_lines(
+    run: BowsRun, seed: int | None = None, feature: int = 0, start: int = 0
+) -> list[str]:
+    """The line under the player for frames start … F-1: seed, loss and the claims'
+    measures of that frame."""
+    sel = select(run, seed, feature)
+    return [_line(run, sel.seed, f) for f in range(frame_index(run, start), run.n_frames)]
+
+
+def _line(run: BowsRun, seed: int, frame: int) -> str:
+    s = run.summary(seed, frame)
+    parts = [f"seed {seed}", f"loss {float(s.get('loss', float('nan'))):.4g}"]
+    for name, label in MEASURES:
+        if isinstance(s.get(name), (int, float)):
+            parts.append(f"{label} {float(s[name]):.2f}")
+    return " · ".join(parts)
+
+
+PANEL_SET = PanelSet(
+    {"matrices": matrices, "columns": columns, "r2": r2, "loss": loss},
+    select=select,
+    status_lines=status_lines,
+)
+PANELS = PANEL_SET.names

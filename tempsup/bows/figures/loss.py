@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tempsup.bows.figures._common import Parts, Selection, thin
-from tempsup.figures._common import log_range, loss_axes, positive, step_cursor
+from tempsup.figures._common import log_range, loss_axes, positive, step_cursor, thin
+from tempsup.figures.panel import Parts, Selection
 from tempsup.palette import LOSS, OTHER_SEEDS
 
 HISTORY_POINTS = 400

@@ -17,15 +17,9 @@ from typing import Any
 import numpy as np
 
 from tempsup.bows import analysis
-from tempsup.bows.figures._common import (
-    MAX_MATRIX,
-    Parts,
-    Selection,
-    fmt,
-    rnd,
-    short_labels,
-    shown_features,
-)
+from tempsup.bows.figures._common import MAX_MATRIX, short_labels, shown_features
+from tempsup.figures._common import fmt, rnd
+from tempsup.figures.panel import Parts, Selection
 from tempsup.palette import DIVERGING
 
 

@@ -21,13 +21,11 @@ from tempsup.bows.figures._common import (
     MAX_BARS,
     MODEL_R2,
     THRESHOLD,
-    Parts,
-    Selection,
-    corner_text,
-    rnd,
     short_labels,
     shown_features,
 )
+from tempsup.figures._common import corner_text, rnd
+from tempsup.figures.panel import Parts, Selection
 
 FLOOR = -1.0
 TOP = 1.25  # room above R² = 1 for the counts line

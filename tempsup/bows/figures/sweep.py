@@ -19,9 +19,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 from tempsup.bows import analysis
-from tempsup.bows.figures._common import LINEAR_R2, MODEL_R2, THRESHOLD, rnd
+from tempsup.bows.figures._common import LINEAR_R2, MODEL_R2, THRESHOLD
 from tempsup.bows.run import BowsRun
 from tempsup.errors import TempsupError
+from tempsup.figures._common import rnd
 from tempsup.palette import DIVERGING, base_layout
 
 # The claims' measures (`tempsup.bows.analysis`), lettered as the lab's three claims: (a) a

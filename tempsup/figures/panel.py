@@ -1,0 +1,163 @@
+"""The panel protocol: what one panel of a run provides, and the front-end every set of
+panels shares (the explorer's four RNN panels, the correlations lab's four).
+
+A panel is a module with three pure functions of a `Selection` (a run, one seed, one input
+feature):
+
+    prepare(sel) -> data                  everything computed once per run, seed and feature
+    traces(sel, data, frame) -> list      the frame's traces, plain JSON (floats to 4 digits)
+    parts(sel, data) -> Parts             everything fixed across frames
+
+A `PanelSet` orders such modules and gives every panel the same front-end, with one
+contract for every panel, seed, feature and frame f:
+
+    panel_figure(panel, run, seed, f)
+        == go.Figure({"data": frame_traces(panel, run, seed, f),
+                      "layout": panel_layout(panel, run, seed)})
+
+`panel_layout` is fixed across frames (axis ranges come from all frames of the run, so
+nothing jumps while scrubbing); `moving_traces` names the traces that change with the
+frame; `status_lines` is the line of numbers under the player, one per frame. The app's
+view store and the HTML export are built on a `PanelSet`, whichever lab it belongs to.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import plotly.graph_objects as go
+
+from tempsup.errors import TempsupError
+from tempsup.palette import base_layout
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One seed and one input feature of a run: what a panel draws (a lab whose runs have
+    no input features uses feature 0)."""
+
+    run: Any
+    seed: int
+    feature: int = 0
+
+    @property
+    def config(self):
+        return self.run.config
+
+
+@dataclass(frozen=True)
+class Parts:
+    """The frame-independent pieces of one panel.
+
+    `axes` maps layout keys to axis settings: {"xaxis": …, "yaxis": …} for a 2-D panel (a
+    "scaleanchor" names the other axis by "x"/"y"), {"scene": …} for a 3-D one; a panel
+    with several axis pairs ("xaxis2", …) gives each a `domain` inside the panel. Shapes
+    refer to "x"/"y" (or "x domain"/"y domain"). `moving` lists the indices of the traces
+    that change with the frame; the others are identical in every frame (e.g. the loss
+    history).
+    """
+
+    title: str
+    axes: dict[str, dict[str, Any]]
+    moving: tuple[int, ...]
+    shapes: tuple[dict[str, Any], ...] = ()
+    extra: dict[str, Any] = field(default_factory=dict)  # further layout keys (legend, …)
+
+
+class Panel(Protocol):
+    """A panel module (e.g. `tempsup.figures.directions`)."""
+
+    def prepare(self, sel: Selection) -> Any: ...
+
+    def traces(self, sel: Selection, data: Any, frame: int) -> list[dict[str, Any]]: ...
+
+    def parts(self, sel: Selection, data: Any) -> Parts: ...
+
+
+def frame_index(run: Any, frame: int) -> int:
+    """A frame index in [0, F), accepting Python's negative indexing."""
+    n = run.n_frames
+    if isinstance(frame, bool) or not isinstance(frame, (int, np.integer)) or not -n <= frame < n:
+        raise TempsupError(f"frame: expected an integer in [{-n}, {n - 1}], got {frame!r}")
+    return int(frame) % n
+
+
+def layout_from_parts(parts: Parts, revision: str = "") -> dict[str, Any]:
+    """A whole single-panel layout: base layout, title, axes, fixed shapes, legend below."""
+    layout = base_layout(parts.title, **parts.axes)
+    layout["margin"] = {"l": 60, "r": 20, "t": 80, "b": 110}  # the legend sits below the axes
+    # at the bottom of the whole figure, not a fraction of the plot's height below it: on a
+    # short panel (Compare) that fraction put the legend over the x-axis title
+    layout["legend"] = {"orientation": "h", "x": 0, "xanchor": "left",
+                        "yref": "container", "y": 0, "yanchor": "bottom"}  # fmt: skip
+    if parts.shapes:
+        layout["shapes"] = [dict(s) for s in parts.shapes]
+    layout.update(parts.extra)
+    if revision:
+        layout["uirevision"] = revision  # keep zoom and the 3-D camera while scrubbing
+    return layout
+
+
+@dataclass(frozen=True, eq=False)  # hashed by identity: views are cached per panel set
+class PanelSet:
+    """The panels of one lab, in display order, behind one front-end.
+
+    `select(run, seed, feature)` validates a selection (seed None = the run's best);
+    `status_lines(run, seed, feature, start)` gives the player's line for frames start …
+    F-1, every number the frame's own.
+    """
+
+    modules: Mapping[str, Panel]
+    select: Callable[[Any, int | None, int], Selection]
+    status_lines: Callable[[Any, int | None, int, int], list[str]]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self.modules)
+
+    def module(self, panel: str) -> Panel:
+        if panel not in self.modules:
+            raise TempsupError(f"panel: expected one of {', '.join(self.names)}, got {panel!r}")
+        return self.modules[panel]
+
+    def frame_traces(
+        self, panel: str, run: Any, seed: int | None = None, frame: int = -1, feature: int = 0
+    ) -> list[dict[str, Any]]:
+        """The traces of one panel at one frame: plain JSON-able dicts (no numpy)."""
+        mod, sel = self.module(panel), self.select(run, seed, feature)
+        return mod.traces(sel, mod.prepare(sel), frame_index(run, frame))
+
+    def all_frame_traces(
+        self, panel: str, run: Any, seed: int | None = None, feature: int = 0, start: int = 0
+    ) -> list[list[dict[str, Any]]]:
+        """`frame_traces` for frames start … F-1, preparing the panel once."""
+        mod, sel = self.module(panel), self.select(run, seed, feature)
+        data = mod.prepare(sel)
+        return [mod.traces(sel, data, f) for f in range(frame_index(run, start), run.n_frames)]
+
+    def moving_traces(
+        self, panel: str, run: Any, seed: int | None = None, feature: int = 0
+    ) -> list[int]:
+        """Indices into `frame_traces` of the traces that change with the frame."""
+        mod, sel = self.module(panel), self.select(run, seed, feature)
+        return list(mod.parts(sel, mod.prepare(sel)).moving)
+
+    def panel_layout(self, panel: str, run: Any, seed: int | None = None, feature: int = 0):
+        """The layout of one panel, fixed across frames: plain JSON, template included."""
+        mod, sel = self.module(panel), self.select(run, seed, feature)
+        revision = f"{sel.config.key}:{sel.seed}:{sel.feature}:{panel}"
+        return layout_from_parts(mod.parts(sel, mod.prepare(sel)), revision)
+
+    def panel_figure(
+        self, panel: str, run: Any, seed: int | None = None, frame: int = -1, feature: int = 0
+    ) -> go.Figure:
+        """The full figure of one panel at one frame (seed None = the run's best seed)."""
+        return go.Figure(
+            {
+                "data": self.frame_traces(panel, run, seed, frame, feature),
+                "layout": self.panel_layout(panel, run, seed, feature),
+            }
+        )
