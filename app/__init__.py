@@ -35,7 +35,7 @@ server = app.server
 
 # Page and callback modules register themselves on import.
 from app import panels  # noqa: E402
-from app.pages import PAGES, compare, explorer, gallery, lab, ordered, phase  # noqa: E402, F401
+from app.pages import PAGES, compare, explorer, gallery, lab, lesson, ordered, phase  # noqa: E402, F401
 
 log = logging.getLogger("tempsup.app")
 

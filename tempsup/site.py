@@ -1,0 +1,308 @@
+"""The static site: the gallery, one page per preset, the lesson and the report as plain files.
+
+`build(out_dir, quick)` writes a folder that opens from `file://` with no
+server and no network and can be put on any static host:
+
+    index.html          the gallery: every preset as a card (picture, claims, numbers)
+    <preset>.html       the preset's claims, its summary figure and every run animated
+    lesson.html         the lesson (`tempsup.lesson`), one section per step (#step-3)
+    report.html         the reproduction report (`report.md` beside it)
+    plotly.min.js       loaded once by every page (relative path)
+    site.css
+
+Runs come from a job store when one is given (what the gallery trained) and
+are trained otherwise — and stored there, so a second build is instant.
+"""
+
+from __future__ import annotations
+
+import html
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tempsup import lesson
+from tempsup.config import DEFAULTS, MODEL_NAMES, RunConfig
+from tempsup.paper.preset import ClaimResult, Preset, format_measured
+from tempsup.paper.presets import preset_configs
+from tempsup.run import Run
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from tempsup.jobs.queue import BaseQueue
+
+PLOTLY_JS = "plotly.min.js"
+CSS = "site.css"
+ProgressFn = Callable[[str, float], None]
+
+STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-serif;
+       color: #1d2430; background: #fbfbfc; margin: 0 auto; max-width: 1300px;
+       padding: 1rem; line-height: 1.5; }
+a { color: #2f6fde; }
+nav a { margin-right: 1rem; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(22rem, 1fr)); gap: 1rem; }
+.card { background: #fff; border: 1px solid #e3e6ea; border-radius: 8px; padding: 1rem;
+        overflow-wrap: anywhere; }
+.held { color: #1a7f37; } .not-held { color: #b3261e; }
+table { border-collapse: collapse; } td, th { border-bottom: 1px solid #e4e4e4;
+        padding: 0.3rem 0.6rem; text-align: left; vertical-align: top; }
+pre { white-space: pre-wrap; font-size: 0.8rem; background: #f6f6f6; padding: 0.5rem; }
+fieldset { border: 1px solid #e3e6ea; border-radius: 6px; }
+button { font: inherit; padding: 0.3rem 1rem; }
+:focus-visible { outline: 3px solid #2f6fde; outline-offset: 2px; }
+@media (prefers-color-scheme: dark) {
+  body { background: #15181d; color: #e6e8eb; }
+  .card { background: #1d2127; border-color: #333a44; }
+  a { color: #8ab4ff; } pre { background: #22272e; } .held { color: #6fdd8b; }
+  .not-held { color: #ff8a80; } td, th { border-color: #333a44; }
+}
+"""
+
+PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} · tempsup</title>
+<link rel="stylesheet" href="{css}">
+<script src="{plotly}"></script>
+</head>
+<body>
+<nav aria-label="site"><a href="index.html">Gallery</a><a href="lesson.html">Lesson</a>\
+<a href="report.html">Report</a></nav>
+<main>
+<h1>{title}</h1>
+{body}
+</main>
+</body>
+</html>
+"""
+
+REVEAL_JS = """
+<script>
+document.querySelectorAll("section.step").forEach(function (step) {
+  step.querySelector("button.reveal").addEventListener("click", function () {
+    var picked = step.querySelector("input:checked");
+    var verdict = step.querySelector(".verdict");
+    if (!picked) { verdict.textContent = "Pick an answer first: the point is to predict."; return; }
+    var right = picked.value === step.dataset.answer;
+    verdict.textContent = right ? "\\u2713 Right." :
+      "\\u2717 Not quite: the answer is \\u201c" + step.dataset.answerText + "\\u201d.";
+    verdict.className = "verdict " + (right ? "held" : "not-held");
+    var answer = step.querySelector(".answer");
+    answer.hidden = false;
+    answer.querySelectorAll(".js-plotly-plot").forEach(function (g) { Plotly.Plots.resize(g); });
+  });
+});
+</script>
+"""
+
+
+def collect_runs(
+    quick: bool, queue: BaseQueue | None = None, on_progress: ProgressFn | None = None
+) -> dict[str, Run]:
+    """Every preset run by key: finished ones from `queue`, the rest trained (and stored)."""
+    from tempsup.jobs.record import JobState
+    from tempsup.paper.reproduce import train_configs
+
+    configs = preset_configs(quick)
+    done: dict[str, Run] = {}
+    if queue is not None:
+        for cfg in configs:
+            status = queue.status(cfg.key)
+            if status is not None and status.state == JobState.DONE:
+                run = queue.run(cfg.key)
+                if run is not None:
+                    done[cfg.key] = run
+    return train_configs(
+        configs,
+        done=done,
+        lookup=queue.run if queue is not None else None,
+        on_progress=on_progress,
+        on_run=queue.put_run if queue is not None else None,
+    )
+
+
+def build(
+    out_dir: str | Path,
+    quick: bool = False,
+    queue: BaseQueue | None = None,
+    on_progress: ProgressFn | None = None,
+    app_url: str | None = None,
+) -> Path:
+    """Write the site into `out_dir`; return the path of its index page.
+
+    `app_url` (a running tempsup server, e.g. a public demo) makes "try it
+    yourself" a link into its explorer; without it the lesson names the
+    explorer query to open.
+    """
+    import plotly.offline
+
+    from tempsup.paper.reproduce import check_presets, render_report
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    start = time.monotonic()
+    runs = collect_runs(quick, queue, on_progress)
+    results = check_presets(runs, quick)
+    (out / PLOTLY_JS).write_text(plotly.offline.get_plotlyjs())
+    (out / CSS).write_text(STYLE)
+    _write(out / "index.html", "The paper's claims", index_body(results, runs))
+    for p, res in results:
+        _write(out / f"{p.name}.html", p.title, preset_body(p, res, runs))
+    _write(out / "lesson.html", "Lesson", lesson_body(results, runs, app_url))
+    report = render_report(results, runs, quick, time.monotonic() - start, {},
+                           {p.name: f"{p.name}.html" for p, _ in results})  # fmt: skip
+    (out / "report.md").write_text(report)
+    _write(out / "report.html", "Reproduction report", report_body(report))
+    return out / "index.html"
+
+
+def _write(path: Path, title: str, body: str) -> None:
+    path.write_text(PAGE.format(title=html.escape(title), css=CSS, plotly=PLOTLY_JS, body=body))
+
+
+def _figure(fig: go.Figure, div_id: str, height: int | None = None) -> str:
+    if height is not None:
+        fig.update_layout(height=height)
+    return fig.to_html(
+        full_html=False,
+        include_plotlyjs=False,
+        div_id=div_id,
+        config={"responsive": True, "displaylogo": False},
+    )
+
+
+def thumbnail(run: Run) -> go.Figure:
+    """The card picture: the main panel of the run's final frame, small and static."""
+    from tempsup import figures
+
+    panel = "projections" if run.config.inputs > 1 else "directions"
+    fig = figures.panel_figure(panel, run)
+    fig.update_layout(showlegend=False, title=None, margin={"l": 30, "r": 10, "t": 10, "b": 30},
+                      height=260, annotations=[])  # fmt: skip
+    return fig
+
+
+def claims_html(results: list[ClaimResult]) -> str:
+    """Each claim: the verdict, the seeds that agree, the numbers and the criterion."""
+    rows = []
+    for r in results:
+        mark = "✓ held" if r.held else "✗ did not hold"
+        rows.append(
+            f'<li class="{"held" if r.held else "not-held"}"><strong>{mark}</strong> — '
+            f"{html.escape(r.claim)} ({r.rate_text} seeds)"
+            f"<details><summary>measured</summary><pre>{html.escape(format_measured(r.measured))}"
+            f"</pre><small>{html.escape(r.criterion)}</small></details></li>"
+        )
+    return "<ul>" + "".join(rows) + "</ul>"
+
+
+def index_body(results: list[tuple[Preset, list[ClaimResult]]], runs: dict[str, Run]) -> str:
+    cards = []
+    for p, res in results:
+        fig = _figure(thumbnail(runs[p.main_key]), f"thumb-{p.name}")
+        cards.append(
+            f'<article class="card" id="preset-{p.name}"><h2>{html.escape(p.title)}</h2>{fig}'
+            f"<p>{html.escape(p.claim)}</p>{claims_html(res)}"
+            f'<p><a href="{p.name}.html">every run, animated →</a></p></article>'
+        )
+    return (
+        "<p>Every claim of <em>Temporal superposition and feature geometry of RNNs under memory "
+        "demands</em> (Sharma, Proca, Prieto, Mediano, ICLR 2026), measured on runs trained by "
+        "tempsup. Each card shows the verdict, how many seeds agree and the numbers.</p>"
+        f'<div class="cards">{"".join(cards)}</div>'
+    )
+
+
+def preset_body(p: Preset, res: list[ClaimResult], runs: dict[str, Run]) -> str:
+    from tempsup.figures.animation import animation_figure
+
+    parts = [f"<p><em>{html.escape(p.claim)}</em></p>", "<h2>Claims</h2>", claims_html(res)]
+    parts.append("<h2>Recipe</h2><ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in p.recipe))
+    parts.append("</ul>")
+    extra = p.summary_figure(runs)
+    if extra is not None:
+        parts.append("<h2>Summary</h2>" + _figure(extra, f"summary-{p.name}", 380))
+    for i, (label, cfg) in enumerate(zip(p.labels, p.configs, strict=True)):
+        run = runs[cfg.key]
+        parts.append(
+            f"<h2>{html.escape(label)}</h2><p>{html.escape(MODEL_NAMES[cfg.model])}, key "
+            f"<code>{cfg.key}</code>, best seed {run.best} of {cfg.seeds}, final loss "
+            f"{float(run.final_loss[run.best]):.4g}. Press play or drag the slider.</p>"
+        )
+        parts.append(_figure(animation_figure(run), f"run-{i}"))
+    return "".join(parts)
+
+
+def explorer_query(cfg: RunConfig) -> str:
+    """The explorer's query string for `cfg` (main fields plus every non-default one)."""
+    from urllib.parse import urlencode
+
+    pairs = []
+    for name, value in cfg.to_dict().items():
+        if name in ("model", "k", "sparsity", "hidden", "inputs") or value != getattr(
+            DEFAULTS, name, value
+        ):
+            pairs.append((name, int(value) if isinstance(value, bool) else value))
+    return "?" + urlencode([(k, v) for k, v in pairs if v is not None])
+
+
+def lesson_body(
+    results: list[tuple[Preset, list[ClaimResult]]], runs: dict[str, Run], app_url: str | None
+) -> str:
+    from tempsup.figures.animation import animation_figure
+
+    by_name = {p.name: (p, res) for p, res in results}
+    nav = " · ".join(
+        f'<a href="#step-{i}">{i}. {html.escape(s.title)}</a>'
+        for i, s in enumerate(lesson.STEPS, start=1)
+    )
+    sections = [f'<nav aria-label="lesson steps">{nav}</nav>']
+    for i, item in enumerate(lesson.STEPS, start=1):
+        p, res = by_name[item.preset]
+        choices, right = lesson.shown_choices(item)
+        cfg = p.config(item.run)
+        radios = "".join(
+            f'<label style="display:block"><input type="radio" name="step-{i}" value="{j}"> '
+            f"{html.escape(c)}</label>"
+            for j, c in enumerate(choices)
+        )
+        query = explorer_query(cfg)
+        if app_url:
+            href = html.escape(app_url.rstrip("/") + "/" + query, quote=True)
+            try_it = f'<a href="{href}">Try it yourself in the explorer</a>'
+        else:
+            try_it = (
+                "Try it yourself: start tempsup and open the explorer at "
+                f"<code>/{html.escape(query)}</code>."
+            )
+        nxt = f' · <a href="#step-{i + 1}">Next step →</a>' if i < len(lesson.STEPS) else ""
+        figure = _figure(animation_figure(runs[cfg.key]), f"lesson-{i}")
+        sections.append(
+            f'<section class="step card" id="step-{i}" data-answer="{right}" '
+            f'data-answer-text="{html.escape(choices[right], quote=True)}">'
+            f"<h2>Step {i} of {len(lesson.STEPS)}: {html.escape(item.title)}</h2>"
+            f"<fieldset><legend>{html.escape(item.question)}</legend>"
+            f"<p>Predict first, then reveal.</p>{radios}</fieldset>"
+            f'<p><button class="reveal" type="button">Reveal</button></p>'
+            f'<p class="verdict" aria-live="polite"></p>'
+            f'<div class="answer" hidden><p>'
+            f"{html.escape(lesson.explanation(item, [r.to_dict() for r in res]))}</p>"
+            f"{figure}<p>{try_it}{nxt}</p></div></section>"
+        )
+    return "".join(sections) + REVEAL_JS
+
+
+def report_body(markdown_text: str) -> str:
+    """The report's Markdown as HTML (tables included), with a link to the source."""
+    import markdown
+
+    body = markdown.markdown(markdown_text, extensions=["tables", "fenced_code"])
+    return '<p><a href="report.md">report.md</a></p>' + body.split("</h1>", 1)[-1]
+
+
+__all__ = ["build", "collect_runs", "explorer_query", "thumbnail"]

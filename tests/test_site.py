@@ -1,0 +1,124 @@
+"""The static site (`tempsup site`): every page from `file://`, with no server and no network.
+
+The site is built once (module fixture) from the quick presets' runs, which the
+build trains into a job store — the same store a second build reads instead of
+training. The browser test opens every page from disk in headless Chromium
+and checks that its graphs draw, that the console stays clean and that no
+request leaves `file://`; the lesson's reveal is clicked through.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tempsup import lesson, site
+from tempsup.jobs.queue import JobQueue
+from tempsup.paper.presets import presets
+
+pytestmark = pytest.mark.slow
+# every graph of the page drawn by plotly.js (it sets _fullLayout once drawn)
+DRAWN = (
+    "const g = document.querySelectorAll('.plotly-graph-div');"
+    "return g.length && [...g].every(d => d._fullLayout) ? g.length : null;"
+)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, JobQueue]:
+    queue = JobQueue(tmp_path_factory.mktemp("jobs"))
+    out = tmp_path_factory.mktemp("site")
+    site.build(out, quick=True, queue=queue)
+    return out, queue
+
+
+def test_the_site_has_every_page_and_one_plotly(built) -> None:
+    out, _ = built
+    names = {p.name for p in presets(quick=True)}
+    files = {f.name for f in out.iterdir()}
+    assert {"index.html", "lesson.html", "report.html", "report.md", site.PLOTLY_JS} <= files
+    assert {f"{n}.html" for n in names} <= files
+    for page in out.glob("*.html"):
+        text = page.read_text()
+        assert text.count(f'<script src="{site.PLOTLY_JS}">') == 1, page.name
+        assert "cdn.plot.ly" not in text and "https://cdn" not in text, page.name
+        assert 'lang="en"' in text
+
+
+def test_index_cards_carry_claims_numbers_and_a_picture(built) -> None:
+    out, _ = built
+    index = (out / "index.html").read_text()
+    for p in presets(quick=True):
+        card = index.split(f'id="preset-{p.name}"', 1)[1].split("</article>", 1)[0]
+        assert "seeds)" in card and "measured" in card and "Plotly.newPlot" in card, p.name
+        assert f'href="{p.name}.html"' in card
+
+
+def test_preset_pages_animate_every_run(built) -> None:
+    out, _ = built
+    for p in presets(quick=True):
+        text = (out / f"{p.name}.html").read_text()
+        assert text.count("Plotly.newPlot") >= len(p.configs), p.name
+        assert '"frames"' in text or "addFrames" in text, p.name
+
+
+def test_the_lesson_explains_with_measured_numbers(built) -> None:
+    out, _ = built
+    text = (out / "lesson.html").read_text()
+    for i in range(1, len(lesson.STEPS) + 1):
+        assert f'id="step-{i}"' in text
+    # every number the explanations name was measured (none reads as missing)
+    answers = re.findall(r'<div class="answer" hidden><p>(.*?)</p>', text, flags=re.S)
+    assert len(answers) == len(lesson.STEPS)
+    for a in answers:
+        assert lesson.MISSING not in a, a
+
+
+def test_a_second_build_reads_the_runs_from_the_store(built, tmp_path, monkeypatch) -> None:
+    _, queue = built
+    import tempsup.sweep
+
+    def refuse(*_a, **_k):
+        raise AssertionError("trained again although the job store has every run")
+
+    monkeypatch.setattr(tempsup.sweep, "train_runs", refuse)
+    site.build(tmp_path / "again", quick=True, queue=queue)
+    assert (tmp_path / "again" / "index.html").exists()
+
+
+@pytest.mark.browser
+def test_every_page_draws_from_file_with_no_network(built, tmp_path) -> None:
+    from selenium.webdriver.common.by import By
+
+    from tests.browser import make_driver
+    from tests.helpers import wait_for
+
+    out, _ = built
+    driver = make_driver(tmp_path, logging=True)
+    try:
+        for page in sorted(out.glob("*.html")):
+            driver.get(page.as_uri())
+            if page.name != "report.html":  # the report is text and tables
+                wait_for(f"the graphs of {page.name}", lambda: driver.execute_script(DRAWN))
+            urls = driver.execute_script(
+                "return performance.getEntriesByType('resource').map(e => e.name)"
+            )
+            assert all(u.startswith("file://") for u in urls), (page.name, urls)
+            errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+            assert not errors, (page.name, errors)
+
+        driver.get((out / "lesson.html").as_uri() + "#step-3")
+        step = driver.find_element(By.ID, "step-3")
+        _, right = lesson.shown_choices(lesson.STEPS[2])
+        step.find_element(By.CSS_SELECTOR, "button.reveal").click()
+        assert "Pick an answer first" in step.find_element(By.CLASS_NAME, "verdict").text
+        step.find_elements(By.CSS_SELECTOR, "input[type=radio]")[right].click()
+        step.find_element(By.CSS_SELECTOR, "button.reveal").click()
+        assert step.find_element(By.CLASS_NAME, "verdict").text.startswith("✓ Right")
+        answer = step.find_element(By.CLASS_NAME, "answer")
+        assert answer.is_displayed()
+        assert answer.find_element(By.CLASS_NAME, "plotly-graph-div").size["height"] > 100
+    finally:
+        driver.quit()
