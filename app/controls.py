@@ -223,13 +223,7 @@ def config_from_controls(values: list[Any], options: list[str] | None) -> RunCon
     for (_, field), value in zip(FIELD_CONTROLS, values, strict=True):
         if value is None and field != "curriculum":
             raise TempsupError(f"{field}: enter a value")
-        if (
-            isinstance(value, float)
-            and value.is_integer()
-            and isinstance(getattr(DEFAULTS, field), int)
-        ):
-            value = int(value)
-        fields[field] = value
+        fields[field] = RunConfig.field_value(field, value)
     options = options if isinstance(options, list) else []
     for name in OPTION_FIELDS:
         fields[name] = name in options

@@ -26,38 +26,21 @@ MAX_VALUE_LEN = 40
 # In the web app a warm start may only name a run in the job store, never a path.
 RUN_KEY = re.compile(r"^[0-9a-f]{16}$")
 
-_TYPES = {f.name: type(getattr(DEFAULTS, f.name)) for f in dataclasses.fields(RunConfig)}
-_TYPES["curriculum"] = float
-_TYPES["warm_start"] = str
+_FIELDS = frozenset(f.name for f in dataclasses.fields(RunConfig))
 # The view on top of the config (share link only): the seed shown and the frame.
 VIEW_SEED, VIEW_FRAME = "view_seed", "frame"
 
 
 def parse_value(name: str, text: str) -> Any:
-    """One query value to the field's type; TempsupError names field and value."""
+    """One query value to the field's type (`RunConfig.field_value`); TempsupError names
+    field and value. A link may be crafted: long values are refused outright, and a warm
+    start names only a run in the job store, never a path."""
     if len(text) > MAX_VALUE_LEN:
         raise TempsupError(f"{name}: value too long ({len(text)} characters)")
-    kind = _TYPES[name]
-    if name in ("curriculum", "warm_start") and text.lower() in ("", "none", "off"):
-        return None
-    try:
-        if kind is bool:
-            if text.lower() in ("1", "true", "yes", "on"):
-                return True
-            if text.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError
-        if kind is int:
-            return int(text)
-        if kind is float:
-            return float(text)
-    except ValueError:
-        raise TempsupError(
-            f"{name}: expected {'true/false' if kind is bool else kind.__name__}, got {text!r}"
-        ) from None
-    if name == "warm_start" and not RUN_KEY.match(text):
+    value = RunConfig.field_value(name, text)
+    if name == "warm_start" and value is not None and not RUN_KEY.match(value):
         raise TempsupError(f"warm_start: expected a 16-character run key, got {text!r}")
-    return text
+    return value
 
 
 def config_from_query(search: str | None) -> tuple[RunConfig, list[str]]:
@@ -66,7 +49,7 @@ def config_from_query(search: str | None) -> tuple[RunConfig, list[str]]:
     errors: list[str] = []
     query = search.lstrip("?") if isinstance(search, str) else ""
     for name, text in parse_qsl(query, keep_blank_values=True)[:64]:
-        if name not in _TYPES:
+        if name not in _FIELDS:
             continue  # view parameters (view_seed, frame) and unknown keys
         try:
             values[name] = parse_value(name, text)

@@ -159,6 +159,49 @@ class RunConfig(Config):
         """The fields and the schema version, which invalidates old caches."""
         return {"v": SCHEMA_VERSION, **self.to_dict()}
 
+    # ---- from what people type ----------------------------------------------
+
+    @classmethod
+    def field_value(cls, name: str, value: Any) -> Any:
+        """One field's value as a person typed it — text from a link or a flag, a number
+        from a box — in the field's type: "1"/"true"/"yes"/"on" and "0"/"false"/"no"/"off"
+        for the switches, "" / "none" / "off" for no curriculum or warm start, a whole
+        float such as 8.0 for an integer field. What no field could hold raises a
+        TempsupError naming the field and the value; ranges are checked by the config.
+        """
+        kinds = {f.name: f.type for f in dataclasses.fields(cls)}
+        if name not in kinds:
+            raise TempsupError(
+                f"{name}: not a setting of a run (expected one of {', '.join(kinds)})"
+            )
+        kind = _TYPES[str(kinds[name]).split("|")[0].strip()]
+        optional = "None" in str(kinds[name])
+        if isinstance(value, str):
+            text = value.strip()
+            if optional and text.lower() in ("", "none", "off"):
+                return None
+            try:
+                return _from_text(kind, text)
+            except ValueError:
+                expected = "true/false" if kind is bool else kind.__name__
+                raise TempsupError(f"{name}: expected {expected}, got {value!r}") from None
+        if kind is int and isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
+
+
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _from_text(kind: type, text: str) -> Any:
+    """`text` as a `kind` (ValueError when it is not one)."""
+    if kind is bool:
+        if text.lower() in _TRUE + _FALSE:
+            return text.lower() in _TRUE
+        raise ValueError(text)
+    return kind(text)
+
 
 def curriculum_progress(steps: int, step: int) -> float:
     """Progress of a curriculum after `step` optimizer steps: 0 until step 1, 1 from the ramp end."""

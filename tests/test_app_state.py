@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from app.controls import config_from_controls, control_values
+from app.controls import FIELD_CONTROLS, config_from_controls, control_values
 from app.urlstate import config_from_query, query_from_config
 from app.view import choose_seed, empty_view, full_view, seed_options
 from tempsup.config import DEFAULTS, RunConfig
@@ -89,6 +89,38 @@ def small_run():
     config = RunConfig(model="ssm", steps=60, snapshot_every=20, batch=64, seeds=3)
     (run,) = train_runs([config])
     return run
+
+
+@pytest.mark.parametrize(
+    ("field", "typed", "value"),
+    [("k", "5", 5), ("hidden", 8.0, 8), ("sparsity", " 0.5 ", 0.5), ("tied", "off", False),
+     ("bias", "yes", True), ("curriculum", "none", None), ("curriculum", "", None),
+     ("warm_start", "off", None), ("model", "rnn", "rnn"), ("lr", 0.5, 0.5)],
+)  # fmt: skip
+def test_a_box_a_link_and_compare_read_a_value_alike(field: str, typed, value) -> None:
+    """Strings (a link, a pasted Compare link) and numbers (a box) become a config's values
+    through one function, `RunConfig.field_value`."""
+    from app.urlstate import parse_value
+
+    assert RunConfig.field_value(field, typed) == value
+    assert type(RunConfig.field_value(field, typed)) is type(value)
+    if isinstance(typed, str):  # a link
+        assert parse_value(field, typed) == value
+        config, errors = config_from_query(f"?{field}={typed.strip()}")
+        assert errors == [] and getattr(config, field) == value
+    values = control_values(DEFAULTS)  # a box (or a control) of the explorer
+    names = [f for _, f in FIELD_CONTROLS]
+    if field in names:
+        values[names.index(field)] = typed
+        assert getattr(config_from_controls(values[:-1], values[-1]), field) == value
+
+
+@pytest.mark.parametrize(("field", "typed"), [("k", "three"), ("tied", "maybe"), ("k", "3.5")])
+def test_a_value_no_field_could_hold_names_the_field(field: str, typed: str) -> None:
+    with pytest.raises(TempsupError, match=rf"^{field}: expected .*, got '{typed}'"):
+        RunConfig.field_value(field, typed)
+    _, errors = config_from_query(f"?{field}={typed}")
+    assert errors and errors[0].startswith(f"{field}: expected")
 
 
 def test_full_view_is_json_with_one_entry_per_frame(small_run) -> None:
