@@ -105,9 +105,9 @@ def swept(run: Run) -> np.ndarray:
     return np.asarray(canonical(run)["swept_angle_deg"], dtype=float)
 
 
-def by_sparsity(runs: dict[str, Run]) -> list[str]:
-    """The labels of `runs` in increasing sparsity (the order sweeps are read in)."""
-    return sorted(runs, key=lambda lab: runs[lab].config.sparsity)
+def sorted_by(runs: dict[str, Run], field: str) -> list[str]:
+    """The labels of `runs` by increasing config `field` (sweeps are read in this order)."""
+    return sorted(runs, key=lambda lab: getattr(runs[lab].config, field))
 
 
 def angle_gap(angle: np.ndarray, target: float) -> np.ndarray:
@@ -209,6 +209,11 @@ def task_recall(run: Run, n_seq: int = RECALL_SEQUENCES, rng_seed: int = 12_345)
 
 
 # ---- the loss over training ------------------------------------------------------------
+
+
+def term_values(terms: np.ndarray) -> dict[str, float]:
+    """The four loss terms (4,) by name, to 4 digits, for a claim's measured numbers."""
+    return {key: round(float(v), 4) for key, v in zip(TERM_KEYS, terms, strict=True)}
 
 
 def expected_loss(run: Run) -> np.ndarray:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
@@ -67,14 +67,8 @@ class ClaimResult:
         return f"{self.successes} of {self.seeds}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "claim": self.claim,
-            "measured": self.measured,
-            "successes": self.successes,
-            "seeds": self.seeds,
-            "held": self.held,
-            "criterion": self.criterion,
-        }
+        """The fields as plain JSON: claim, measured, successes, seeds, held, criterion."""
+        return asdict(self)
 
 
 def result(
@@ -260,3 +254,13 @@ def training_order(configs: Iterable[RunConfig]) -> list[RunConfig]:
         return [seen[key] for key in TopologicalSorter(graph).static_order()]
     except CycleError as err:
         raise TempsupError(f"presets: warm-start cycle through {err.args[1][0]}") from None
+
+
+def card(doc: str | None) -> tuple[str, str]:
+    """A preset module's title and claim, read from its docstring: the first line (less its
+    period) is the title, the paragraph after it the claim, so both are written once, at the
+    top of the file, where a reader looks first."""
+    paragraphs = [" ".join(p.split()) for p in (doc or "").strip().split("\n\n")]
+    if len(paragraphs) < 2:
+        raise TempsupError("preset module: expected a docstring of a title line and a claim")
+    return paragraphs[0].removesuffix("."), paragraphs[1]

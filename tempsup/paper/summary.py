@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from tempsup.analysis import by_sparsity
+from tempsup.analysis import sorted_by
 from tempsup.palette import base_layout
 from tempsup.run import Run
 
 
 def against_sparsity(runs: dict[str, Run], y: list[float], title: str, name: str) -> go.Figure:
-    """One number per run (its best seed's, in `by_sparsity` order) against sparsity."""
+    """One number per run (its best seed's, by increasing sparsity) against sparsity."""
     fig = go.Figure(layout=base_layout(title))
-    S = [runs[lab].config.sparsity for lab in by_sparsity(runs)]
+    S = [runs[lab].config.sparsity for lab in sorted_by(runs, "sparsity")]
     fig.add_scatter(x=S, y=y, mode="lines+markers", name=name)
     fig.update_xaxes(title="sparsity S")
     return fig

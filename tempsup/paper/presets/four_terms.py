@@ -1,9 +1,14 @@
-"""The four loss terms track the measured loss (science.md §1c).
+"""The four loss terms track the measured loss.
+
+Task, mean correction, projection and composition add up to the measured loss: exactly
+for the linear RNN, to second order in p for the sparse SSM and ReLU RNN.
 
 Task, mean correction, projection and composition interference add up to the
 measured loss: exactly for the linear RNN, to second order in p for the
 sparse SSM and ReLU RNN. No training of its own: it reads the runs of the
 spiral-sink, ssm-jump and ReLU RNN presets.
+
+Sources: science.md §1c.
 """
 
 from __future__ import annotations
@@ -14,37 +19,17 @@ import plotly.graph_objects as go
 import tempsup.paper.presets.relu_rnn_sharp_forgetting as relu_rnn_sharp_forgetting
 import tempsup.paper.presets.spiral_sink as spiral_sink
 import tempsup.paper.presets.ssm_jump as ssm_jump
-from tempsup.analysis import TERM_KEYS, expected_loss
+from tempsup.analysis import expected_loss, term_values
 from tempsup.palette import base_layout
-from tempsup.paper.preset import ClaimResult, Preset, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
 from tempsup.run import Run
 
 TERMS_GAP = 0.05  # the four terms (and the expected loss) within 5 % of the measured loss
 TERMS_JUDGED = {"linear": 0.0, "ssm": 0.85, "rnn": 0.95}  # judged from this sparsity up
 
 
-def build(quick: bool = False) -> Preset:
-    linear = spiral_sink.build(quick).configs[0]
-    ssm = ssm_jump.build(quick)
-    rnn = relu_rnn_sharp_forgetting.build(quick).config("tied")
-    configs = (linear, ssm.config("S=0.85"), ssm.config("S=0.9"), rnn)
-    return Preset(
-        name="four-terms",
-        title="The four loss terms track the measured loss",
-        claim="Task, mean correction, projection and composition add up to the measured loss: "
-        "exactly for the linear RNN, to second order in p for the sparse SSM and ReLU RNN.",
-        configs=configs,
-        labels=("linear S=0.9", "ssm S=0.85", "ssm S=0.9", "rnn S=0.97"),
-        recipe=(
-            "no training of its own: the runs of the spiral-sink, ssm-jump and ReLU RNN presets",
-            'terms as in the README, "The four loss terms" (linear: exact; ReLU readouts: '
-            "second order in p); judged where second order suffices (SSM S ≥ 0.85, ReLU RNN "
-            "S ≥ 0.95)",
-        ),
-        main="ssm S=0.9",
-        checker=check,
-        figure=figure,
-    )
+NAME = "four-terms"
+TITLE, CLAIM = card(__doc__)
 
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
@@ -69,7 +54,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
                 ok,
                 bool(ok[b]),
                 {
-                    "terms": dict(zip(TERM_KEYS, rounded(terms[-1, b], 4), strict=True)),
+                    "terms": term_values(terms[-1, b]),
                     "four_terms": rounded(four[b], 4),
                     "expected_loss": rounded(exp[b], 4),
                     "measured_loss": rounded(measured[b], 4),
@@ -96,3 +81,20 @@ def figure(runs: dict[str, Run]) -> go.Figure:
     fig.add_bar(x=labels, y=four, name="four terms")
     fig.update_yaxes(type="log")
     return fig
+
+
+def build(quick: bool = False) -> Preset:
+    linear = spiral_sink.build(quick).configs[0]
+    ssm = ssm_jump.build(quick)
+    rnn = relu_rnn_sharp_forgetting.build(quick).config("tied")
+    configs = (linear, ssm.config("S=0.85"), ssm.config("S=0.9"), rnn)
+    recipe = (
+        "no training of its own: the runs of the spiral-sink, ssm-jump and ReLU RNN presets",
+        'terms as in the README, "The four loss terms" (linear: exact; ReLU readouts: '
+        "second order in p); judged where second order suffices (SSM S ≥ 0.85, ReLU RNN "
+        "S ≥ 0.95)",
+    )
+    labels = ("linear S=0.9", "ssm S=0.85", "ssm S=0.9", "rnn S=0.97")
+    return Preset(
+        NAME, TITLE, CLAIM, configs, labels, recipe, main="ssm S=0.9", checker=check, figure=figure
+    )

@@ -17,43 +17,6 @@ from tempsup.paper.preset import ClaimResult, Preset, result, rounded
 from tempsup.run import Run
 
 
-def build(quick: bool = False) -> Preset:
-    hidden, inputs = (20, 15) if quick else (100, 75)
-    ssm = RunConfig(
-        model="ssm",
-        inputs=inputs,
-        hidden=hidden,
-        k=2,
-        sparsity=0.99,
-        importance=0.9,
-        batch=256,
-        lr=0.003,
-        seeds=2 if quick else 4,
-        steps=300 if quick else 500,
-        snapshot_every=20 if quick else 25,
-    )
-    rnn = ssm.replace(model="rnn", steps=1500 if quick else 2000, warm_start=ssm.key)
-    return Preset(
-        name="large",
-        title=f"Large: N_h = {hidden}, {inputs} features",
-        claim=f"With N_h = {hidden} and {inputs} features the same picture, summarised: a "
-        "positive diagonal for the most important features, ≤ 0 almost everywhere else.",
-        configs=(ssm, rnn),
-        labels=("ssm warm-up", "rnn"),
-        recipe=(
-            f"N_x = {inputs} (importance 0.9^i), N_h = {hidden}, k = 2, T = 20, S = 0.99, "
-            f"batch 256, lr 3e-3, {ssm.seeds} seeds",
-            f"stage 1: SSM for {ssm.steps} steps (from the default init the ReLU RNN's first "
-            "outputs are ~100x too large and lr 1e-2 kills it; at 3e-3 it barely learns)",
-            f"stage 2: ReLU RNN warm-started from stage 1 (warm_start = its key), "
-            f"{rnn.steps} steps",
-        ),
-        main="rnn",
-        checker=check,
-        figure=figure,
-    )
-
-
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
     run = runs["rnn"]
     st, b = diag_stats(run), run.best
@@ -103,4 +66,28 @@ def figure(runs: dict[str, Run]) -> go.Figure:
     return go.Figure(
         go.Heatmap(z=A.tolist(), colorscale=DIVERGING, zmid=0),
         layout=base_layout("W_yᵀW_k of the best seed (readout i × feature j)"),
+    )
+
+
+def build(quick: bool = False) -> Preset:
+    hidden, inputs = (20, 15) if quick else (100, 75)
+    ssm = RunConfig("ssm", k=2, sparsity=0.99, hidden=hidden, inputs=inputs, importance=0.9)
+    ssm = ssm.replace(batch=256, lr=0.003, seeds=2 if quick else 4)
+    ssm = ssm.replace(steps=300 if quick else 500, snapshot_every=20 if quick else 25)
+    rnn = ssm.replace(model="rnn", steps=1500 if quick else 2000, warm_start=ssm.key)
+    title = f"Large: N_h = {hidden}, {inputs} features"
+    claim = (
+        f"With N_h = {hidden} and {inputs} features the same picture, summarised: a "
+        "positive diagonal for the most important features, ≤ 0 almost everywhere else."
+    )
+    recipe = (
+        f"N_x = {inputs} (importance 0.9^i), N_h = {hidden}, k = 2, T = 20, S = 0.99, "
+        f"batch 256, lr 3e-3, {ssm.seeds} seeds",
+        f"stage 1: SSM for {ssm.steps} steps (from the default init the ReLU RNN's first "
+        "outputs are ~100x too large and lr 1e-2 kills it; at 3e-3 it barely learns)",
+        f"stage 2: ReLU RNN warm-started from stage 1 (warm_start = its key), {rnn.steps} steps",
+    )
+    configs, labels = (ssm, rnn), ("ssm warm-up", "rnn")
+    return Preset(
+        "large", title, claim, configs, labels, recipe, main="rnn", checker=check, figure=figure
     )

@@ -1,8 +1,13 @@
-"""Linear RNN: the same spiral sink at every sparsity (science.md §1).
+"""Linear RNN: the same spiral sink at every sparsity.
+
+The linear RNN has no interference-free space: it finds nearly the same spiral sink (arg
+λ, |λ|) whatever the sparsity.
 
 The linear RNN has no interference-free half-space to pack into, so sparsity
 cannot change its solution: the leading eigenvalue (arg λ, |λ|) of the best
 seed is nearly the same from S = 0.1 to 0.97.
+
+Sources: science.md §1.
 """
 
 from __future__ import annotations
@@ -11,8 +16,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 import tempsup.paper.presets.spiral_sink as spiral_sink
-from tempsup.analysis import by_sparsity, kernel, spiral
-from tempsup.paper.preset import ClaimResult, Preset, result, rounded
+from tempsup.analysis import kernel, sorted_by, spiral
+from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
 from tempsup.paper.summary import against_sparsity
 from tempsup.run import Run
 
@@ -20,29 +25,12 @@ SINK_ARG_SPREAD = 8.0  # "nearly the same spiral sink": best seeds' arg λ withi
 SINK_ABS_SPREAD = 0.1  # ... and |λ| within this
 
 
-def build(quick: bool = False) -> Preset:
-    base = spiral_sink.build(quick).configs[0]
-    configs = tuple(base.replace(sparsity=s) for s in (0.1, 0.3, 0.5, 0.9, 0.97))
-    return Preset(
-        name="linear-any-sparsity",
-        title="Linear RNN: the same spiral sink at every sparsity",
-        claim="The linear RNN has no interference-free space: it finds nearly the same spiral "
-        "sink (arg λ, |λ|) whatever the sparsity.",
-        configs=configs,
-        labels=tuple(f"S={c.sparsity:g}" for c in configs),
-        recipe=(
-            f"the spiral-sink recipe (linear RNN, N_h = 2, k = 3, T = 20, lr 3e-3, "
-            f"{base.seeds} seeds, {base.steps} steps) at S = 0.1, 0.3, 0.5, 0.9, 0.97, trained "
-            "as one batch with the spiral-sink run",
-        ),
-        main="S=0.9",
-        checker=check,
-        figure=figure,
-    )
+NAME = "linear-any-sparsity"
+TITLE, CLAIM = card(__doc__)
 
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
-    labels = by_sparsity(runs)
+    labels = sorted_by(runs, "sparsity")
     sp = {lab: spiral(runs[lab]) for lab in labels}
     best = {lab: runs[lab].best for lab in labels}
     args = np.array([sp[lab]["arg"][best[lab]] for lab in labels])
@@ -89,5 +77,19 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
 
 
 def figure(runs: dict[str, Run]) -> go.Figure:
-    y = [float(spiral(runs[lab])["arg"][runs[lab].best]) for lab in by_sparsity(runs)]
+    y = [float(spiral(runs[lab])["arg"][runs[lab].best]) for lab in sorted_by(runs, "sparsity")]
     return against_sparsity(runs, y, "arg λ of the best seed against sparsity", "arg λ (deg)")
+
+
+def build(quick: bool = False) -> Preset:
+    base = spiral_sink.build(quick).configs[0]
+    configs = tuple(base.replace(sparsity=s) for s in (0.1, 0.3, 0.5, 0.9, 0.97))
+    labels = tuple(f"S={c.sparsity:g}" for c in configs)
+    recipe = (
+        f"the spiral-sink recipe (linear RNN, N_h = 2, k = 3, T = 20, lr 3e-3, "
+        f"{base.seeds} seeds, {base.steps} steps) at S = 0.1, 0.3, 0.5, 0.9, 0.97, trained "
+        "as one batch with the spiral-sink run",
+    )
+    return Preset(
+        NAME, TITLE, CLAIM, configs, labels, recipe, main="S=0.9", checker=check, figure=figure
+    )

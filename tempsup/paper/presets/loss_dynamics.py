@@ -1,9 +1,14 @@
-"""Loss dynamics: align, then separate (science.md §1, "staircase").
+"""Loss dynamics: align, then separate.
+
+Early in training every w_s aligns with the readout; then the directions separate in
+temporal order, one step of the loss staircase after another.
 
 Early in training every direction w_s aligns with the readout (all a_s > 0);
 then the directions separate in temporal order, a_0, a_1, …, a_k settling one
 after another, one step of the loss staircase after another. Read on the
 spiral-sink run itself, frame by frame.
+
+Sources: science.md §1, "staircase".
 """
 
 from __future__ import annotations
@@ -15,27 +20,11 @@ import tempsup.paper.presets.spiral_sink as spiral_sink
 from tempsup import geometry
 from tempsup.analysis import SETTLE, expected_loss, kernel_history, settle_steps
 from tempsup.palette import base_layout
-from tempsup.paper.preset import ClaimResult, Preset, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
 from tempsup.run import Run
 
-
-def build(quick: bool = False) -> Preset:
-    cfg = spiral_sink.build(quick).configs[0]
-    return Preset(
-        name="loss-dynamics",
-        title="Loss dynamics: align, then separate",
-        claim="Early in training every w_s aligns with the readout; then the directions "
-        "separate in temporal order, one step of the loss staircase after another.",
-        configs=(cfg,),
-        labels=("linear",),
-        recipe=(
-            "the spiral-sink run itself (a frame every 10 steps at lr 3e-3), read frame by "
-            "frame through the gauge-free a_s = w_yᵀw_s",
-        ),
-        main="linear",
-        checker=check,
-        figure=figure,
-    )
+NAME = "loss-dynamics"
+TITLE, CLAIM = card(__doc__)
 
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
@@ -109,3 +98,14 @@ def figure(runs: dict[str, Run]) -> go.Figure:
         fig.add_scatter(x=run["step"].tolist(), y=a[:, s].tolist(), mode="lines", name=f"s = {s}")
     fig.update_xaxes(title="step")
     return fig
+
+
+def build(quick: bool = False) -> Preset:
+    cfg = spiral_sink.build(quick).configs[0]
+    recipe = (
+        "the spiral-sink run itself (a frame every 10 steps at lr 3e-3), read frame by "
+        "frame through the gauge-free a_s = w_yᵀw_s",
+    )
+    return Preset(
+        NAME, TITLE, CLAIM, (cfg,), ("linear",), recipe, main="linear", checker=check, figure=figure
+    )

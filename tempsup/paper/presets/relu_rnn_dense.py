@@ -1,8 +1,13 @@
-"""ReLU RNN, dense: approximately the spiral sink (science.md §1).
+"""ReLU RNN, dense: approximately the spiral sink.
+
+In the dense regime the nonlinear RNN also finds approximately the linear RNN's spiral
+sink.
 
 With dense inputs there is little room to hide interference, and the
 nonlinear RNN finds approximately the linear RNN's solution: a spiral sink
 with k·arg λ ≈ 90° and a kernel a_s close to the linear one.
+
+Sources: science.md §1.
 """
 
 from __future__ import annotations
@@ -12,31 +17,14 @@ import numpy as np
 import tempsup.paper.presets.linear_any_sparsity as linear_any_sparsity
 import tempsup.paper.presets.relu_rnn_sharp_forgetting as relu_rnn_sharp_forgetting
 from tempsup.analysis import kernel, spiral, swept
-from tempsup.paper.preset import ClaimResult, Preset, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
 from tempsup.run import Run
 
 KERNEL_GAP = 0.1  # a_s of two solutions "approximately equal": max |Δa_s| over s ≤ 2k
 
 
-def build(quick: bool = False) -> Preset:
-    tied = relu_rnn_sharp_forgetting.build(quick).config("tied")
-    rnn = tied.replace(sparsity=0.3)
-    linear = linear_any_sparsity.build(quick).config("S=0.3")
-    return Preset(
-        name="relu-rnn-dense",
-        title="ReLU RNN, dense: approximately the spiral sink",
-        claim="In the dense regime the nonlinear RNN also finds approximately the linear "
-        "RNN's spiral sink.",
-        configs=(rnn, linear),
-        labels=("rnn", "linear"),
-        recipe=(
-            f"the ReLU RNN preset's recipe (tied readout, N_h = 2, k = 3, T = 20, {rnn.seeds} "
-            f"seeds, {rnn.steps} steps) at S = 0.3, one batch with the sparse run",
-            "compared with the linear RNN at the same sparsity (the linear-any-sparsity run)",
-        ),
-        main="rnn",
-        checker=check,
-    )
+NAME = "relu-rnn-dense"
+TITLE, CLAIM = card(__doc__)
 
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
@@ -71,3 +59,17 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             f"within {KERNEL_GAP} of the linear RNN's at the same sparsity",
         )
     ]
+
+
+def build(quick: bool = False) -> Preset:
+    tied = relu_rnn_sharp_forgetting.build(quick).config("tied")
+    rnn = tied.replace(sparsity=0.3)
+    linear = linear_any_sparsity.build(quick).config("S=0.3")
+    recipe = (
+        f"the ReLU RNN preset's recipe (tied readout, N_h = 2, k = 3, T = 20, {rnn.seeds} "
+        f"seeds, {rnn.steps} steps) at S = 0.3, one batch with the sparse run",
+        "compared with the linear RNN at the same sparsity (the linear-any-sparsity run)",
+    )
+    return Preset(
+        NAME, TITLE, CLAIM, (rnn, linear), ("rnn", "linear"), recipe, main="rnn", checker=check
+    )

@@ -1,9 +1,14 @@
-"""ReLU RNN: interference-free packing and sharp forgetting (science.md §1, §1b).
+"""ReLU RNN: interference-free packing and sharp forgetting.
+
+The ReLU RNN puts all k intermediate directions in the interference-free half-space and
+forgets old inputs at once (a_s = 0 after k), where the linear RNN forgets smoothly.
 
 The sparse ReLU RNN puts all k intermediate directions in the
 interference-free half-space and forgets old inputs at once — a_s = 0
 exactly after s = k — where the linear RNN's a_s decays smoothly. A free
 readout warm-started from the tied solution keeps the same gauge-free geometry.
+
+Sources: science.md §1, §1b.
 """
 
 from __future__ import annotations
@@ -16,37 +21,11 @@ from tempsup import geometry
 from tempsup.analysis import ALIVE, EXACT_ZERO, TOL, final_weights, kernel
 from tempsup.config import RunConfig
 from tempsup.palette import base_layout
-from tempsup.paper.preset import ClaimResult, Preset, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
 from tempsup.run import Run
 
-
-def build(quick: bool = False) -> Preset:
-    steps = 1000 if quick else 2000
-    tied = RunConfig("rnn", k=3, sparsity=0.97, seeds=16, steps=steps, snapshot_every=20)
-    free = tied.replace(
-        tied=False, seeds=4, steps=300 if quick else 600, snapshot_every=10, warm_start=tied.key
-    )
-    linear = spiral_sink.build(quick).configs[0]
-    return Preset(
-        name="relu-rnn-sharp-forgetting",
-        title="ReLU RNN: interference-free packing and sharp forgetting",
-        claim="The ReLU RNN puts all k intermediate directions in the interference-free "
-        "half-space and forgets old inputs at once (a_s = 0 after k), where the linear RNN "
-        "forgets smoothly.",
-        configs=(tied, free, linear),
-        labels=("tied", "free readout", "linear"),
-        recipe=(
-            f"ReLU RNN, tied readout, N_h = 2, k = 3, T = 20, S = 0.97, {tied.seeds} seeds "
-            f"(typically 3–4 of 8 succeed, the rest die), {tied.steps} steps",
-            f"free readout: warm start from the tied run's best seed (warm_start = its key), "
-            f"{free.seeds} seeds with 5 % noise, {free.steps} steps (a warm start from a "
-            "sparse SSM solution instead stayed silent on 8 of 8 seeds)",
-            "the linear RNN of the spiral-sink preset, for the smooth forgetting it is compared to",
-        ),
-        main="tied",
-        checker=check,
-        figure=figure,
-    )
+NAME = "relu-rnn-sharp-forgetting"
+TITLE, CLAIM = card(__doc__)
 
 
 def sharp(a: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -132,3 +111,24 @@ def figure(runs: dict[str, Run]) -> go.Figure:
         )  # fmt: skip
     fig.update_xaxes(title="age s")
     return fig
+
+
+def build(quick: bool = False) -> Preset:
+    steps = 1000 if quick else 2000
+    tied = RunConfig("rnn", k=3, sparsity=0.97, seeds=16, steps=steps, snapshot_every=20)
+    free = tied.replace(
+        tied=False, seeds=4, steps=300 if quick else 600, snapshot_every=10, warm_start=tied.key
+    )
+    linear = spiral_sink.build(quick).configs[0]
+    recipe = (
+        f"ReLU RNN, tied readout, N_h = 2, k = 3, T = 20, S = 0.97, {tied.seeds} seeds "
+        f"(typically 3–4 of 8 succeed, the rest die), {tied.steps} steps",
+        f"free readout: warm start from the tied run's best seed (warm_start = its key), "
+        f"{free.seeds} seeds with 5 % noise, {free.steps} steps (a warm start from a "
+        "sparse SSM solution instead stayed silent on 8 of 8 seeds)",
+        "the linear RNN of the spiral-sink preset, for the smooth forgetting it is compared to",
+    )
+    configs, labels = (tied, free, linear), ("tied", "free readout", "linear")
+    return Preset(
+        NAME, TITLE, CLAIM, configs, labels, recipe, main="tied", checker=check, figure=figure
+    )

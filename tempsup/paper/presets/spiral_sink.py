@@ -1,42 +1,27 @@
-"""Linear RNN: the spiral sink (science.md §1, §1b).
+"""Linear RNN: the spiral sink.
+
+W_h rotates each input by ≈ 90°/k and shrinks it: old inputs spiral into the origin
+(smooth forgetting), and the four loss terms add up to the measured loss.
 
 W_h rotates each input by ≈ 90°/k and shrinks it, so a_s = w_yᵀw_s is a
 damped oscillation peaking at s = k (smooth forgetting); the four loss terms
 are exact for the linear model and add up to the measured loss; the expected
 loss comes down in a staircase.
+
+Sources: science.md §1, §1b.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from tempsup.analysis import TERM_KEYS, angle_gap, kernel, leading_eigenvalue, staircase
+from tempsup.analysis import angle_gap, kernel, leading_eigenvalue, staircase, term_values
 from tempsup.config import RunConfig
-from tempsup.paper.preset import ClaimResult, Preset, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
 from tempsup.run import Run
 
-
-def build(quick: bool = False) -> Preset:
-    steps = 1000 if quick else 2000
-    cfg = RunConfig("linear", k=3, sparsity=0.9, seeds=16, lr=0.003, steps=steps, snapshot_every=10)
-    return Preset(
-        name="spiral-sink",
-        title="Linear RNN: the spiral sink",
-        claim="W_h rotates each input by ≈ 90°/k and shrinks it: old inputs spiral into the "
-        "origin (smooth forgetting), and the four loss terms add up to the measured loss.",
-        configs=(cfg,),
-        labels=("linear",),
-        recipe=(
-            f"linear RNN, N_h = 2, k = 3, T = 20, S = 0.9, {cfg.seeds} seeds, {cfg.steps} steps "
-            "of Adam with lr 3e-3 (cosine) and a frame every 10 steps: at the default 1e-2 the "
-            "whole descent takes five frames and the staircase cannot be seen",
-            "about 1 seed in 4 finds the 90° optimum from this init (the others land on the "
-            "mirror solution at arg λ ≈ 147° or on real eigenvalues), so 16 seeds are trained "
-            "and the best is shown",
-        ),
-        main="linear",
-        checker=check,
-    )
+NAME = "spiral-sink"
+TITLE, CLAIM = card(__doc__)
 
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
@@ -100,18 +85,19 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
     half = slice(run.n_frames // 10, None)
     rel_all = np.abs(measured[half] - expected[half]) / np.maximum(expected[half], 1e-12)
     ok3 = rel <= 0.05
+    numbers = {
+        "terms": term_values(terms[-1, b]),
+        "expected_loss": rounded(e_late[b], 4),
+        "measured_loss": rounded(m_late[b], 4),
+        "relative_error": rounded(rel[b], 4),
+        "median_relative_error_per_frame": rounded(np.median(rel_all[:, b]), 4),
+    }
     out.append(
         result(
             "the four loss terms add up to the measured loss (exact for the linear model)",
             ok3,
             bool(ok3[b]),
-            {
-                "terms": dict(zip(TERM_KEYS, rounded(terms[-1, b], 4), strict=True)),
-                "expected_loss": rounded(e_late[b], 4),
-                "measured_loss": rounded(m_late[b], 4),
-                "relative_error": rounded(rel[b], 4),
-                "median_relative_error_per_frame": rounded(np.median(rel_all[:, b]), 4),
-            },
+            numbers,
             "per seed: |measured − expected| / expected ≤ 5 %, both averaged over the last "
             "quarter of the frames (the measured loss of a frame is a minibatch average); "
             "held on the best seed",
@@ -132,3 +118,17 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
         )
     )
     return out
+
+
+def build(quick: bool = False) -> Preset:
+    steps = 1000 if quick else 2000
+    cfg = RunConfig("linear", k=3, sparsity=0.9, seeds=16, lr=0.003, steps=steps, snapshot_every=10)
+    recipe = (
+        f"linear RNN, N_h = 2, k = 3, T = 20, S = 0.9, {cfg.seeds} seeds, {cfg.steps} steps "
+        "of Adam with lr 3e-3 (cosine) and a frame every 10 steps: at the default 1e-2 the "
+        "whole descent takes five frames and the staircase cannot be seen",
+        "about 1 seed in 4 finds the 90° optimum from this init (the others land on the "
+        "mirror solution at arg λ ≈ 147° or on real eigenvalues), so 16 seeds are trained "
+        "and the best is shown",
+    )
+    return Preset(NAME, TITLE, CLAIM, (cfg,), ("linear",), recipe, main="linear", checker=check)

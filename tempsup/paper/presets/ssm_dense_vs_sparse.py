@@ -1,9 +1,14 @@
-"""SSM: dense vs sparse (science.md §1, §1b).
+"""SSM: dense vs sparse.
+
+With sparse inputs the SSM packs its largest directions into the interference-free
+half-space: kθ jumps from ≈ 90° to ≈ 270° and the spectral radius drops.
 
 With dense inputs the SSM (linear recurrence, ReLU readout) finds the linear
 solution, |kθ| ≈ 90–110°; with sparse inputs it packs its largest directions
 into the interference-free half-space a_s ≤ 0: kθ jumps to ≈ 270° and the
 spectral radius drops.
+
+Sources: science.md §1, §1b.
 """
 
 from __future__ import annotations
@@ -12,28 +17,11 @@ import numpy as np
 
 from tempsup.analysis import ALIVE, TOL, angle_gap, canonical, kernel, leading_eigenvalue, swept
 from tempsup.config import RunConfig
-from tempsup.paper.preset import ClaimResult, Preset, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
 from tempsup.run import Run
 
-
-def build(quick: bool = False) -> Preset:
-    base = RunConfig(model="ssm", k=3, seeds=16, steps=1000 if quick else 2000, snapshot_every=20)
-    dense, sparse = base.replace(sparsity=0.3), base.replace(sparsity=0.9)
-    return Preset(
-        name="ssm-dense-vs-sparse",
-        title="SSM: dense vs sparse",
-        claim="With sparse inputs the SSM packs its largest directions into the "
-        "interference-free half-space: kθ jumps from ≈ 90° to ≈ 270° and the spectral "
-        "radius drops.",
-        configs=(dense, sparse),
-        labels=("dense", "sparse"),
-        recipe=(
-            f"SSM (linear recurrence, ReLU readout), tied readout, N_h = 2, k = 3, T = 20, "
-            f"S = 0.3 and 0.9 trained as one batch, {base.seeds} seeds each, {base.steps} steps",
-        ),
-        main="sparse",
-        checker=check,
-    )
+NAME = "ssm-dense-vs-sparse"
+TITLE, CLAIM = card(__doc__)
 
 
 def largest_free(run: Run, n_largest: int) -> tuple[np.ndarray, list[list[int]]]:
@@ -131,3 +119,14 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
         )
     )
     return out
+
+
+def build(quick: bool = False) -> Preset:
+    base = RunConfig(model="ssm", k=3, seeds=16, steps=1000 if quick else 2000, snapshot_every=20)
+    dense, sparse = base.replace(sparsity=0.3), base.replace(sparsity=0.9)
+    recipe = (
+        f"SSM (linear recurrence, ReLU readout), tied readout, N_h = 2, k = 3, T = 20, "
+        f"S = 0.3 and 0.9 trained as one batch, {base.seeds} seeds each, {base.steps} steps",
+    )
+    labels = ("dense", "sparse")
+    return Preset(NAME, TITLE, CLAIM, (dense, sparse), labels, recipe, main="sparse", checker=check)

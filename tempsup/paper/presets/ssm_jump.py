@@ -1,8 +1,13 @@
-"""SSM: where kθ jumps (science.md §1).
+"""SSM: where kθ jumps.
+
+A fine sparsity sweep: kθ does not turn gradually from ≈ 90° to ≈ 270°, it jumps; the
+sweep locates the jump and its width, seed by seed.
 
 A fine sparsity sweep of the SSM recipe: kθ does not turn gradually from
 ≈ 90° to ≈ 270°, it jumps; the sweep locates the jump and its width, seed by
 seed, and shows which basin's lowest loss wins on each side.
+
+Sources: science.md §1.
 """
 
 from __future__ import annotations
@@ -14,40 +19,16 @@ import numpy as np
 import plotly.graph_objects as go
 
 import tempsup.paper.presets.ssm_dense_vs_sparse as ssm_dense_vs_sparse
-from tempsup.analysis import ALIVE, TOL, angle_gap, by_sparsity, kernel, leading_eigenvalue, swept
-from tempsup.paper.preset import ClaimResult, Preset, result, rounded
+from tempsup.analysis import ALIVE, TOL, angle_gap, kernel, leading_eigenvalue, sorted_by, swept
+from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
 from tempsup.paper.summary import against_sparsity
 from tempsup.run import Run
 
 JUMP_WIDTH = 0.1  # kθ "jumps": from the dense to the sparse value within this much sparsity
 
 
-def build(quick: bool = False) -> Preset:
-    base = ssm_dense_vs_sparse.build(quick).configs[0]
-    grid = (
-        (0.3, 0.4, 0.5, 0.6, 0.8, 0.85, 0.9)
-        if quick
-        else (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8, 0.85, 0.9)
-    )
-    configs = tuple(base.replace(sparsity=s) for s in grid)
-    return Preset(
-        name="ssm-jump",
-        title="SSM: where kθ jumps",
-        claim="A fine sparsity sweep: kθ does not turn gradually from ≈ 90° to ≈ 270°, it jumps; "
-        "the sweep locates the jump and its width, seed by seed.",
-        configs=configs,
-        labels=tuple(f"S={c.sparsity:g}" for c in configs),
-        recipe=(
-            f"the SSM preset's recipe (tied readout, N_h = 2, k = 3, T = 20, {base.seeds} seeds, "
-            f"{base.steps} steps) at S = {', '.join(f'{g:g}' for g in grid)}, one batch with "
-            "the dense and sparse runs",
-            "every sparsity starts from the same init seeds, so a seed index can be followed "
-            "across the sweep",
-        ),
-        main="S=0.5",
-        checker=check,
-        figure=figure,
-    )
+NAME = "ssm-jump"
+TITLE, CLAIM = card(__doc__)
 
 
 def regime(theta: np.ndarray) -> np.ndarray:
@@ -74,7 +55,7 @@ def jump(sparsities: Sequence[float], regimes: Sequence[str]) -> dict[str, Any] 
 
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
-    labels = by_sparsity(runs)
+    labels = sorted_by(runs, "sparsity")
     S = [runs[lab].config.sparsity for lab in labels]
     k = runs[labels[0]].config.k
     theta = np.array([swept(runs[lab]) for lab in labels])  # (P, M)
@@ -135,5 +116,26 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
 
 
 def figure(runs: dict[str, Run]) -> go.Figure:
-    y = [float(swept(runs[lab])[runs[lab].best]) for lab in by_sparsity(runs)]
+    y = [float(swept(runs[lab])[runs[lab].best]) for lab in sorted_by(runs, "sparsity")]
     return against_sparsity(runs, y, "kθ of the best seed against sparsity", "kθ (deg)")
+
+
+def build(quick: bool = False) -> Preset:
+    base = ssm_dense_vs_sparse.build(quick).configs[0]
+    grid = (
+        (0.3, 0.4, 0.5, 0.6, 0.8, 0.85, 0.9)
+        if quick
+        else (0.3, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7, 0.8, 0.85, 0.9)
+    )
+    configs = tuple(base.replace(sparsity=s) for s in grid)
+    labels = tuple(f"S={c.sparsity:g}" for c in configs)
+    recipe = (
+        f"the SSM preset's recipe (tied readout, N_h = 2, k = 3, T = 20, {base.seeds} seeds, "
+        f"{base.steps} steps) at S = {', '.join(f'{g:g}' for g in grid)}, one batch with "
+        "the dense and sparse runs",
+        "every sparsity starts from the same init seeds, so a seed index can be followed "
+        "across the sweep",
+    )
+    return Preset(
+        NAME, TITLE, CLAIM, configs, labels, recipe, main="S=0.5", checker=check, figure=figure
+    )

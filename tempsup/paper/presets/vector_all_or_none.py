@@ -1,10 +1,16 @@
-"""Vector input: a pentagon at k = 0, then all or none (science.md §1).
+"""Vector input: a pentagon at k = 0, then all or none.
+
+Five features A–E of decreasing importance in N_h = 2: at k = 0 they sit on a pentagon;
+as k grows the network drops features to keep the most important ones for all k + 1
+steps (all or none), and A is kept at every k.
 
 Five features A–E of decreasing importance share N_h = 2. At k = 0 (no
 memory demand) they sit on a regular pentagon: pure spatial superposition. As
 k grows the network drops features to carry the most important ones through
 all k + 1 steps: every feature is either kept (recall ≈ 1) or dropped (≈ 0),
 the kept set is a prefix A, AB, …, and A is kept at every k.
+
+Sources: science.md §1.
 """
 
 from __future__ import annotations
@@ -24,51 +30,20 @@ from tempsup.analysis import (
     kept_set,
     polygon,
     recall,
+    sorted_by,
     task_recall,
 )
 from tempsup.config import RunConfig
 from tempsup.palette import base_layout
-from tempsup.paper.preset import ClaimResult, Preset, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
 from tempsup.run import Run
 
-
-def build(quick: bool = False) -> Preset:
-    base = RunConfig(
-        model="rnn",
-        inputs=5,
-        hidden=2,
-        sparsity=0.97,
-        importance=0.9,
-        seeds=4 if quick else 8,
-        steps=1000 if quick else 1500,
-        snapshot_every=20 if quick else 30,
-    )
-    configs = tuple(base.replace(k=k) for k in range(5))
-    return Preset(
-        name="vector-all-or-none",
-        title="Vector input: a pentagon at k = 0, then all or none",
-        claim="Five features A–E of decreasing importance in N_h = 2: at k = 0 they sit on a "
-        "pentagon; as k grows the network drops features to keep the most important ones for "
-        "all k + 1 steps (all or none), and A is kept at every k.",
-        configs=configs,
-        labels=tuple(f"k={c.k}" for c in configs),
-        recipe=(
-            f"ReLU RNN, tied readout, N_x = 5 (importance 0.9^i), N_h = 2, S = 0.97, T = 20, "
-            f"k = 0..4 trained as one batch, {base.seeds} seeds each, {base.steps} steps",
-            "importance 0.9^i: with 0.7^i or 0.8^i (S = 0.9–0.99) the best seeds at k = 0 put "
-            "four features on a square and drop E; with 0.95^i or equal importance the pentagon "
-            "is cleaner but which feature survives at larger k is left to chance",
-            "N_h = 5 with a sparsity curriculum is not the paper's setting: "
-            "five features fit orthogonally there and nothing is in superposition at k = 0",
-        ),
-        main="k=2",
-        checker=check,
-        figure=figure,
-    )
+NAME = "vector-all-or-none"
+TITLE, CLAIM = card(__doc__)
 
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
-    labels = sorted(runs, key=lambda lab: runs[lab].config.k)
+    labels = sorted_by(runs, "k")
     ks = [runs[lab].config.k for lab in labels]
     recs = {lab: recall(runs[lab]) for lab in labels}  # (M, N_x) each
     on_inputs = {lab: task_recall(runs[lab]) for lab in labels}
@@ -226,3 +201,23 @@ def figure(runs: dict[str, Run]) -> go.Figure:
         ),
         layout=base_layout("Lone-input recall of each feature (best seed per k)"),
     )  # fmt: skip
+
+
+def build(quick: bool = False) -> Preset:
+    base = RunConfig("rnn", sparsity=0.97, hidden=2, inputs=5, importance=0.9)
+    base = base.replace(seeds=4 if quick else 8, steps=1000 if quick else 1500)
+    base = base.replace(snapshot_every=20 if quick else 30)
+    configs = tuple(base.replace(k=k) for k in range(5))
+    labels = tuple(f"k={c.k}" for c in configs)
+    recipe = (
+        f"ReLU RNN, tied readout, N_x = 5 (importance 0.9^i), N_h = 2, S = 0.97, T = 20, "
+        f"k = 0..4 trained as one batch, {base.seeds} seeds each, {base.steps} steps",
+        "importance 0.9^i: with 0.7^i or 0.8^i (S = 0.9–0.99) the best seeds at k = 0 put "
+        "four features on a square and drop E; with 0.95^i or equal importance the pentagon "
+        "is cleaner but which feature survives at larger k is left to chance",
+        "N_h = 5 with a sparsity curriculum is not the paper's setting: "
+        "five features fit orthogonally there and nothing is in superposition at k = 0",
+    )
+    return Preset(
+        NAME, TITLE, CLAIM, configs, labels, recipe, main="k=2", checker=check, figure=figure
+    )

@@ -1,9 +1,14 @@
-"""N_x = 10: the W_yᵀW_s heatmaps (science.md §1).
+"""N_x = 10: the W_yᵀW_s heatmaps.
+
+At s = k the projections W_yᵀW_s have a positive diagonal for the kept features and are
+≤ 0 everywhere else; a larger N_h keeps more features.
 
 Ten features of decreasing importance in a ReLU RNN of N_h = 2, 5, 10: at
 s = k the projections W_yᵀW_s have a positive diagonal for the kept features
 and are ≤ 0 everywhere else, at every other age too; a larger N_h keeps more
 features on the diagonal.
+
+Sources: science.md §1.
 """
 
 from __future__ import annotations
@@ -11,57 +16,20 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from tempsup.analysis import ALIVE, TOL, diag_stats, recall
+from tempsup.analysis import ALIVE, TOL, diag_stats, recall, sorted_by
 from tempsup.config import RunConfig
 from tempsup.palette import base_layout
-from tempsup.paper.preset import ClaimResult, Preset, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
 from tempsup.run import Run
 
-
-def build(quick: bool = False) -> Preset:
-    base = RunConfig(
-        model="rnn",
-        inputs=10,
-        k=2,
-        sparsity=0.97,
-        importance=0.7,
-        seeds=3 if quick else 8,
-        steps=1000 if quick else 1500,
-        snapshot_every=20 if quick else 30,
-    )
-    # N_h = 5 and 10: longer, with a curriculum (the leaks at s ≠ k shrink with training);
-    # N_h = 2 keeps the short recipe, under which it holds one clean feature
-    long = base if quick else base.replace(steps=4000, snapshot_every=80, curriculum=0.99)
-    configs = (base.replace(hidden=2), long.replace(hidden=5), long.replace(hidden=10))
-    return Preset(
-        name="vector-diagonal",
-        title="N_x = 10: the W_yᵀW_s heatmaps",
-        claim="At s = k the projections W_yᵀW_s have a positive diagonal for the kept "
-        "features and are ≤ 0 everywhere else; a larger N_h keeps more features.",
-        configs=configs,
-        labels=tuple(f"N_h={c.hidden}" for c in configs),
-        recipe=(
-            f"ReLU RNN, tied readout, N_x = 10 (importance 0.7^i), k = 2, T = 20, S = 0.97 "
-            f"(at S = 0.9 one of the ten features is active at every step on average: not "
-            f"the sparse regime), N_h = 2, 5, 10, {base.seeds} seeds; N_h = 2: "
-            f"{base.steps} steps; N_h = 5, 10: {long.steps} steps"
-            + ("" if quick else " with a sparsity curriculum 0.99 → 0.97 by mid-training"),
-            "why: the leaks at s ≠ k shrink with training. The N_h = 5 best seed's largest "
-            "entry was 0.23 after 1500 steps, 0.11 after 4000, 0.12 with the curriculum alone "
-            "and 0.05 with both (N_h = 10: 0.08). N_h = 2 under the long recipe superposes A "
-            "and B with leaks of 0.17 and 0.23 instead of keeping A alone cleanly (0.01), so "
-            "it keeps the short one",
-        ),
-        main="N_h=5",
-        checker=check,
-        figure=figure,
-    )
+NAME = "vector-diagonal"
+TITLE, CLAIM = card(__doc__)
 
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
-    labels = sorted(runs, key=lambda lab: runs[lab].config.hidden)
-    stats = {lab: diag_stats(runs[lab]) for lab in labels}
+    labels = sorted_by(runs, "hidden")
     best = {lab: runs[lab].best for lab in labels}
+    stats = {lab: diag_stats(runs[lab]) for lab in labels}
     k = runs[labels[0]].config.k
 
     def pos(lab: str) -> np.ndarray:
@@ -134,4 +102,30 @@ def figure(runs: dict[str, Run]) -> go.Figure:
             y=[int((recall(runs[lab])[runs[lab].best] >= ALIVE).sum()) for lab in labels],
         ),
         layout=base_layout("Features on the diagonal of W_yᵀW_k (best seed)"),
+    )
+
+
+def build(quick: bool = False) -> Preset:
+    base = RunConfig("rnn", k=2, sparsity=0.97, inputs=10, importance=0.7)
+    base = base.replace(seeds=3 if quick else 8, steps=1000 if quick else 1500)
+    base = base.replace(snapshot_every=20 if quick else 30)
+    # N_h = 5 and 10: longer, with a curriculum (the leaks at s ≠ k shrink with training);
+    # N_h = 2 keeps the short recipe, under which it holds one clean feature
+    long = base if quick else base.replace(steps=4000, snapshot_every=80, curriculum=0.99)
+    configs = (base.replace(hidden=2), long.replace(hidden=5), long.replace(hidden=10))
+    labels = tuple(f"N_h={c.hidden}" for c in configs)
+    recipe = (
+        f"ReLU RNN, tied readout, N_x = 10 (importance 0.7^i), k = 2, T = 20, S = 0.97 "
+        f"(at S = 0.9 one of the ten features is active at every step on average: not "
+        f"the sparse regime), N_h = 2, 5, 10, {base.seeds} seeds; N_h = 2: "
+        f"{base.steps} steps; N_h = 5, 10: {long.steps} steps"
+        + ("" if quick else " with a sparsity curriculum 0.99 → 0.97 by mid-training"),
+        "why: the leaks at s ≠ k shrink with training. The N_h = 5 best seed's largest "
+        "entry was 0.23 after 1500 steps, 0.11 after 4000, 0.12 with the curriculum alone "
+        "and 0.05 with both (N_h = 10: 0.08). N_h = 2 under the long recipe superposes A "
+        "and B with leaks of 0.17 and 0.23 instead of keeping A alone cleanly (0.01), so "
+        "it keeps the short one",
+    )
+    return Preset(
+        NAME, TITLE, CLAIM, configs, labels, recipe, main="N_h=5", checker=check, figure=figure
     )
