@@ -90,9 +90,9 @@ def test_every_field_changes_the_key(name):
     assert DEFAULTS.replace(**{name: OTHER_VALUES[name]}).key != DEFAULTS.key
 
 
-def test_text_path_changes_the_key():
-    a = BowsConfig(structure="text", text_path="a.txt")
-    assert a.key != a.replace(text_path="b.txt").key
+def test_the_text_changes_the_key():
+    a = BowsConfig(structure="text", text_sha256=data.text_sha256("a text"))
+    assert a.key != a.replace(text_sha256=data.text_sha256("another text")).key
 
 
 def test_key_is_tagged_with_the_kind():
@@ -139,8 +139,10 @@ def test_json_round_trip_and_the_kind_tag():
         ({"epochs": 0}, r"epochs: expected an integer in \[1, 100000\]"),
         ({"seeds": 0}, r"seeds: expected an integer in \[1, 256\]"),
         ({"snapshot_every": 5000}, r"snapshot_every: expected an integer in \[1, 2000\]"),
-        ({"structure": "text"}, r"text_path: structure 'text' needs the path"),
-        ({"text_path": "a.txt"}, r"text_path: only structure 'text' reads a file"),
+        ({"structure": "text"}, r"text_sha256: structure 'text' needs the sha256"),
+        ({"structure": "text", "text_sha256": "/etc/passwd"}, r"got '/etc/passwd'"),
+        ({"structure": "text", "text_sha256": "A" * 64}, r"\(64 hex digits\)"),
+        ({"text_sha256": "a" * 64}, r"text_sha256: only structure 'text' reads a text"),
         ({"n_features": 10000, "m": 1000, "seeds": 64}, r"run too (large|long)"),
     ],
 )
@@ -150,7 +152,7 @@ def test_validation_names_field_value_and_range(changes, pattern):
 
 
 def test_text_config_uses_the_vocabulary_as_d():
-    c = BowsConfig(structure="text", text_path="x.txt", vocab=50, m=40)
+    c = BowsConfig(structure="text", text_sha256="0" * 64, vocab=50, m=40)
     assert c.d == 50
     with pytest.raises(TempsupError, match=r"m: expected an integer in \[1, 50\]"):
         c.replace(m=51)
@@ -341,16 +343,21 @@ def test_text_dataset_from_a_file(tmp_path):
     text, _ = topic_corpus()
     path = tmp_path / "corpus.txt"
     path.write_text(text, encoding="utf-8")
-    cfg = BowsConfig(structure="text", text_path=str(path), vocab=12, window=10, m=2)
-    ds = data.make_dataset(cfg)
+    assert data.read_text(path) == text
+    cfg = BowsConfig(structure="text", text_sha256=data.text_sha256(text), vocab=12, window=10, m=2)
+    ds = data.make_dataset(cfg, text)
     assert ds.d == 12 and ds.n == 60
     with pytest.raises(TempsupError, match="m: expected at most the 18 words"):
-        data.make_dataset(cfg.replace(vocab=100, m=20))
-    with pytest.raises(TempsupError, match="text_path: cannot read"):
-        data.make_dataset(cfg.replace(text_path=str(tmp_path / "missing.txt")))
-    (tmp_path / "empty.txt").write_text("\n\n the and of\n")
-    with pytest.raises(TempsupError, match="text_path: expected at least 2 distinct words"):
-        data.make_dataset(cfg.replace(text_path=str(tmp_path / "empty.txt")))
+        data.make_dataset(cfg.replace(vocab=100, m=20), text)
+    with pytest.raises(TempsupError, match="text: cannot read"):
+        data.read_text(tmp_path / "missing.txt")
+    with pytest.raises(TempsupError, match="text: expected the text with sha256 .*, got none"):
+        data.make_dataset(cfg)
+    with pytest.raises(TempsupError, match="text: expected the text with sha256 .*, got one with"):
+        data.make_dataset(cfg, text + "more")  # a config names its text by content
+    empty = "\n\n the and of\n"
+    with pytest.raises(TempsupError, match="text: expected at least 2 distinct words"):
+        data.make_dataset(cfg.replace(text_sha256=data.text_sha256(empty)), empty)
 
 
 # ---- model and training --------------------------------------------------------------------
@@ -537,8 +544,9 @@ def text_run(tmp_path_factory) -> BowsRun:
     text, _ = topic_corpus()
     path = tmp_path_factory.mktemp("text") / "corpus.txt"
     path.write_text(text, encoding="utf-8")
-    cfg = BowsConfig(structure="text", text_path=str(path), vocab=18, window=5, m=3, **TINY)
-    return train_runs([cfg])[0]
+    digest = data.text_sha256(path.read_text(encoding="utf-8"))
+    cfg = BowsConfig(structure="text", text_sha256=digest, vocab=18, window=5, m=3, **TINY)
+    return train_runs([cfg], text=text)[0]
 
 
 def test_run_file_round_trip(runs, tmp_path):
@@ -714,14 +722,14 @@ def test_every_config_field_has_a_flag():
 
 
 def test_bows_job_kind_trains_through_the_queue(tmp_path):
-    import tempsup.bows.jobs as bows_jobs
     from tempsup.bows.run import FRAME_ARRAYS
-    from tempsup.jobkinds import get_kind, kind_of
-    from tempsup.jobs import JobQueue, JobState
-    from tempsup.worker import Worker
+    from tempsup.jobs import JobQueue, kinds
+    from tempsup.jobs.kinds import get_kind, kind_of
+    from tempsup.jobs.record import JobState
+    from tempsup.jobs.worker import Worker
 
-    assert bows_jobs.BOWS_FRAME_ARRAYS == FRAME_ARRAYS
-    assert get_kind("bows") is bows_jobs.BOWS and kind_of(BowsConfig()) is bows_jobs.BOWS
+    assert kinds.BOWS_FRAME_ARRAYS == FRAME_ARRAYS
+    assert get_kind("bows") is kinds.BOWS and kind_of(BowsConfig()) is kinds.BOWS
     cfg = BowsConfig(**TINY)
     queue = JobQueue(tmp_path / "jobs")
     assert queue.submit(cfg).key == cfg.key
@@ -741,7 +749,7 @@ def test_reading_bows_runs_and_jobs_needs_no_torch():
     import sys
 
     code = (
-        "import sys, tempsup.bows.jobs, tempsup.bows.run, tempsup.bows.analysis; "
+        "import sys, tempsup.jobs.kinds, tempsup.bows.run, tempsup.bows.analysis; "
         "assert 'torch' not in sys.modules, 'torch imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)

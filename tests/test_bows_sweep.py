@@ -32,9 +32,10 @@ from tempsup.bows.sweep import (
 )
 from tempsup.config import snapshot_steps
 from tempsup.errors import TempsupError
-from tempsup.jobkinds import get_kind, kind_of
-from tempsup.jobs import JobQueue, JobState
-from tempsup.worker import WorkerPool
+from tempsup.jobs import JobQueue
+from tempsup.jobs.kinds import get_kind, kind_of
+from tempsup.jobs.record import JobState
+from tempsup.jobs.worker import WorkerPool
 from tests.helpers import follow
 
 BASE = BowsConfig(n_samples=512, epochs=4, snapshot_every=2, seeds=2)  # 8 steps, 5 frames
@@ -105,10 +106,10 @@ def test_spec_from_json_is_strict():
 
 
 def test_a_fresh_process_finds_the_kind_by_name_and_by_spec():
-    """A worker (or web process) that never imported tempsup.bows.jobs."""
+    """A worker (or web process) that imported only the job kinds."""
     code = (
         "import sys\n"
-        "from tempsup.jobkinds import get_kind, kind_of\n"
+        "from tempsup.jobs.kinds import get_kind, kind_of\n"
         "from tempsup.bows.sweep import BowsSweepSpec\n"
         "from tempsup.bows.config import BowsConfig\n"
         "assert 'torch' not in sys.modules\n"

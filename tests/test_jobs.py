@@ -577,3 +577,25 @@ def test_redis_restart_mid_job_is_reported_and_the_job_completes(tmp_path, gate)
             nxt = tiny(seed=71)  # and still takes new jobs
             queue.submit(nxt)
             assert wait_for("a job after the restart", state_is(queue, nxt.key, JobState.DONE))
+
+
+def test_an_uploaded_text_is_named_by_its_hash_and_read_from_the_store(make_queue):
+    """The lab's text travels as content in the job store (any backend), never as a path."""
+    from tempsup.bows.config import BowsConfig
+    from tempsup.bows.data import text_sha256
+
+    queue = make_queue(trust_specs=False)  # what a web server opens
+    text = "the cat sat on the mat\nthe dog ran to the cat\na bird sang on the mat\n" * 10
+    small = {"m": 2, "epochs": 1, "seeds": 1, "n_samples": 64, "batch": 32, "snapshot_every": 1}
+    config = BowsConfig(structure="text", text_sha256=text_sha256(text), vocab=8, window=2, **small)
+    with pytest.raises(TempsupError, match=r"text_sha256: the job store holds no text"):
+        queue.submit(config)  # named, but never uploaded
+    assert queue.queued() == []
+    assert queue.put_blob(text.encode()) == config.text_sha256
+    assert queue.submit(config).state == JobState.QUEUED
+    assert Worker(queue.copy()).run(once=True) == 1
+    status = queue.status(config.key)
+    assert status.state == JobState.DONE, status
+    assert set(queue.result(config.key).labels) <= set(text.split())
+    with pytest.raises(TempsupError, match="upload: expected at most"):
+        queue.put_blob(b"x" * 2_000_001)

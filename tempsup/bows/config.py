@@ -166,10 +166,13 @@ class BowsConfig(Config):
     def _key_payload(self) -> dict[str, Any]:
         """The fields, tagged with the kind and the schema version.
 
-        A text run hashes the path, not the file's contents: a caller that lets
-        users upload text should store it under a content-addressed name.
+        A text run hashes its text's content (`text_sha256`). The digest is hashed
+        under the field's first name, `text_path` (None for every other structure),
+        so that the keys of synthetic runs, and the links to them, stay as they were.
         """
-        return {"kind": self.kind, "v": SCHEMA_VERSION, **self.to_dict()}
+        fields = self.to_dict()
+        fields["text_path"] = fields.pop("text_sha256")
+        return {"kind": self.kind, "v": SCHEMA_VERSION, **fields}
 
     @classmethod
     def from_dict(cls, data: Any) -> BowsConfig:
