@@ -399,3 +399,15 @@ def test_export_is_offline_small_and_complete(long_run):
     assert 'href="https://tempsup.example/run?key=abc&amp;seed=0"' in page
     for f in range(100):
         assert f'"name":"{f}"' in page
+
+
+@pytest.mark.parametrize(("hidden", "inputs"), [(3, 1), (3, 2), (4, 5)])
+def test_animation_and_export_of_wide_models(hidden: int, inputs: int) -> None:
+    """N_h > 2 draws the directions as a projection with its own margins: the grid must
+    still build (it once failed with "multiple values for keyword argument 'margin'")."""
+    rng = np.random.default_rng(hidden * 10 + inputs)
+    W_h = 0.5 * rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)
+    run = make_run(W_h, rng.standard_normal((hidden, inputs)), frames=3)
+    fig = figures.animation_figure(run)
+    assert len(fig.frames) == 3 and fig.layout.margin.b == 230
+    assert "Plotly.newPlot" in figures.export_html(run, None, None)

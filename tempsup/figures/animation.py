@@ -130,7 +130,8 @@ def animation_figure(run: Run, seed: int | None = None, feature: int = 0) -> go.
             base.append(trace)
         layout.update(_place_axes(parts[p], refs))
         shapes += [_place_shape(s, refs) for s in parts[p].shapes]
-        layout.update(parts[p].extra)
+        # a panel's own margin is for its figure alone: the grid sets the page's margins
+        layout.update({k: v for k, v in parts[p].extra.items() if k != "margin"})
     frames = lean_frames(run.n_frames, moving)
     fig.add_traces(base)
     fig.update_layout(
