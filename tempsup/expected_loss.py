@@ -18,7 +18,7 @@ Three models, three methods (each batched over leading axes, e.g. seeds):
   with D_r = Σ_{|A|=r} n(A) Δ(A), E[L | K] = Σ_{r≤K} C(Q−r, K−r)/C(Q, K) D_r.
   Only K ≥ 3 is sampled, in proportion to P(K), and with a control variate:
   the same expansion evaluated on each sampled sequence's active slots,
-  C = Σ_σ r_σ + Σ_{σ<σ'} R_σσ' (r, R: the one- and two-slot Δ summed over the
+  C = D_0 + Σ_σ r_σ + Σ_{σ<σ'} R_σσ' (r, R: the one- and two-slot Δ summed over the
   steps at which they are seen), whose stratum mean is known exactly. The
   estimate is then of L − C, the part of the loss beyond pairs, which is small
   wherever the terms explain the loss.
@@ -222,9 +222,8 @@ def network_expected_loss(
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         for (kk, _, _), lo, size in zip(strata, starts, sizes, strict=True):
             idx = order[lo : lo + size, :kk]  # the active slots of this stratum's sequences
-            control = r1[..., idx].sum(-1) + 0.5 * r2[..., idx[:, :, None], idx[:, None, :]].sum(
-                (-2, -1)
-            )
+            pairs = 0.5 * r2[..., idx[:, :, None], idx[:, None, :]].sum((-2, -1))
+            control = D[0][..., None] + r1[..., idx].sum(-1) + pairs  # D_0: the silent steps
             known = _stratum_mean(D, n_slots, kk)[..., None]
             losses[..., lo : lo + size] += known - control
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])

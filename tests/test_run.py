@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tempsup import geometry, theory
-from tempsup.config import RunConfig
+from tempsup.config import RunConfig, importance_weights
 from tempsup.errors import TempsupError
 from tempsup.run import ARRAYS, DERIVED, SUCCESS_FRACTION, Run, frame, success_mask
 from tempsup.sweep import train_runs
@@ -71,17 +71,29 @@ def test_frame_adds_terms_of_the_right_shape(model: str, n_x: int, bias: bool) -
 
 
 @pytest.mark.parametrize("model", ["ssm", "rnn"])
-def test_frame_expected_loss_matches_an_independent_monte_carlo(model: str) -> None:
-    """The frame's E[L] against plain sampling of the network (not the code that made it)."""
-    config = RunConfig(model=model, sparsity=0.8, hidden=2, tied=False, seeds=2)
-    snap = random_snapshot(2, 2, 1, seed=11)
+@pytest.mark.parametrize("n_x", [1, 2])
+def test_frame_expected_loss_matches_an_independent_monte_carlo(model: str, n_x: int) -> None:
+    """The frame's E[L] against plain sampling of the network (not the code that made it);
+    with two inputs also the importance weights and a readout bias of either sign (a
+    positive one makes even the silent steps cost)."""
+    config = RunConfig(model=model, sparsity=0.8, hidden=2, inputs=n_x, tied=False, seeds=2)
+    snap = random_snapshot(2, 2, n_x, seed=11)
+    if n_x > 1:
+        config = config.replace(bias=True)
+        snap = Snapshot(
+            snap.step, snap.W_x, snap.W_h, snap.W_y, np.array([[0.2, -0.1], [-0.05, 0.15]]),
+            snap.loss,
+        )  # fmt: skip
     f = frame(config, snap)
     loss = simulate(
         snap.W_x, snap.W_h, snap.W_y, config.p, "uniform", model == "rnn", 40_000, seed=5,
-        k=config.k, seq_len=config.seq_len,
+        k=config.k, seq_len=config.seq_len, imp=np.asarray(importance_weights(config)),
+        b=snap.b_y if config.bias else None,
     )  # fmt: skip
     mc, se = loss.mean(-1), loss.std(-1) / np.sqrt(loss.shape[-1])
-    assert np.all(np.abs(f["expected_loss"] - mc) < 4 * np.hypot(se, f["expected_loss_se"]))
+    assert np.all(np.abs(f["expected_loss"] - mc) < 4 * np.hypot(se, f["expected_loss_se"])), (
+        f["expected_loss"], mc, se, f["expected_loss_se"],
+    )  # fmt: skip
 
 
 def test_frame_terms_use_the_sparsity_in_force_at_that_step() -> None:
