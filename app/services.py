@@ -31,7 +31,11 @@ def settings() -> Settings:
 
 @lru_cache(maxsize=1)
 def job_queue() -> BaseQueue:
-    """The shared job store (`tempsup.jobs.open_queue`): specs from the web are untrusted."""
+    """The shared job store (`tempsup.jobs.open_queue`): specs from the web are untrusted.
+
+    Opening it reads the settings afresh, so a new handle (`job_queue.cache_clear()`,
+    as tests do after changing the environment) and the settings always agree."""
+    settings.cache_clear()
     return open_queue(settings())
 
 

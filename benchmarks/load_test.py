@@ -315,7 +315,7 @@ def run(backend: str = "diskcache", n_clients: int = 50, workdir: Path | None = 
 
 def _queue(backend: str, cache: Path, env: dict[str, str]):
     if backend == "redis":
-        from tempsup.jobs_redis import RedisQueue
+        from tempsup.jobs.redis import RedisQueue
 
         return RedisQueue(env["TEMPSUP_REDIS_URL"], env["TEMPSUP_REDIS_PREFIX"])
     return JobQueue(cache)

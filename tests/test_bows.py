@@ -603,53 +603,53 @@ def test_summary_numbers(runs):
 def test_panels_follow_the_figure_contract(runs, panel):
     for run in runs[:3]:  # m = 1, 2, 3
         for frame in (0, -1):
-            traces = bfig.frame_traces(panel, run, None, frame)
-            layout = bfig.panel_layout(panel, run)
-            fig = bfig.panel_figure(panel, run, None, frame)
+            traces = bfig.PANEL_SET.frame_traces(panel, run, None, frame)
+            layout = bfig.PANEL_SET.panel_layout(panel, run)
+            fig = bfig.PANEL_SET.panel_figure(panel, run, None, frame)
             assert fig == go.Figure({"data": traces, "layout": layout})
             json.dumps(traces)  # plain JSON, no numpy
             json.dumps(layout)
-            moving = bfig.moving_traces(panel, run)
+            moving = bfig.PANEL_SET.moving_traces(panel, run)
             assert moving and max(moving) < len(traces)
-        assert len(bfig.all_frame_traces(panel, run, 0, start=1)) == run.n_frames - 1
+        assert len(bfig.PANEL_SET.all_frame_traces(panel, run, 0, start=1)) == run.n_frames - 1
 
 
 def test_matrices_share_one_colour_scale(runs):
-    traces = bfig.frame_traces("matrices", runs[1])
+    traces = bfig.PANEL_SET.frame_traces("matrices", runs[1])
     assert [t["type"] for t in traces] == ["heatmap", "heatmap"]
     assert {t["coloraxis"] for t in traces} == {"coloraxis"}
-    layout = bfig.panel_layout("matrices", runs[1])
+    layout = bfig.PANEL_SET.panel_layout("matrices", runs[1])
     assert layout["coloraxis"]["cmin"] == -1 and layout["coloraxis"]["cmax"] == 1
     assert np.nanmax(np.abs(np.array(traces[0]["z"], dtype=float))) == pytest.approx(1.0)
 
 
 def test_columns_are_coloured_by_angle_with_labels(runs):
     run = runs[1]  # m = 2: the bottleneck itself
-    spokes, points, text = bfig.frame_traces("columns", run)
+    spokes, points, text = bfig.PANEL_SET.frame_traces("columns", run)
     W = run.weights()["W"]
     np.testing.assert_allclose(points["x"], W[0], rtol=1e-3, atol=1e-4)
     assert points["marker"]["colorscale"] and points["marker"]["cmax"] == 360
     assert points["text"][:3] == ["0", "1", "2"]
     assert "PCA overlap" in text["text"][0]
     # m = 3: a fixed projection (the final frame's top-2 PCs), m = 1: a line
-    xy3 = bfig.frame_traces("columns", runs[2], None, -1)[1]
+    xy3 = bfig.PANEL_SET.frame_traces("columns", runs[2], None, -1)[1]
     assert len(xy3["x"]) == 12
-    assert set(bfig.frame_traces("columns", runs[0])[1]["y"]) == {0.0}
+    assert set(bfig.PANEL_SET.frame_traces("columns", runs[0])[1]["y"]) == {0.0}
 
 
 def test_r2_panel_has_the_threshold_line(runs):
-    layout = bfig.panel_layout("r2", runs[1])
+    layout = bfig.PANEL_SET.panel_layout("r2", runs[1])
     (line,) = layout["shapes"]
     assert line["y0"] == line["y1"] == analysis.R2_THRESHOLD
-    bars, diamonds, counts = bfig.frame_traces("r2", runs[1])
+    bars, diamonds, counts = bfig.PANEL_SET.frame_traces("r2", runs[1])
     assert bars["type"] == "bar" and len(bars["y"]) == 12
     assert "linear superposition" in counts["text"][0]
 
 
 def test_text_run_figures_use_words(text_run):
-    traces = bfig.frame_traces("columns", text_run)
+    traces = bfig.PANEL_SET.frame_traces("columns", text_run)
     assert "ocean" in traces[1]["text"]
-    layout = bfig.panel_layout("matrices", text_run)
+    layout = bfig.PANEL_SET.panel_layout("matrices", text_run)
     assert "ocean" in layout["xaxis"]["ticktext"]
 
 
@@ -674,11 +674,11 @@ def test_sweep_figure(runs):
 
 def test_figure_arguments_are_checked(runs):
     with pytest.raises(TempsupError, match="panel: expected one of matrices"):
-        bfig.panel_figure("eigen", runs[0])
+        bfig.PANEL_SET.panel_figure("eigen", runs[0])
     with pytest.raises(TempsupError, match=r"seed: expected an integer in \[0, 1\]"):
-        bfig.panel_figure("loss", runs[0], seed=5)
+        bfig.PANEL_SET.panel_figure("loss", runs[0], seed=5)
     with pytest.raises(TempsupError, match="frame: expected"):
-        bfig.frame_traces("loss", runs[0], frame=99)
+        bfig.PANEL_SET.frame_traces("loss", runs[0], frame=99)
     with pytest.raises(TempsupError, match="sweep figure: expected at least one run"):
         bfig.sweep_figure([])
 
@@ -703,6 +703,21 @@ def test_cli_train_and_sweep(tmp_path, capsys):
     assert lines[0].startswith("structure,model,m,weight_decay,key")
     assert len(lines) == 5
     assert len(list((tmp_path / "sw").glob("*.npz"))) == 4
+
+
+def test_cli_trains_a_text_file_named_by_its_content(tmp_path, capsys):
+    text, _ = topic_corpus()
+    path = tmp_path / "corpus.txt"
+    path.write_text(text, encoding="utf-8")
+    small = ["--n-samples", "64", "--epochs", "1", "--snapshot-every", "1", "--seeds", "1"]
+    out = tmp_path / "text.npz"
+    text_flags = ["--structure", "text", "--text", str(path), "--vocab", "12", "--window", "5"]
+    code = main(["bows", "train", *small, *text_flags, "--m", "2", "--out", str(out), "--quiet"])
+    assert code == 0, capsys.readouterr().err
+    run = BowsRun.load(out)
+    assert run.config.text_sha256 == data.text_sha256(text) and "ocean" in run.labels
+    assert main(["bows", "train", "--structure", "text", "--text", str(tmp_path / "no.txt")]) == 2
+    assert "text: cannot read" in capsys.readouterr().err
 
 
 def test_cli_errors_are_one_line(capsys):

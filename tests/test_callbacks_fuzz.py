@@ -460,26 +460,37 @@ class _opened_files:  # noqa: N801 - used as a context manager
         _OPENED.pop()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="One-way architecture: a job service without cycles, presets as a package, settings "
-    "in one place, specs that carry no server paths, and a clean stop (issue 10): the lab's "
-    "text store holds a server path, which the job spec carries to the worker",
+@pytest.mark.parametrize(
+    "crafted_text",
+    [
+        "{secret}",
+        "file://{secret}",
+        "../../{secret}",
+        "a" * 64,
+        10**30,
+        ["{secret}"],
+        {"path": "{secret}"},
+    ],  # fmt: skip
+    ids=["path", "url", "relative", "hash-never-uploaded", "huge", "list", "mapping"],
 )
 def test_a_crafted_lab_request_naming_a_server_file_is_refused_and_the_file_never_read(
-    client, fresh_queue, tmp_path
+    client, fresh_queue, tmp_path, crafted_text
 ):
-    """The lab's text store holds the server path of an upload; a crafted request that puts
-    any other path there must be refused with a message, and neither the web process nor a
-    worker may open that file."""
-    from tempsup.worker import Worker
+    """One-way architecture: a job service without cycles, presets as a package, settings
+    in one place, specs that carry no server paths, and a clean stop (issue 10).
+
+    The lab's text store holds the sha256 of an upload, never a path; a crafted request
+    that puts a path, a URL, a digest of nothing uploaded or a wrong type there is
+    refused with a message, and neither the web process nor a worker opens the file."""
+    from tempsup.jobs.worker import Worker
 
     _, http = client
     queue = fresh_queue
     secret = tmp_path / "outside-the-job-store" / "secret.txt"
     secret.parent.mkdir()
     secret.write_text(TEXT, encoding="utf-8")
-    crafted = {"lab-structure.value": "text", "lab-text.data": str(secret)}
+    value = json.loads(json.dumps(crafted_text).replace("{secret}", str(secret)))
+    crafted = {"lab-structure.value": "text", "lab-text.data": value}
     with _opened_files() as opened:
         train = _call(http, crafted, LAB_TRAIN)
         sweep = _call(http, crafted, LAB_SWEEP)
@@ -487,6 +498,27 @@ def test_a_crafted_lab_request_naming_a_server_file_is_refused_and_the_file_neve
         for _ in range(4):
             if not worker.run(once=True):
                 break
-    assert str(secret) not in opened, "the server read a file named by a request"
-    assert _message(train, LAB_ERROR).strip() and _message(sweep, LAB_SWEEP_ERROR).strip()
+    assert not [p for p in opened if "secret" in p], "the server read a file named by a request"
+    for outputs, where in ((train, LAB_ERROR), (sweep, LAB_SWEEP_ERROR)):
+        message = _message(outputs, where)
+        assert "text" in message, f"no refusal naming the text in {where}: {outputs}"
     assert queue.queued() == [] and queue.running() == []
+
+
+def test_an_uploaded_text_trains_from_the_job_store_by_its_digest(client, fresh_queue):
+    """The upload callback stores the content under its sha256 and the page keeps only
+    that; the lab's Train then queues a job whose worker reads the text from the store."""
+    from tempsup.bows.data import text_sha256
+    from tempsup.jobs.worker import Worker
+
+    _, http = client
+    queue = fresh_queue
+    upload = _call(http, {}, "lab-upload.contents")
+    digest = upload["lab-text"]["data"]
+    assert digest == text_sha256(TEXT) and queue.blob(digest) == TEXT.encode()
+    train = _call(http, {"lab-structure.value": "text", "lab-text.data": digest}, LAB_TRAIN)
+    assert not _message(train, LAB_ERROR).strip(), train
+    (key,) = queue.queued()
+    assert queue.spec(key).text_sha256 == digest
+    assert Worker(queue).run(once=True) == 1
+    assert queue.status(key).state.value == "done"

@@ -18,6 +18,7 @@ import pytest
 from tempsup.config import RunConfig
 from tempsup.run import Run
 from tempsup.sweep import TABLE_COLUMNS
+from tests.helpers import frame_shapes
 
 ROOT = Path(__file__).resolve().parent.parent
 CONSOLE_SCRIPT = Path(sys.executable).parent / "tempsup"
@@ -37,20 +38,7 @@ def assert_run_file(path: Path, config: RunConfig) -> Run:
         F, M = config.n_snapshots, config.seeds
         n_h, n_x = config.hidden, config.inputs
         shapes = {k: npz[k].shape for k in npz.files}
-        assert shapes == {
-            "step": (F,),
-            "W_x": (F, M, n_h, n_x),
-            "W_h": (F, M, n_h, n_h),
-            "W_y": (F, M, n_h, n_x),
-            "b_y": (F, M, n_x),
-            "loss": (F, M),
-            "terms": (F, M, 4),
-            "expected_loss": (F, M),
-            "expected_loss_se": (F, M),
-            "success": (M,),
-            "best": (),
-            "config": (),
-        }
+        assert shapes == {**frame_shapes(F, M, n_h, n_x), "success": (M,), "best": (), "config": ()}
         assert RunConfig.from_json(str(npz["config"])) == config
     return Run.load(path)
 
@@ -77,18 +65,8 @@ def test_train_writes_a_run_file_and_prints_one_line(tmp_path: Path) -> None:
         cwd=tmp_path,
     )
     assert result.returncode == 0, result.stderr
-    config = RunConfig(
-        model="linear",
-        k=2,
-        sparsity=0.5,
-        hidden=3,
-        inputs=2,
-        steps=4,
-        snapshot_every=2,
-        batch=8,
-        seeds=2,
-        seq_len=10,
-    )
+    config = RunConfig(model="linear", k=2, sparsity=0.5, hidden=3, inputs=2, steps=4,
+                       snapshot_every=2, batch=8, seeds=2, seq_len=10)  # fmt: skip
     run = assert_run_file(tmp_path / "out" / "run.npz", config)
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 1, result.stdout

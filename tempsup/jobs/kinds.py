@@ -51,7 +51,7 @@ from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.jobs.record import JobState
 from tempsup.run import ARRAYS, Run
-from tempsup.sweep import SWEEP_FRAME_ARRAYS, SweepResult, SweepSpec
+from tempsup.sweep import SweepResult, SweepSpec
 
 Frame = dict[str, np.ndarray]
 OnStep = Callable[[int], None]
@@ -218,22 +218,41 @@ def _run_frames(run: Run, start: int) -> list[Frame]:
     ]
 
 
-RUN = register_kind(
-    JobKind(
-        name="run",
-        spec_type=RunConfig,
-        spec_from_json=RunConfig.from_json,
-        stream=_run_stream,
-        result=_run_result,
-        load=_run_load,
-        result_key=lambda run: run.config.key,
-        frames_of=_run_frames,
-        n_frames=lambda run: run.n_frames,
-        frame_names=RUN_ARRAYS,
-        prepare=_base_warm_start,
-        check_untrusted=lambda config: _check_warm_start(config.warm_start),
-        needs=lambda config: _needs(config.warm_start),
-    )
+def run_kind(name: str, spec_type: Any, frame_names: tuple[str, ...], **fields: Any) -> JobKind:
+    """A kind whose result is a run file of one config (`.config`, `.n_frames`, and
+    `.frames(start)` unless `frames_of` is given), registered."""
+    fields.setdefault("frames_of", lambda run, start: run.frames(start))
+    return register_kind(JobKind(
+        name=name, spec_type=spec_type, spec_from_json=spec_type.from_json,
+        result_key=lambda run: run.config.key, n_frames=lambda run: run.n_frames,
+        frame_names=frame_names, **fields,
+    ))  # fmt: skip
+
+
+def sweep_kind(name: str, spec_type: Any, result_type: Any, **fields: Any) -> JobKind:
+    """A kind whose result is a sweep result (`tempsup._specs.SweepResultBase`: `.spec`,
+    `.frames(start)`, `.n_frames`), its frames the result type's `frame_arrays`, registered."""
+    source = f"stored {name.replace('-', ' ')}"
+    return register_kind(JobKind(
+        name=name, spec_type=spec_type, spec_from_json=spec_type.from_json,
+        load=lambda data: result_type.from_bytes(data, source=source),
+        result_key=lambda result: result.spec.key,
+        frames_of=lambda result, start: result.frames(start),
+        n_frames=lambda result: result.n_frames, frame_names=result_type.frame_arrays, **fields,
+    ))  # fmt: skip
+
+
+RUN = run_kind(
+    "run",
+    RunConfig,
+    RUN_ARRAYS,
+    stream=_run_stream,
+    result=_run_result,
+    load=_run_load,
+    frames_of=_run_frames,
+    prepare=_base_warm_start,
+    check_untrusted=lambda config: _check_warm_start(config.warm_start),
+    needs=lambda config: _needs(config.warm_start),
 )
 
 
@@ -266,24 +285,17 @@ def _store_points(queue: Results, spec: SweepSpec, result: SweepResult) -> None:
             queue.put_run(run)
 
 
-SWEEP = register_kind(
-    JobKind(
-        name="sweep",
-        spec_type=SweepSpec,
-        spec_from_json=SweepSpec.from_json,
-        stream=_sweep_stream,
-        result=_sweep_result,
-        load=lambda data: SweepResult.from_bytes(data, source="stored sweep"),
-        result_key=lambda result: result.spec.key,
-        frames_of=lambda result, start: result.frames(start),
-        n_frames=lambda result: result.n_frames,
-        frame_names=SWEEP_FRAME_ARRAYS,
-        publish=_sweep_publish,
-        prepare=lambda queue, spec: _base_warm_start(queue, spec.base),
-        check_untrusted=lambda spec: _check_warm_start(spec.base.warm_start),
-        needs=lambda spec: _needs(spec.base.warm_start),
-        on_finish=_store_points,
-    )
+SWEEP = sweep_kind(
+    "sweep",
+    SweepSpec,
+    SweepResult,
+    stream=_sweep_stream,
+    result=_sweep_result,
+    publish=_sweep_publish,
+    prepare=lambda queue, spec: _base_warm_start(queue, spec.base),
+    check_untrusted=lambda spec: _check_warm_start(spec.base.warm_start),
+    needs=lambda spec: _needs(spec.base.warm_start),
+    on_finish=_store_points,
 )
 
 
@@ -341,21 +353,15 @@ def _bows_load(data: bytes) -> Any:
     return BowsRun.from_bytes(data, source="stored bows run")
 
 
-BOWS = register_kind(
-    JobKind(
-        name="bows",
-        spec_type=BowsConfig,
-        spec_from_json=BowsConfig.from_json,
-        stream=_bows_stream,
-        result=_bows_result,
-        load=_bows_load,
-        result_key=lambda run: run.config.key,
-        frames_of=lambda run, start: run.frames(start),
-        n_frames=lambda run: run.n_frames,
-        frame_names=BOWS_FRAME_ARRAYS,
-        prepare=_text_of,
-        blobs=_bows_blobs,
-    )
+BOWS = run_kind(
+    "bows",
+    BowsConfig,
+    BOWS_FRAME_ARRAYS,
+    stream=_bows_stream,
+    result=_bows_result,
+    load=_bows_load,
+    prepare=_text_of,
+    blobs=_bows_blobs,
 )
 
 
@@ -365,23 +371,16 @@ def _bows_sweep_stream(
     return bows_sweep.stream_sweep(spec, None, on_step, text=text)
 
 
-BOWS_SWEEP = register_kind(
-    JobKind(
-        name=BowsSweepSpec.kind,
-        spec_type=BowsSweepSpec,
-        spec_from_json=BowsSweepSpec.from_json,
-        stream=_bows_sweep_stream,
-        result=bows_sweep.sweep_result,
-        load=lambda data: BowsSweepResult.from_bytes(data, source="stored bows sweep"),
-        result_key=lambda result: result.spec.key,
-        frames_of=lambda result, start: result.frames(start),
-        n_frames=lambda result: result.n_frames,
-        frame_names=bows_sweep.SWEEP_FRAME_ARRAYS,
-        publish=bows_sweep.sweep_frame,
-        prepare=lambda queue, spec: _text_of(queue, spec.base),
-        on_finish=bows_sweep.store_points,
-        blobs=lambda spec: _bows_blobs(spec.base),
-    )
+BOWS_SWEEP = sweep_kind(
+    BowsSweepSpec.kind,
+    BowsSweepSpec,
+    BowsSweepResult,
+    stream=_bows_sweep_stream,
+    result=bows_sweep.sweep_result,
+    publish=bows_sweep.sweep_frame,
+    prepare=lambda queue, spec: _text_of(queue, spec.base),
+    on_finish=bows_sweep.store_points,
+    blobs=lambda spec: _bows_blobs(spec.base),
 )
 
 

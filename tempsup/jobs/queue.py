@@ -95,6 +95,8 @@ RUN_CACHE_SIZE = 4
 # The largest blob (an uploaded text) the store takes.
 MAX_BLOB = 2_000_000
 HOST = socket.gethostname()
+Imports = tuple[str, ...]  # modules a worker process imports first
+Command = tuple[list[str], dict[str, str]]  # a worker's command line and extra environment
 
 
 @dataclass(frozen=True)
@@ -191,16 +193,9 @@ class BaseQueue(ABC):
         ...
 
     @abstractmethod
-    def worker_command(
-        self,
-        threads: int = 1,
-        parent: int | None = None,
-        poll: float = 0.2,
-        imports: tuple[str, ...] = (),
-    ) -> tuple[list[str], dict[str, str]]:
+    def worker_command(self, threads: int = 1, poll: float = 0.2, imports: Imports = ()) -> Command:
         """The command line and extra environment of one worker process for this queue
         (`imports`: modules the worker imports first, e.g. to register more job kinds)."""
-        ...
 
     def _notify(self) -> None:
         """Jobs were queued: wake the workers (the notify hook, if any)."""
@@ -791,25 +786,15 @@ class JobQueue(BaseQueue):
     def copy(self) -> JobQueue:
         return JobQueue(self.directory, **self.options)
 
-    def worker_command(
-        self,
-        threads: int = 1,
-        parent: int | None = None,
-        poll: float = 0.2,
-        imports: tuple[str, ...] = (),
-    ) -> tuple[list[str], dict[str, str]]:
+    def worker_command(self, threads: int = 1, poll: float = 0.2, imports: Imports = ()) -> Command:
         cmd = [
             sys.executable, "-m", "tempsup.jobs.worker", "--cache", str(self.directory),
             "--threads", str(threads), "--poll", str(poll),
         ]  # fmt: skip
-        for module in imports:
-            cmd += ["--import", module]
-        if parent is not None:
-            cmd += ["--parent", str(parent)]
-        return cmd, {}
+        return [*cmd, *(arg for module in imports for arg in ("--import", module))], {}
 
     def __repr__(self) -> str:
         return f"JobQueue({str(self.directory)!r})"
 
 
-__all__ = ["LOW", "NORMAL", "BaseQueue", "Claim", "JobQueue", "pid_alive"]
+__all__ = ["LOW", "NORMAL", "BaseQueue", "Claim", "Command", "Imports", "JobQueue", "pid_alive"]

@@ -48,7 +48,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import redis
 
-from tempsup.jobs.queue import BaseQueue
+from tempsup.jobs.queue import BaseQueue, Command, Imports
 from tempsup.jobs.record import JobState, JobStatus
 from tempsup.jobs.store import StoreUnavailable
 
@@ -290,13 +290,7 @@ class RedisQueue(BaseQueue):
         """True if Redis answers; StoreUnavailable if not."""
         return self._store.ping()
 
-    def worker_command(
-        self,
-        threads: int = 1,
-        parent: int | None = None,
-        poll: float = 0.2,
-        imports: tuple[str, ...] = (),
-    ) -> tuple[list[str], dict[str, str]]:
+    def worker_command(self, threads: int = 1, poll: float = 0.2, imports: Imports = ()) -> Command:
         """A Celery worker for this queue: one training process (`--pool solo`)."""
         cmd = [
             sys.executable, "-m", "celery", "-A", "tempsup.jobs.celery_app", "worker",
@@ -312,8 +306,6 @@ class RedisQueue(BaseQueue):
             "TEMPSUP_REDIS_PREFIX": self.prefix,
             "TEMPSUP_THREADS": str(threads),
         }
-        if parent is not None:
-            env["TEMPSUP_PARENT_PID"] = str(parent)
         return cmd, env
 
     def _notify(self) -> None:

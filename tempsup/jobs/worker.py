@@ -362,12 +362,10 @@ class WorkerPool:
 
     def _spawn(self) -> subprocess.Popen:
         root = str(Path(__file__).resolve().parents[2])
-        cmd, extra = self.queue.worker_command(
-            self.threads, parent=os.getpid(), poll=self.poll, imports=self.imports
-        )
+        cmd, extra = self.queue.worker_command(self.threads, self.poll, self.imports)
         if cmd[0] == sys.executable:
             cmd = [self.python, *cmd[1:]]
-        env = {**os.environ, **extra}
+        env = {**os.environ, **extra, "TEMPSUP_PARENT_PID": str(os.getpid())}  # they watch us
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
         for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = str(self.threads)
@@ -453,7 +451,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default: 1)")
     parser.add_argument("--once", action="store_true", help="train at most one job, then exit")
     parser.add_argument("--poll", type=float, default=POLL, help="idle poll interval in seconds")
-    parser.add_argument("--parent", type=int, default=None, help="exit when this pid is gone")
     parser.add_argument(
         "--import",
         dest="imports",
@@ -469,8 +466,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.INFO, format="%(asctime)s tempsup worker %(process)d: %(message)s"
     )
     try:
-        cache = args.cache or Settings.from_env(os.environ).cache
-        worker = Worker(cache, threads=args.threads, poll=args.poll, parent=args.parent)
+        settings = Settings.from_env(os.environ)  # TEMPSUP_PARENT_PID: exit when it is gone
+        worker = Worker(
+            args.cache or settings.cache, threads=args.threads, poll=args.poll,
+            parent=settings.parent_pid,
+        )  # fmt: skip
     except TempsupError as exc:
         print(f"tempsup worker: error: {exc}", file=sys.stderr)
         return 2
