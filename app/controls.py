@@ -21,8 +21,8 @@ from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from app import ids
 from app.urlstate import config_from_query, query_from_config, view_from_query
-from app.widgets import number_box, number_field
-from tempsup.config import DEFAULTS, INPUT_DISTS, MODEL_NAMES, RunConfig
+from app.widgets import model_choice, number_box, number_field
+from tempsup.config import DEFAULTS, INPUT_DISTS, RunConfig
 from tempsup.errors import TempsupError
 
 # Sliders cover the teaching range; larger sizes (the N_h = 100 preset) come from links.
@@ -120,13 +120,7 @@ def _card() -> html.Div:
         className="card controls",
         children=[
             html.H2("Model and task"),
-            html.Label("Model", className="label"),
-            dcc.RadioItems(
-                id=ids.MODEL,
-                options=[{"label": MODEL_NAMES[m], "value": m} for m in MODEL_NAMES],
-                value=DEFAULTS.model,
-                className="radios",
-            ),
+            *model_choice(ids.MODEL, DEFAULTS.model),
             *_slider_rows(),
             html.Details(
                 className="advanced",

@@ -20,23 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from dash import (
-    MATCH,
-    ClientsideFunction,
-    Input,
-    Output,
-    State,
-    callback,
-    clientside_callback,
-    ctx,
-    dcc,
-    html,
-    no_update,
-)
+import dash
+from dash import MATCH, Input, Output, State, callback, clientside_callback, dcc, html, no_update
 
 from app import ids
 from app.jobwords import describe
 from app.services import job_queue
+from app.widgets import js
 from tempsup.jobs.record import ACTIVE, JobState, JobStatus
 
 
@@ -81,21 +71,11 @@ class JobWidget:
     def id(self, part: str) -> dict[str, Any]:
         return ids.job(part, self.page)
 
-    @property
-    def store(self) -> dict[str, Any]:
-        return self.id(ids.STORE)
-
-    @property
-    def status(self) -> dict[str, Any]:
-        return self.id(ids.STATUS)
-
-    @property
-    def poll(self) -> dict[str, Any]:
-        return self.id(ids.POLL)
-
-    @property
-    def error(self) -> dict[str, Any]:
-        return self.id(ids.ERROR)
+    # the parts a page's callbacks name most
+    store = property(lambda self: self.id(ids.STORE))  # {"key", …}: the job on screen
+    status = property(lambda self: self.id(ids.STATUS))  # what the bar draws
+    poll = property(lambda self: self.id(ids.POLL))
+    error = property(lambda self: self.id(ids.ERROR))
 
     def layout(
         self,
@@ -227,7 +207,7 @@ def _page(id_: Any) -> str | None:
 
 
 clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="job_bar"),
+    js("job_bar"),
     Output(ids.job(ids.TEXT, MATCH), "children"),
     Output(ids.job(ids.BAR, MATCH), "style"),
     Output(ids.job(ids.CANCEL, MATCH), "disabled"),
@@ -262,7 +242,7 @@ def cancel(_clicks: int, job: Any) -> Any:
 )
 def export(_clicks: int, job: Any) -> Any:
     """The page's exporter applied to the job on screen."""
-    exporter = EXPORTERS.get(_page(ctx.triggered_id) or "")
+    exporter = EXPORTERS.get(_page(dash.ctx.triggered_id) or "")
     if exporter is None:
         return no_update, no_update
     key = job_key(job)

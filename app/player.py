@@ -14,22 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from dash import (
-    ALL,
-    MATCH,
-    ClientsideFunction,
-    Input,
-    Output,
-    State,
-    callback,
-    clientside_callback,
-    dcc,
-    html,
-)
+from dash import ALL, MATCH, Input, Output, State, callback, clientside_callback, dcc, html
 
 from app import ids
 from app.view import empty_view
-from app.widgets import scrubber
+from app.widgets import js, scrubber
 from tempsup.figures import NEAR_BEST
 
 TICK_MS = 120  # ~8 frames a second: 100 frames play in about 12 s
@@ -73,10 +62,6 @@ def controls(page: str, view: Any = INITIAL_VIEW, request: Any = None) -> list[A
     ]
 
 
-def _js(name: str) -> ClientsideFunction:
-    return ClientsideFunction(namespace="tempsup", function_name=name)
-
-
 def _p(part: str) -> dict[str, Any]:
     return ids.player(part, MATCH)
 
@@ -85,7 +70,7 @@ FRAME, VIEW, REQUEST, TICK, PLAY = (_p(ids.FRAME), _p(ids.VIEW), _p(ids.REQUEST)
                                     _p(ids.PLAY))  # fmt: skip
 
 clientside_callback(
-    _js("render"),
+    js("render"),
     Output(ids.graph(MATCH, ALL), "figure"),
     Output(_p(ids.FRAME_LABEL), "children"),
     Input(FRAME, "value"),
@@ -94,7 +79,7 @@ clientside_callback(
 # the slider's range follows the frames; while training it follows the newest; a link's
 # frame (the request store) is applied once that run's frames are all in
 clientside_callback(
-    _js("follow"),
+    js("follow"),
     Output(FRAME, "max"),
     Output(FRAME, "value", allow_duplicate=True),
     Output(REQUEST, "data", allow_duplicate=True),
@@ -105,29 +90,21 @@ clientside_callback(
     State(REQUEST, "data"),
     prevent_initial_call="initial_duplicate",  # a page may arrive with its frames inside
 )
+# Play / Pause, and each tick of the play interval
 clientside_callback(
-    _js("toggle_play"),
+    js("play"),
+    Output(FRAME, "value", allow_duplicate=True),
     Output(TICK, "disabled"),
     Output(PLAY, "children"),
-    Output(FRAME, "value", allow_duplicate=True),
     Input(PLAY, "n_clicks"),
+    Input(TICK, "n_intervals"),
     State(TICK, "disabled"),
     State(FRAME, "value"),
     State(FRAME, "max"),
     prevent_initial_call=True,
 )
 clientside_callback(
-    _js("tick"),
-    Output(FRAME, "value", allow_duplicate=True),
-    Output(TICK, "disabled", allow_duplicate=True),
-    Output(PLAY, "children", allow_duplicate=True),
-    Input(TICK, "n_intervals"),
-    State(FRAME, "value"),
-    State(FRAME, "max"),
-    prevent_initial_call=True,
-)
-clientside_callback(
-    _js("step"),
+    js("step"),
     Output(FRAME, "value", allow_duplicate=True),
     Input(_p(ids.PREV), "n_clicks"),
     Input(_p(ids.NEXT), "n_clicks"),
@@ -228,7 +205,7 @@ def update_features(store: dict | None, current: object):
 
 # The link to exactly this view: the config (the URL's query), the seed shown, the frame.
 clientside_callback(
-    _js("share_link"),
+    js("share_link"),
     Output(ids.SHARE_LINK, "href"),
     Input(ids.URL, "search"),
     Input(ids.player(ids.FRAME, ids.EXPLORER), "value"),
@@ -238,7 +215,7 @@ clientside_callback(
 
 # A per-browser id for the per-client job limit, made once and kept locally.
 clientside_callback(
-    _js("client_id"),
+    js("client_id"),
     Output(ids.CLIENT, "data"),
     Input(ids.ROOT_URL, "pathname"),
     State(ids.CLIENT, "data"),

@@ -1,16 +1,32 @@
 """Small inputs every page lays out alike, and what they read: labelled number boxes,
 boxes of comma-separated values (`parse_list`) and the scrubber.
 
-(The job widget is `app/jobwidget.py`, the player `app/player.py`.)
+(The job widget is `app/jobwidget.py`, the player `app/player.py`; `js` names a function
+of `assets/tempsup.js` for a client-side callback.)
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from dash import dcc, html
+from dash import ClientsideFunction, dcc, html
 
+from tempsup.config import MODEL_NAMES
 from tempsup.errors import TempsupError
+
+
+def js(name: str) -> ClientsideFunction:
+    """The browser function `name` of `assets/tempsup.js` (namespace "tempsup")."""
+    return ClientsideFunction(namespace="tempsup", function_name=name)
+
+
+def model_choice(id_: str, value: str) -> list[Any]:
+    """The labelled choice of the model (linear RNN, SSM, ReLU RNN)."""
+    options = [{"label": MODEL_NAMES[m], "value": m} for m in MODEL_NAMES]
+    return [
+        html.Label("Model", className="label"),
+        dcc.RadioItems(id=id_, options=options, value=value, className="radios"),
+    ]
 
 
 def number_field(

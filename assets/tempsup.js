@@ -110,21 +110,16 @@
         return out(noUpdate(), false);
       },
 
-      toggle_play: function (clicks, disabled, value, max) {
-        if (disabled) {
-          // start playing; from the start if we are at the end
-          const start = value >= max ? 0 : noUpdate();
-          return [false, "Pause", start];
+      // Play / Pause toggles the play interval (from the start when at the end); each tick
+      // steps one frame and stops at the last. Returns [frame, interval disabled, label].
+      play: function (clicks, n, disabled, value, max) {
+        const trig = window.dash_clientside.callback_context.triggered_id;
+        if (trig && trig.type === "player-tick") {
+          const next = (value || 0) + 1;
+          return next >= max ? [max, true, "Play"] : [next, noUpdate(), noUpdate()];
         }
-        return [true, "Play", noUpdate()];
-      },
-
-      tick: function (n, value, max) {
-        const next = (value || 0) + 1;
-        if (next >= max) {
-          return [max, true, "Play"];
-        }
-        return [next, noUpdate(), noUpdate()];
+        if (disabled) return [value >= max ? 0 : noUpdate(), false, "Pause"];
+        return [noUpdate(), true, "Play"];
       },
 
       step: function (prev, next, value, max) {

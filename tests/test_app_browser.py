@@ -614,6 +614,37 @@ def test_train_and_the_player_stay_in_view_while_the_panels_scroll(server, brows
     wait_for(lambda: frame_count(browser)[0] == cur - 1, 10, "the step from the sticky player")
 
 
+COMPARE_PLAYER = (
+    *(css(ids.player(p, ids.COMPARE)) for p in (ids.PLAY, ids.PREV, ids.NEXT, ids.FRAME)),
+    "#compare-label",
+)
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
+def test_the_compare_player_stays_in_view_while_the_panels_scroll(server, browser, size):
+    from urllib.parse import urlencode
+
+    set_viewport(browser, *size)
+    left, right = TINY + "&seed=43", TINY.replace("model=linear", "model=ssm") + "&seed=43"
+    browser.get(f"{server}/compare?" + urlencode({"left": left, "right": right}))
+    wait_for(lambda: frame_label_compare(browser).count("frame 21/21") == 2, 90, "both runs")
+    last = css(ids.compare_graph("right", "eigen"))
+    browser.execute_script(
+        "document.querySelector(arguments[0]).scrollIntoView({block: 'end'})", last
+    )
+    wait_for(lambda: in_view(browser, last), 10, "the last panel scrolled into view")
+    assert browser.execute_script("return window.scrollY") > 300
+    for part in COMPARE_PLAYER:
+        assert in_view(browser, part), f"{part} scrolled out of view"
+
+    # the sticky player still works: steps back (1 % of training each) leave the last frames
+    def step_back() -> bool:
+        find(browser, COMPARE_PLAYER[1]).click()
+        return frame_label_compare(browser).count("frame 21/21") == 0
+
+    wait_for(step_back, 20, "steps back from the sticky player")
+
+
 def test_the_directions_caption_follows_the_model(server, browser):
     browser.get(f"{server}/?{TINY}&seed=42")
     caption = find(browser, "#explain-directions")

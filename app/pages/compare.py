@@ -11,18 +11,7 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlparse
 
-from dash import (
-    ALL,
-    ClientsideFunction,
-    Input,
-    Output,
-    State,
-    callback,
-    clientside_callback,
-    dcc,
-    html,
-    no_update,
-)
+from dash import ALL, Input, Output, State, callback, clientside_callback, dcc, html, no_update
 
 from app import ids, player
 from app.jobwidget import submit
@@ -32,6 +21,7 @@ from app.panels import PANELS
 from app.services import job_queue
 from app.urlstate import compare_href, config_from_query, query_from_config
 from app.view import empty_view, full_view
+from app.widgets import js
 from tempsup.config import FIELDS, MODEL_NAMES, RunConfig
 from tempsup.errors import TempsupError
 from tempsup.jobs.record import JobState
@@ -231,7 +221,7 @@ def load_pair(search: str | None, _n: Any, client: Any):
 
 # one scrubber (the shared player's row: play, step, ticks) over both runs
 clientside_callback(
-    ClientsideFunction(namespace="tempsup", function_name="render_pair"),
+    js("render_pair"),
     Output(ids.compare_graph(ALL, ALL), "figure"),
     Output(ids.COMPARE_LABEL, "children"),
     Input(ids.player(ids.FRAME, ids.COMPARE), "value"),

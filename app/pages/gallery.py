@@ -11,19 +11,19 @@ and links into the explorer (or the compare page).
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
 from typing import Any
 
 from dash import Input, Output, callback, dcc, html
 
-from app import ids
+from app import ids, preset_runs
 from app.pages import register
 from app.services import job_queue, preset_mode
 from app.urlstate import compare_href, query_from_config
 from tempsup import figures
 from tempsup.errors import TempsupError
-from tempsup.jobs.record import JobState
-from tempsup.paper.preset import ClaimResult, Preset, format_measured
+from tempsup.paper.preset import ClaimResult, Preset
 from tempsup.paper.presets import presets
 from tempsup.run import Run
 
@@ -53,27 +53,6 @@ def layout() -> html.Div:
     )
 
 
-def _ready(preset: Preset) -> dict[str, Run]:
-    """The preset's finished runs, by label."""
-    queue = job_queue()
-    out = {}
-    for label, cfg in zip(preset.labels, preset.configs, strict=True):
-        status = queue.status(cfg.key)
-        if status is not None and status.state == JobState.DONE:
-            run = queue.run(cfg.key)
-            if run is not None:
-                out[label] = run
-    return out
-
-
-@lru_cache(maxsize=16)
-def _checked(name: str, quick: bool, keys: tuple[str, ...]) -> tuple[ClaimResult, ...]:
-    """A preset's claims measured once per web process (its runs never change)."""
-    preset = next(p for p in presets(quick) if p.name == name)
-    runs = {label: job_queue().run(key) for label, key in zip(preset.labels, keys, strict=True)}
-    return tuple(preset.check(runs))
-
-
 @lru_cache(maxsize=16)
 def _thumbnail(key: str) -> dict[str, Any]:
     """A small static picture of a run's final frame (plain JSON, cached)."""
@@ -88,6 +67,8 @@ def _thumbnail(key: str) -> dict[str, Any]:
 
 
 def claim_rows(results: tuple[ClaimResult, ...]) -> html.Ul:
+    """Each claim with its verdict, how many seeds agree, the numbers measured and the
+    criterion they were judged by (all on the card, none folded away)."""
     items = []
     for r in results:
         mark = "✓ held" if r.held else "✗ did not hold"
@@ -98,21 +79,47 @@ def claim_rows(results: tuple[ClaimResult, ...]) -> html.Ul:
                     html.Strong(mark),
                     f" — {r.claim} ",
                     html.Span(f"({r.successes} of {r.seeds} seeds)", className="rate"),
-                    html.Details(
+                    html.Div(
                         className="measured",
                         children=[
-                            html.Summary("measured"),
-                            html.Pre(
-                                format_measured(r.measured),
-                                style={"fontSize": "11px", "whiteSpace": "pre-wrap"},
-                            ),
-                            html.Small(r.criterion),
+                            html.Span("measured: ", className="what"),
+                            "; ".join(measured_items(r.measured)),
                         ],
-                    ),
+                    ),  # fmt: skip
+                    html.Div(
+                        className="criterion",
+                        children=[html.Span("criterion: ", className="what"), r.criterion],
+                    )
+                    if r.criterion
+                    else None,
                 ],
             )
         )
     return html.Ul(className="claims", children=items)
+
+
+def measured_items(measured: dict[str, Any], prefix: str = "") -> list[str]:
+    """A claim's numbers as short `name = value` items (nested names joined by spaces;
+    floats to 4 significant digits, long lists shortened)."""
+    out = []
+    for key, value in measured.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out += measured_items(value, name + " ")
+        else:
+            out.append(f"{name} = {_short(value)}")
+    return out
+
+
+def _short(value: Any, limit: int = 8) -> str:
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        shown = [_short(v) for v in value[:limit]]
+        return "[" + ", ".join(shown) + (", …" if len(value) > limit else "") + "]"
+    return str(value)
 
 
 def links(preset: Preset) -> list[Any]:
@@ -134,7 +141,7 @@ def card(preset: Preset, quick: bool, ready: dict[str, Run]) -> html.Div:
                        className="status")]  # fmt: skip
     else:
         try:
-            results = _checked(preset.name, quick, preset.keys)
+            results = preset_runs.checked(preset.name, quick, preset.keys)
             body = [claim_rows(results)]
         except TempsupError as exc:
             body = [html.P(f"Could not check this preset: {exc}", className="error")]
@@ -166,7 +173,7 @@ def cards() -> tuple[list[html.Div], bool]:
     quick = mode == "quick"
     out, pending = [], False
     for p in presets(quick):
-        ready = _ready(p)
+        ready = preset_runs.ready(p)
         pending |= len(ready) < len(p.configs)
         out.append(card(p, quick, ready))
     return out, pending

@@ -49,6 +49,12 @@ DEFAULT = BowsConfig()
 WIDGET = JobWidget(ids.LAB)  # a lab run
 SWEEP = JobWidget(ids.LAB_SWEEP)  # the sweep over m
 VIEW = ids.player(ids.VIEW, ids.LAB)
+# the lab's controls, as the train and the sweep callbacks read them (`build_config`'s order)
+CONTROLS = (
+    *(State(id_, "value") for id_ in (ids.LAB_STRUCTURE, ids.LAB_M, ids.LAB_MODEL, ids.LAB_WD,
+                                       ids.LAB_SHARPNESS, ids.LAB_EPOCHS, ids.LAB_SEEDS)),
+    State(ids.LAB_TEXT, "data"),
+)  # fmt: skip
 EXPLAIN = {
     "matrices": "The data's covariance beside WᵀW, on one colour scale: with correlated "
     "features the model copies the covariance's structure (constructive interference).",
@@ -293,14 +299,7 @@ def upload_text(contents: Any, filename: Any):
 @callback(
     *WIDGET.submitted(Output(VIEW, "data")),
     Input(WIDGET.id(ids.RUN), "n_clicks"),
-    State(ids.LAB_STRUCTURE, "value"),
-    State(ids.LAB_M, "value"),
-    State(ids.LAB_MODEL, "value"),
-    State(ids.LAB_WD, "value"),
-    State(ids.LAB_SHARPNESS, "value"),
-    State(ids.LAB_EPOCHS, "value"),
-    State(ids.LAB_SEEDS, "value"),
-    State(ids.LAB_TEXT, "data"),
+    *CONTROLS,
     State(ids.CLIENT, "data"),
     prevent_initial_call=True,
 )
@@ -341,14 +340,7 @@ register_export(ids.LAB, _run_page, "tempsup-lab-{key}.html", "Nothing to export
         Output(ids.LAB_SWEEP_GRAPH, "figure"), Output(ids.LAB_SWEEP_TABLE, "children")
     ),
     Input(SWEEP.id(ids.RUN), "n_clicks"),
-    State(ids.LAB_STRUCTURE, "value"),
-    State(ids.LAB_M, "value"),
-    State(ids.LAB_MODEL, "value"),
-    State(ids.LAB_WD, "value"),
-    State(ids.LAB_SHARPNESS, "value"),
-    State(ids.LAB_EPOCHS, "value"),
-    State(ids.LAB_SEEDS, "value"),
-    State(ids.LAB_TEXT, "data"),
+    *CONTROLS,
     State(ids.LAB_SWEEP_MS, "value"),
     State(ids.LAB_SWEEP_WDS, "value"),
     State(ids.CLIENT, "data"),

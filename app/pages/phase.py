@@ -18,7 +18,7 @@ from app.jobwidget import JobWidget, job_key, polled, submit
 from app.pages import register
 from app.services import job_queue
 from app.urlstate import query_from_config
-from app.widgets import number_field, parse_list
+from app.widgets import model_choice, number_field, parse_list
 from tempsup.config import DEFAULTS, MODEL_NAMES
 from tempsup.errors import TempsupError
 from tempsup.figures.phase import phase_figure
@@ -41,13 +41,7 @@ def layout() -> html.Div:
                     className="card controls",
                     children=[
                         html.H2("Sweep"),
-                        html.Label("Model", className="label"),
-                        dcc.RadioItems(
-                            id=ids.PHASE_MODEL,
-                            options=[{"label": MODEL_NAMES[m], "value": m} for m in MODEL_NAMES],
-                            value="ssm",
-                            className="radios",
-                        ),
+                        *model_choice(ids.PHASE_MODEL, "ssm"),
                         html.Label("Sparsities (comma-separated)", className="label"),
                         dcc.Input(
                             id=ids.PHASE_SPARSITIES,

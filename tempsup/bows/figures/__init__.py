@@ -9,8 +9,8 @@ No Dash here (style.md §5); the app and the HTML export share them. Panels
     loss       training loss of every seed, with a step cursor
 
 `PANEL_SET` (`lab.py`) puts them behind the panel protocol of the RNN explorer's figures
-(`tempsup.figures.panel`): `frame_traces`, `all_frame_traces`, `moving_traces`,
-`panel_layout` and `panel_figure` below are its front-end, with the same contract.
+(`tempsup.figures.panel`): `PANEL_SET.frame_traces`, `.panel_layout`, `.panel_figure`, …
+draw any panel, with the same contract.
 `animation_figure` / `export_html` put the four panels into one animated, self-contained
 figure; `sweep_figure(runs)` draws a sweep over m (and weight decay) from several runs.
 Seed None means the run's best seed.
@@ -23,24 +23,13 @@ from tempsup.bows.figures.lab import PANEL_SET, PANELS, status_lines
 from tempsup.bows.figures.sweep import export_sweep_html, sweep_figure
 from tempsup.palette import empty_figure
 
-frame_traces = PANEL_SET.frame_traces
-all_frame_traces = PANEL_SET.all_frame_traces
-moving_traces = PANEL_SET.moving_traces
-panel_layout = PANEL_SET.panel_layout
-panel_figure = PANEL_SET.panel_figure
-
 __all__ = [
     "PANELS",
     "PANEL_SET",
-    "all_frame_traces",
     "animation_figure",
     "empty_figure",
     "export_html",
     "export_sweep_html",
-    "frame_traces",
-    "moving_traces",
-    "panel_figure",
-    "panel_layout",
     "status_lines",
     "sweep_figure",
 ]
