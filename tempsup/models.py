@@ -104,6 +104,15 @@ class BatchedRNN(nn.Module):
         idx = self.k.view(-1, 1, 1, 1).expand(-1, 1, *directions.shape[2:])
         return torch.gather(directions, 1, idx).squeeze(1)
 
+    def kernel(self, n: int) -> torch.Tensor:
+        """The linear recurrence's kernel A_s = W_yᵀ W_s, s = 0..n-1: (M, n, N_x(i), N_x(j)).
+
+        The pre-readout of a linear recurrence is z_t = Σ_s A_s x_{t-s}: the
+        kernel is all the training loss of `linear` and `ssm` needs.
+        """
+        w_s = self.directions(n)  # (M, n, N_h, N_x)
+        return torch.einsum("mhi,mshj->msij", self.readout(w_s), w_s)
+
     def bias(self) -> torch.Tensor:
         """Readout bias (M, N_x); zeros when the config has none."""
         if self.b_y is None:
@@ -131,9 +140,7 @@ class BatchedRNN(nn.Module):
     def _convolve(self, x: torch.Tensor) -> torch.Tensor:
         """Linear recurrence as one Toeplitz matmul: z_t = Σ_s A_s x_{t-s}."""
         m, (_, seq_len, n_x, batch) = self.n_models, x.shape
-        w_s = self.directions(seq_len)  # (M, T, N_h, N_x)
-        w_y = self.readout(w_s)  # (M, N_h, N_x)
-        a = torch.einsum("mhi,mshj->msij", w_y, w_s)  # (M, T, N_x(i), N_x(j)) = W_yᵀ W_s
+        a = self.kernel(seq_len)  # (M, T, N_x(i), N_x(j))
         lag = torch.arange(seq_len).view(-1, 1) - torch.arange(seq_len).view(1, -1)  # t - t'
         toeplitz = a[:, lag.clamp(min=0)] * (lag >= 0).view(1, seq_len, seq_len, 1, 1)
         # (M, T, T', i, j) -> (M, T*i, T'*j): row = (time, output), col = (source time, input)

@@ -23,8 +23,9 @@ import torch
 from tempsup import _training
 from tempsup._training import model_seeds, optimizer_steps
 from tempsup.config import RunConfig, curriculum_progress, importance_weights
-from tempsup.data import delayed_targets, sample_inputs
+from tempsup.data import sample_inputs
 from tempsup.errors import TempsupError
+from tempsup.losses import sampled_loss
 from tempsup.models import BatchedRNN
 from tempsup.snapshot import Snapshot
 
@@ -75,15 +76,13 @@ def train(
             for _ in range(c.seeds)
         ]
     )
-    weights = torch.tensor(importance_weights(cfg)).view(1, 1, -1, 1)  # (1, 1, N_x, 1)
+    weights = torch.tensor(importance_weights(cfg))  # (N_x,)
     data_gen = torch.Generator().manual_seed(cfg.seed + 7_919)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
 
     def batch_loss(p: torch.Tensor) -> torch.Tensor:
         x = sample_inputs(data_gen, p, cfg.batch, cfg.seq_len, cfg.inputs, cfg.input_dist)
-        y = delayed_targets(x, k, n_models)  # (M or 1, T, N_x, B)
-        z = model.preactivation(x)  # (M, T, N_x, B)
-        return SquaredError.apply(z, y, weights if cfg.inputs > 1 else None, model.relu_readout)
+        return sampled_loss(model, x, p, weights)  # (M,)
 
     def step(i: int, lr: float) -> torch.Tensor:  # lr: set on `opt` by optimizer_steps
         frac = curriculum_progress(cfg.steps, i)  # = RunConfig.p_at(i), for every model at once
@@ -98,37 +97,6 @@ def train(
     yield from optimizer_steps(
         opt, cfg, n_models, step, lambda i, loss: _snapshot(model, i, loss), on_step
     )
-
-
-class SquaredError(torch.autograd.Function):
-    """Per-model loss Σ_t Σ_i I_i (y − σ_y(z))², mean over the batch: (M,).
-
-    Fused because these elementwise passes over (M, T, N_x, B) dominate the
-    step time of small models: the backward is a single multiply by the
-    error saved in the forward (already zeroed where the ReLU is off).
-    """
-
-    @staticmethod
-    def forward(ctx, z, y, weights, relu):  # noqa: ANN001 - autograd signature
-        m, batch = z.shape[0], z.shape[-1]
-        y_hat = torch.relu(z) if relu else z
-        err = y_hat - y  # (M, T, N_x, B), a fresh tensor: in-place from here on
-        if weights is None:  # one fused pass for the sum of squares
-            loss = torch.linalg.vector_norm(err.view(m, -1), dim=1).square() / batch  # (M,)
-            werr = err
-        else:
-            werr = err * weights
-            loss = (werr * err).sum(dim=(1, 2, 3)) / batch  # (M,)
-        if relu:  # no gradient through an inactive readout; sign() is 4x faster than masking
-            werr = werr.mul_(y_hat.sign_())
-        ctx.save_for_backward(werr)
-        ctx.batch = z.shape[-1]
-        return loss
-
-    @staticmethod
-    def backward(ctx, grad):  # noqa: ANN001
-        (werr,) = ctx.saved_tensors
-        return werr * (grad * (2.0 / ctx.batch)).view(-1, 1, 1, 1), None, None, None
 
 
 def _snapshot(model: BatchedRNN, step: int, loss: torch.Tensor) -> Snapshot:

@@ -18,9 +18,10 @@ import torch
 from tempsup import geometry
 from tempsup.config import RunConfig, importance_weights
 from tempsup.data import delayed_targets, sample_inputs
+from tempsup.losses import SquaredError
 from tempsup.models import CONV_MAX_SIDE, BatchedRNN
 from tempsup.run import derived
-from tempsup.train import SquaredError, model_seeds, train
+from tempsup.train import model_seeds, train
 
 
 def make(

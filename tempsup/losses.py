@@ -1,0 +1,365 @@
+"""The training loss of the batched models, each model by its fastest exact path.
+
+    L_m = (1/B) Σ_b Σ_t Σ_i I_i (y_{t,i} − ŷ_{t,i})²,   y_t = x_{t−k}      (science.md §1)
+
+one value per model, summed by the trainer. Every path computes the same
+number and the same gradients as the reference — the model's own forward
+pass scored by `SquaredError` — up to float rounding (tests/test_fast_paths.py).
+The paths differ in where the time goes:
+
+- `linear`: the loss is a quadratic form in the kernel A_s = W_yᵀ W_s. With
+  φ_{t,b} = (x_{t−s,j,b})_{s,j} the lagged inputs and d_i = A_{·,i,·} − e_{(k,i)}
+  (the target is itself a lagged input), L = Σ_i I_i d_iᵀ C d_i with
+  C = (1/B) Σ_{t,b} φφᵀ the batch's lagged Gram matrix (T·N_x square, bias as
+  one more row of ones). C is shared by every model of a step, so a model
+  costs O((T·N_x)²), not O(B·T).
+- `ssm`: the pre-readout is the shared (B·T × T·N_x) Toeplitz matrix of the
+  inputs times every model's kernel: one GEMM forward and one for the
+  gradient, computed in the forward pass so the (M·N_x × B·T) activations
+  die at once and only the small kernel gradient is kept. The element-wise
+  work is one ReLU in place and one norm; the targets are non-zero on a
+  fraction p of the columns only, so the residual and its mask are taken on
+  those columns alone.
+- `rnn` (and any model whose T·N_x is too wide for a Toeplitz matrix): the
+  time loop, with a hand-written backward through time on preallocated
+  buffers, in a (T, M, N_h, B) layout. Only the recursion of the hidden
+  gradient stays in the loop; the weight gradients are three batched
+  products after it.
+
+Models whose inputs differ (a sweep over p) or whose delays differ (a sweep
+over k) are grouped by (p, k); each group shares one Toeplitz or Gram matrix.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from tempsup.models import CONV_MAX_SIDE, BatchedRNN
+
+
+def sampled_loss(
+    model: BatchedRNN, x: torch.Tensor, p: torch.Tensor, weights: torch.Tensor
+) -> torch.Tensor:
+    """Per-model loss (M,) on inputs x (1 or M, T, N_x, B) drawn with probabilities p (M,).
+
+    `weights` (N_x,) are the importance weights I_i; targets are x delayed by
+    each model's `model.k`. Differentiable in the model's parameters.
+    """
+    _, seq_len, n_x, _ = x.shape
+    if model.relu_hidden or seq_len * n_x > CONV_MAX_SIDE:
+        return recurrent_loss(model, x, weights)
+    kernel = model.kernel(seq_len)  # (M, T, N_x(i), N_x(j))
+    bias = model.b_y  # (M, N_x) or None
+    losses = []
+    order = []
+    for idx in _groups(p, model.k):
+        xg = x[0] if x.shape[0] == 1 else x[int(idx[0])]  # (T, N_x, B): shared by the group
+        kg = int(model.k[idx[0]])
+        bg = None if bias is None else bias[idx]
+        if model.relu_readout:
+            losses.append(_relu_kernel_loss(kernel[idx], bg, xg, kg, weights))
+        else:
+            losses.append(_quadratic_loss(kernel[idx], bg, xg, kg, weights))
+        order.append(idx)
+    if len(losses) == 1:
+        return losses[0]
+    return torch.cat(losses)[torch.argsort(torch.cat(order))]
+
+
+def _groups(p: torch.Tensor, k: torch.Tensor) -> list[torch.Tensor]:
+    """Indices of the models sharing one (p, k): the same inputs and the same targets."""
+    groups: dict[tuple[float, int], list[int]] = {}
+    for m, key in enumerate(zip(p.tolist(), k.tolist(), strict=True)):
+        groups.setdefault(key, []).append(m)
+    return [torch.tensor(v) for v in groups.values()]
+
+
+class SquaredError(torch.autograd.Function):
+    """Per-model loss Σ_t Σ_i I_i (y − σ_y(z))², mean over the batch: (M,).
+
+    Fused because these elementwise passes over (M, T, N_x, B) dominate the
+    step time of small models: the backward is a single multiply by the
+    error saved in the forward (already zeroed where the ReLU is off).
+    """
+
+    @staticmethod
+    def forward(ctx, z, y, weights, relu):  # noqa: ANN001 - autograd signature
+        m, batch = z.shape[0], z.shape[-1]
+        y_hat = torch.relu(z) if relu else z
+        err = y_hat - y  # (M, T, N_x, B), a fresh tensor: in-place from here on
+        if weights is None:  # one fused pass for the sum of squares
+            loss = torch.linalg.vector_norm(err.view(m, -1), dim=1).square() / batch  # (M,)
+            werr = err
+        else:
+            werr = err * weights
+            loss = (werr * err).sum(dim=(1, 2, 3)) / batch  # (M,)
+        if relu:  # no gradient through an inactive readout; sign() is 4x faster than masking
+            werr = werr.mul_(y_hat.sign_())
+        ctx.save_for_backward(werr)
+        ctx.batch = z.shape[-1]
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad):  # noqa: ANN001
+        (werr,) = ctx.saved_tensors
+        return werr * (grad * (2.0 / ctx.batch)).view(-1, 1, 1, 1), None, None, None
+
+
+# ---- linear: a quadratic form in the kernel --------------------------------------------------
+
+
+def lagged_gram(x: torch.Tensor, bias: bool) -> torch.Tensor:
+    """(1/B) Σ_{t,b} φ_{t,b} φ_{t,b}ᵀ for x (T, N_x, B), in float64: (T·N_x [+1])².
+
+    φ_{t,b} = (x_{t−s,j,b})_{s,j} (zero before the sequence starts), plus a
+    constant 1 when `bias`. From the plain Gram G = x xᵀ over the batch:
+    C_{(s,j),(s',j')} = Σ_{t ≥ max(s,s')} G_{(t−s,j),(t−s',j')}, a suffix sum
+    along the diagonals of G with its time axes reversed, taken by doubling.
+    """
+    seq_len, n_x, batch = x.shape
+    xd = x.double().reshape(seq_len * n_x, batch)
+    gram = (xd @ xd.T).view(seq_len, n_x, seq_len, n_x) / batch  # G = x xᵀ / B
+    rev = gram.flip(0, 2)  # G̃[u, u'] = G[T-1-u, T-1-u']
+    # C[s, s'] = Σ_{v ≥ 0} G̃[s + v, s' + v]: shifts 1, 2, 4, … add the rest of each diagonal
+    shift = 1
+    while shift < seq_len:
+        nxt = rev.clone()
+        nxt[:-shift, :, :-shift] += rev[shift:, :, shift:]
+        rev, shift = nxt, 2 * shift
+    side = seq_len * n_x
+    gram = rev.reshape(side, side)
+    if not bias:
+        return gram
+    # E_b Σ_t φ_{t,(s,j)} = Σ_{r ≤ T-1-s} mean_b x_{r,j}
+    mean = (xd.view(seq_len, n_x, batch).sum(-1) / batch).cumsum(0).flip(0).reshape(side)
+    out = gram.new_empty(side + 1, side + 1)
+    out[:side, :side] = gram
+    out[side, :side] = mean
+    out[:side, side] = mean
+    out[side, side] = seq_len
+    return out
+
+
+def _residual_kernel(
+    kernel: torch.Tensor, bias: torch.Tensor | None, k: int, dtype: torch.dtype
+) -> torch.Tensor:
+    """d_{m,i} = (A_{m,·,i,·} − e_{(k,i)}, b_{m,i}): (M, N_x(i), T·N_x [+1])."""
+    m, seq_len, n_x, _ = kernel.shape
+    d = kernel.to(dtype).permute(0, 2, 1, 3).reshape(m, n_x, seq_len * n_x)
+    target = torch.zeros(n_x, seq_len * n_x, dtype=dtype)
+    target[torch.arange(n_x), k * n_x + torch.arange(n_x)] = 1.0
+    d = d - target
+    if bias is not None:
+        d = torch.cat([d, bias.to(dtype).unsqueeze(-1)], dim=-1)
+    return d
+
+
+def _quadratic_loss(
+    kernel: torch.Tensor,
+    bias: torch.Tensor | None,
+    x: torch.Tensor,
+    k: int,
+    weights: torch.Tensor,
+) -> torch.Tensor:
+    """Linear model: Σ_i I_i d_iᵀ C d_i per model (M,), from the kernel (M, T, N_x, N_x)."""
+    gram = lagged_gram(x, bias is not None)
+    d = _residual_kernel(kernel, bias, k, torch.float64)  # (M, N_x, side)
+    per_output = ((d @ gram) * d).sum(-1)  # (M, N_x)
+    return (per_output @ weights.double()).to(kernel.dtype)
+
+
+# ---- ReLU readout on a linear recurrence: one GEMM each way -----------------------------------
+
+
+def lagged_inputs(x: torch.Tensor, bias: bool) -> torch.Tensor:
+    """The Toeplitz matrix of x (T, N_x, B): rows (b, t), columns (s, j) = x_{t−s,j,b}.
+
+    Shape (B·T, T·N_x [+1]); a last column of ones when `bias`.
+    """
+    seq_len, n_x, batch = x.shape
+    xb = x.permute(2, 0, 1)  # (B, T, N_x)
+    padded = torch.cat([xb.new_zeros(batch, seq_len - 1, n_x), xb], dim=1)  # (B, 2T-1, N_x)
+    # window t covers padded t … t+T-1 = times t-T+1 … t; flip so column s is time t-s
+    win = padded.unfold(1, seq_len, 1).flip(-1)  # (B, T(t), N_x, T(s))
+    cols = [win.permute(0, 1, 3, 2).reshape(batch * seq_len, seq_len * n_x)]
+    if bias:
+        cols.append(x.new_ones(batch * seq_len, 1))
+    return torch.cat(cols, dim=1) if bias else cols[0]
+
+
+def _relu_kernel_loss(
+    kernel: torch.Tensor,
+    bias: torch.Tensor | None,
+    x: torch.Tensor,
+    k: int,
+    weights: torch.Tensor,
+) -> torch.Tensor:
+    """SSM: per-model loss (M,) of ŷ = ReLU(X a + b), from the kernel (M, T, N_x, N_x)."""
+    m, seq_len, n_x, _ = kernel.shape
+    a = kernel.permute(0, 2, 1, 3).reshape(m * n_x, seq_len * n_x)  # rows (m, i), cols (s, j)
+    if bias is not None:
+        a = torch.cat([a, bias.reshape(m * n_x, 1)], dim=1)
+    lagged = lagged_inputs(x, bias is not None)  # (B·T, side)
+    target = lagged[:, k * n_x : (k + 1) * n_x]  # (B·T, N_x): y_t = x_{t-k}
+    return _ReluKernelLoss.apply(a, lagged, target, weights, x.shape[-1])
+
+
+class _ReluKernelLoss(torch.autograd.Function):
+    """Σ_i I_i Σ_r (ReLU(Xa)_r − y_r)² / B per model, its gradient taken in the forward.
+
+    a: (M·N_x, side) kernel rows; lagged X: (B·T, side); target y: (B·T, N_x).
+    """
+
+    @staticmethod
+    def forward(ctx, a, lagged, target, weights, batch):  # noqa: ANN001 - autograd signature
+        mn, n_x = a.shape[0], target.shape[1]
+        m = mn // n_x
+        y_hat = (a @ lagged.T).clamp_(min=0)  # (M·N_x, B·T)
+        cols = torch.nonzero(target.ne(0).any(1)).squeeze(1)  # the rows where some target ≠ 0
+        y_hat_c = y_hat.index_select(1, cols).view(m, n_x, -1)  # (M, N_x, R)
+        err_c = y_hat_c - target.index_select(0, cols).T  # (M, N_x, R)
+        y_hat.index_fill_(1, cols, 0.0)  # elsewhere the target is 0: the error is ŷ itself
+        sq = torch.linalg.vector_norm(y_hat, dim=1).square().view(m, n_x)
+        sq = sq + err_c.square().sum(-1)  # (M, N_x)
+        loss = sq @ weights / batch  # (M,)
+        if ctx.needs_input_grad[0]:
+            # ŷ' (zero on the target columns) is its own masked error there; ReLU off: no gradient
+            g_c = (err_c * y_hat_c.sign()).view(mn, -1)  # (M·N_x, R)
+            grad = y_hat @ lagged + g_c @ lagged.index_select(0, cols)  # (M·N_x, side)
+            scale = (2.0 / batch) * weights.repeat(m).view(mn, 1)
+            ctx.save_for_backward(grad.mul_(scale))
+        ctx.n_x = n_x
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_loss):  # noqa: ANN001
+        (grad,) = ctx.saved_tensors
+        per_row = grad_loss.repeat_interleave(ctx.n_x).view(-1, 1)
+        return grad * per_row, None, None, None, None
+
+
+# ---- the time loop: a hand-written backward through time ----------------------------------------
+
+
+def recurrent_loss(model: BatchedRNN, x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """Per-model loss (M,) by the time loop, any model; x (1 or M, T, N_x, B)."""
+    y = _delayed(x, model.k)  # (T, M or 1, N_x, B)
+    return _RecurrentLoss.apply(
+        model.W_x,
+        model.W_h,
+        model.readout(),
+        model.b_y,
+        x.transpose(0, 1),
+        y,
+        weights,
+        model.relu_hidden,
+        model.relu_readout,
+    )
+
+
+def _delayed(x: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """Targets y_t = x_{t−k} (zero for t < k) in the time-major layout (T, M or 1, N_x, B)."""
+    xt = x.transpose(0, 1)  # (T, M', N_x, B)
+    seq_len = xt.shape[0]
+    ks = k.tolist()
+    if all(kk == ks[0] for kk in ks):
+        return torch.cat([xt.new_zeros(ks[0], *xt.shape[1:]), xt[: seq_len - ks[0]]])
+    y = xt.new_zeros(seq_len, len(ks), *xt.shape[2:])
+    for m, kk in enumerate(ks):
+        y[kk:, m] = xt[: seq_len - kk, 0 if xt.shape[1] == 1 else m]
+    return y
+
+
+class _RecurrentLoss(torch.autograd.Function):
+    """h_t = W_x x_t + W_h σ_h(h_{t−1}), ŷ_t = σ_y(W_yᵀ h_t + b): loss (M,), gradients at once.
+
+    Backward through time: δ_t = W_y g_t + σ_h'(h_t) ⊙ W_hᵀ δ_{t+1} with g_t the
+    masked, weighted error; then dW_x = Σ_t δ_t x_tᵀ, dW_h = Σ_t δ_t σ_h(h_{t−1})ᵀ,
+    dW_y = Σ_t h_t g_tᵀ, db = Σ_t g_t.
+    """
+
+    @staticmethod
+    def forward(ctx, w_x, w_h, w_y, b, xt, y, weights, relu_hidden, relu_readout):  # noqa: ANN001, PLR0913
+        seq_len, _, n_x, batch = xt.shape
+        m, n_h = w_h.shape[0], w_h.shape[1]
+        shared = xt.shape[1] == 1  # one input stream for every model
+        h = w_h.new_empty(seq_len, m, n_h, batch)  # h_t; σ_h(h_t) in `act`
+        act = torch.empty_like(h) if relu_hidden else h
+        w_x_flat = w_x.reshape(m * n_h, n_x)
+        for t in range(seq_len):
+            if shared:  # W_x x_t: (M·N_h, N_x) @ (N_x, B)
+                torch.mm(w_x_flat, xt[t, 0], out=h[t].view(m * n_h, batch))
+            else:
+                torch.bmm(w_x, xt[t], out=h[t])
+            if t > 0:
+                h[t].baddbmm_(w_h, act[t - 1])
+            if relu_hidden:
+                torch.clamp(h[t], min=0, out=act[t])
+        y_hat = _readout(h, w_y)  # (T, M, N_x, B)
+        if b is not None:
+            y_hat += b.view(1, m, n_x, 1)
+        if relu_readout:
+            y_hat.clamp_(min=0)
+        err = y_hat - y
+        need_grad = any(ctx.needs_input_grad[:4])
+        w = weights.view(1, 1, n_x, 1)
+        if n_x == 1:
+            loss = torch.linalg.vector_norm(err, dim=(0, 2, 3)).square() * weights
+        else:
+            loss = (err.square() * w).sum(dim=(0, 2, 3))
+        loss = loss / batch
+        if need_grad:
+            g = err.mul_(w) if n_x > 1 else err  # (T, M, N_x, B); I_0 = 1
+            if relu_readout:  # no gradient where ŷ = 0
+                g = _masked(g, y_hat)
+            delta = torch.empty_like(h)  # δ_t = ∂L/∂h_t
+            torch.bmm(w_y, g[-1], out=delta[-1])
+            w_h_t = w_h.transpose(1, 2)
+            for t in range(seq_len - 2, -1, -1):
+                back = torch.bmm(w_h_t, delta[t + 1])
+                if relu_hidden:
+                    back = _masked(back, act[t])
+                torch.baddbmm(back, w_y, g[t], out=delta[t])
+            scale = 2.0 / batch
+            if shared:  # (M·N_h, B) @ (B, N_x) for every t
+                grad_x = torch.matmul(delta.view(seq_len, m * n_h, batch), xt[:, 0].transpose(1, 2))
+                grad_x = grad_x.sum(0).view(m, n_h, n_x)
+            else:
+                grad_x = torch.matmul(delta, xt.transpose(-1, -2)).sum(0)
+            grads = (
+                grad_x * scale,  # (M, N_h, N_x)
+                torch.matmul(delta[1:], act[:-1].transpose(-1, -2)).sum(0) * scale,
+                torch.matmul(h, g.transpose(-1, -2)).sum(0) * scale,
+                None if b is None else g.sum(dim=(0, 3)) * scale,  # (M, N_x)
+            )
+            ctx.save_for_backward(*grads)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_loss):  # noqa: ANN001
+        per_model = grad_loss.view(-1, 1, 1)
+        gx, gh, gy, gb = ctx.saved_tensors
+        gb = None if gb is None else gb * grad_loss.view(-1, 1)
+        return gx * per_model, gh * per_model, gy * per_model, gb, *([None] * 5)
+
+
+def _masked(grad: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """grad where a ReLU's output `out` is positive, else 0: one fused pass.
+
+    (Comparisons and sign() are several times slower than arithmetic here.)
+    """
+    return torch.ops.aten.threshold_backward(grad, out, 0)
+
+
+def _readout(h: torch.Tensor, w_y: torch.Tensor) -> torch.Tensor:
+    """W_yᵀ h_t for h (T, M, N_h, B), w_y (M, N_h, N_x): (T, M, N_x, B).
+
+    Scalar output: a sum of N_h scaled rows (a batched (1 × N_h) product is slow).
+    """
+    t, m, n_h, _ = h.shape
+    if w_y.shape[2] > 1 or n_h > 16:
+        return torch.matmul(w_y.transpose(1, 2), h)
+    z = h[:, :, 0] * w_y[:, 0].view(1, m, 1)
+    for j in range(1, n_h):
+        z.addcmul_(h[:, :, j], w_y[:, j].view(1, m, 1))
+    return z.unsqueeze(2)

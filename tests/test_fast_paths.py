@@ -1,0 +1,140 @@
+"""The training loss's fast paths (tempsup.losses) against the plain per-time-step reference.
+
+Every path must give the same per-model loss and the same gradients as the
+model's recurrence run step by step and scored by the textbook formula: for
+the three models, tied and free readout, with and without bias, scalar and
+vector input with importance, several M, models that differ in p and in k,
+and wide inputs that leave the Toeplitz paths. In float64 they agree to
+rounding; in float32, at the training setting, to float tolerance.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+from tempsup import train as train_module
+from tempsup.config import RunConfig
+from tempsup.data import delayed_targets, sample_inputs
+from tempsup.losses import lagged_gram, lagged_inputs, sampled_loss
+from tempsup.models import CONV_MAX_SIDE, BatchedRNN
+from tempsup.train import train
+
+
+def reference_loss(net: BatchedRNN, x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """Σ_t Σ_i I_i (y − σ_y(W_yᵀh_t + b))² / B per model, h_t by the plain time loop."""
+    y = delayed_targets(x, net.k, net.n_models)
+    z = net._recur(x) + net.bias().view(net.n_models, 1, -1, 1)
+    y_hat = torch.relu(z) if net.relu_readout else z
+    return (((y_hat - y) ** 2) * weights.view(1, 1, -1, 1)).sum(dim=(1, 2, 3)) / x.shape[-1]
+
+
+def make_net(model: str, ks: list[int], hidden: int, inputs: int, tied: bool, bias: bool):
+    net = BatchedRNN(
+        model, len(ks), hidden, inputs, torch.tensor(ks), tied, bias, list(range(len(ks)))
+    )
+    if bias:
+        with torch.no_grad():
+            net.b_y.copy_(
+                torch.randn(net.b_y.shape, generator=torch.Generator().manual_seed(9)) * 0.3
+            )
+    return net
+
+
+def compare(net, x, p, weights) -> float:
+    """Largest relative difference of loss and gradients, fast path vs reference.
+
+    The gradient of Σ_m c_m L_m with distinct c_m: a model's loss must reach its own weights only.
+    """
+    coef = torch.arange(1, net.n_models + 1, dtype=x.dtype)
+    params = [q for q in net.parameters()]
+    fast = sampled_loss(net, x, p, weights)
+    ref = reference_loss(net, x, weights)
+    g_fast = torch.autograd.grad((fast * coef).sum(), params)
+    g_ref = torch.autograd.grad((ref * coef).sum(), params)
+    assert fast.shape == ref.shape == (net.n_models,)
+    errs = [((fast - ref).abs().max() / ref.abs().max()).item()]
+    errs += [
+        ((a - b).abs().max() / b.abs().max()).item() for a, b in zip(g_fast, g_ref, strict=True)
+    ]
+    return max(errs)
+
+
+CASES = list(
+    itertools.product(
+        ["linear", "ssm", "rnn"],
+        [True, False],  # tied
+        [False, True],  # bias
+        [1, 3],  # N_x
+    )
+)
+
+
+@pytest.mark.parametrize(("model", "tied", "bias", "inputs"), CASES)
+@pytest.mark.parametrize(
+    ("ks", "ps"),
+    [
+        ([3], [0.1]),  # one model
+        ([3, 3, 3, 3], [0.1] * 4),  # one run: shared inputs and delay
+        ([1, 3, 3, 0], [0.3, 0.3, 0.1, 0.3]),  # a sweep: groups of (p, k)
+    ],
+)
+def test_fast_path_equals_the_time_loop_in_float64(model, tied, bias, inputs, ks, ps) -> None:
+    net = make_net(model, ks, 4 if inputs > 1 else 2, inputs, tied, bias).double()
+    p = torch.tensor(ps, dtype=torch.float64)
+    x = sample_inputs(torch.Generator().manual_seed(5), p, 48, 12, inputs, "uniform").double()
+    weights = torch.tensor([0.7**i for i in range(inputs)], dtype=torch.float64)
+    assert compare(net, x, p, weights) < 1e-10
+
+
+@pytest.mark.parametrize("model", ["linear", "ssm", "rnn"])
+def test_fast_path_in_float32_at_the_training_setting(model: str) -> None:
+    # the benchmark's setting (T = 20, k = 3, N_h = 2, S = 0.9) at a smaller batch: float tolerance
+    net = make_net(model, [3] * 8, 2, 1, True, False)
+    p = torch.full((8,), 0.1)
+    x = sample_inputs(torch.Generator().manual_seed(1), p, 256, 20, 1, "uniform")
+    assert compare(net, x, p, torch.ones(1)) < 2e-5
+
+
+@pytest.mark.parametrize("model", ["linear", "ssm"])
+def test_wide_inputs_take_the_time_loop_and_agree(model: str) -> None:
+    inputs = 3
+    seq_len = CONV_MAX_SIDE // inputs + 2  # T * N_x > CONV_MAX_SIDE: no Toeplitz matrix
+    net = make_net(model, [2, 2], 3, inputs, False, True).double()
+    p = torch.tensor([0.05, 0.05], dtype=torch.float64)
+    x = sample_inputs(torch.Generator().manual_seed(2), p, 8, seq_len, inputs, "uniform").double()
+    assert compare(net, x, p, torch.tensor([1.0, 0.7, 0.49], dtype=torch.float64)) < 1e-10
+
+
+def test_lagged_gram_is_the_gram_of_the_toeplitz_matrix() -> None:
+    x = torch.rand(7, 2, 5, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    for bias in (False, True):
+        toeplitz = lagged_inputs(x, bias)  # (B·T, side)
+        assert toeplitz.shape == (5 * 7, 7 * 2 + bias)
+        torch.testing.assert_close(lagged_gram(x, bias), toeplitz.T @ toeplitz / 5)
+    # row (b, t), column (s, j) holds x_{t-s, j, b}, zero before the sequence starts
+    toeplitz = lagged_inputs(x, False).view(5, 7, 7, 2)
+    assert toeplitz[3, 4, 1, 1] == x[3, 1, 3]
+    assert toeplitz[3, 4, 5, 0] == 0
+
+
+@pytest.mark.parametrize("model", ["linear", "ssm", "rnn"])
+def test_training_follows_the_reference_trajectory(model: str, monkeypatch) -> None:
+    # the same run trained with the reference loss: the same weights after 30 steps
+    cfg = RunConfig(model=model, steps=30, seeds=3, batch=64, snapshot_every=30, curriculum=0.5)
+    fast = list(train(cfg))[-1]
+
+    def reference(net, x, p, weights):  # noqa: ARG001 - the signature of sampled_loss
+        return reference_loss(net, x, weights)
+
+    monkeypatch.setattr(train_module, "sampled_loss", reference)
+    ref = list(train(cfg))[-1]
+    for name in ("W_x", "W_h", "W_y", "loss"):
+        torch.testing.assert_close(
+            torch.as_tensor(getattr(fast, name)),
+            torch.as_tensor(getattr(ref, name)),
+            rtol=1e-4,
+            atol=1e-5,
+        )
