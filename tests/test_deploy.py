@@ -57,17 +57,16 @@ def test_gunicorn_serves_the_app_and_runs_the_workers(tmp_path: Path) -> None:
         pids = _pool_pids(cache)
         assert len(pids) == 1, pids  # one pool in the master, not one per web worker
         queue = JobQueue(cache)
-        deadline = time.monotonic() + 120
-        while (s := queue.status(DEFAULTS.key)) is None or s.state != JobState.DONE:
-            assert time.monotonic() < deadline, f"default example not trained: {s}"
-            time.sleep(0.5)
+
+        def trained():
+            status = queue.status(DEFAULTS.key)
+            return status is not None and status.state == JobState.DONE
+
+        wait_for("the default example to be trained", trained)
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
-    deadline = time.monotonic() + 15
-    while _pool_pids(cache):
-        assert time.monotonic() < deadline, "training workers outlived gunicorn"
-        time.sleep(0.2)
+    wait_for("the training workers to stop with gunicorn", lambda: not _pool_pids(cache), 15)
 
 
 def _descendants(pid: int) -> dict[int, str]:
@@ -130,9 +129,9 @@ def test_a_signal_stops_every_process_the_server_started(kind, sig, tmp_path):
         t0 = time.monotonic()
         proc.send_signal(sig)
         proc.wait(timeout=STOP_WITHIN)
-        while alive := [p for p in started if pid_alive(p)]:
-            assert time.monotonic() - t0 < STOP_WITHIN, {p: started[p] for p in alive}
-            time.sleep(0.05)
+        left = STOP_WITHIN - (time.monotonic() - t0)
+        gone = lambda: not [p for p in started if pid_alive(p)]  # noqa: E731
+        wait_for(f"every process of {started} to stop", gone, left)
     finally:
         if proc.poll() is None:
             proc.kill()
