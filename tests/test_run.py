@@ -70,30 +70,49 @@ def test_frame_adds_terms_of_the_right_shape(model: str, n_x: int, bias: bool) -
     assert np.all(f["expected_loss_se"] < 0.05 * f["expected_loss"])
 
 
+def with_bias(snap: Snapshot) -> Snapshot:
+    """Two models' readout biases of either sign: a positive one makes even silent steps cost."""
+    b_y = np.array([[0.2, -0.1], [-0.05, 0.15]])
+    return Snapshot(snap.step, snap.W_x, snap.W_h, snap.W_y, b_y, snap.loss)
+
+
+def sampled_loss(config: RunConfig, snap: Snapshot, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Plain sampling of the snapshot's network on the config's task: mean and its error (M,)."""
+    loss = simulate(
+        snap.W_x, snap.W_h, snap.W_y, config.p, config.input_dist, config.relu_hidden, n,
+        seed=5, k=config.k, seq_len=config.seq_len, imp=np.asarray(importance_weights(config)),
+        b=snap.b_y if config.bias else None, relu_readout=config.relu_readout,
+    )  # fmt: skip
+    return loss.mean(-1), loss.std(-1) / np.sqrt(n)
+
+
 @pytest.mark.parametrize("model", ["ssm", "rnn"])
 @pytest.mark.parametrize("n_x", [1, 2])
 def test_frame_expected_loss_matches_an_independent_monte_carlo(model: str, n_x: int) -> None:
     """The frame's E[L] against plain sampling of the network (not the code that made it);
-    with two inputs also the importance weights and a readout bias of either sign (a
-    positive one makes even the silent steps cost)."""
+    with two inputs also the importance weights and a readout bias."""
     config = RunConfig(model=model, sparsity=0.8, hidden=2, inputs=n_x, tied=False, seeds=2)
     snap = random_snapshot(2, 2, n_x, seed=11)
     if n_x > 1:
-        config = config.replace(bias=True)
-        snap = Snapshot(
-            snap.step, snap.W_x, snap.W_h, snap.W_y, np.array([[0.2, -0.1], [-0.05, 0.15]]),
-            snap.loss,
-        )  # fmt: skip
+        config, snap = config.replace(bias=True), with_bias(snap)
     f = frame(config, snap)
-    loss = simulate(
-        snap.W_x, snap.W_h, snap.W_y, config.p, "uniform", model == "rnn", 40_000, seed=5,
-        k=config.k, seq_len=config.seq_len, imp=np.asarray(importance_weights(config)),
-        b=snap.b_y if config.bias else None,
-    )  # fmt: skip
-    mc, se = loss.mean(-1), loss.std(-1) / np.sqrt(loss.shape[-1])
+    mc, se = sampled_loss(config, snap, 40_000)
     assert np.all(np.abs(f["expected_loss"] - mc) < 4 * np.hypot(se, f["expected_loss_se"])), (
         f["expected_loss"], mc, se, f["expected_loss_se"],
     )  # fmt: skip
+
+
+@pytest.mark.parametrize("model", ["ssm", "rnn"])
+def test_frame_terms_of_a_relu_readout_sum_to_the_sampled_loss_when_sparse(model: str) -> None:
+    """The four terms are exact to second order in p: at p = 0.01 (three inputs in one
+    sequence: ~1 %) their sum is the loss of plain sampling, bias and importance included."""
+    config = RunConfig(
+        model=model, sparsity=0.99, hidden=2, inputs=2, bias=True, tied=False, seeds=2
+    )
+    snap = with_bias(random_snapshot(2, 2, 2, seed=11))
+    terms = frame(config, snap)["terms"]
+    mc, se = sampled_loss(config, snap, 80_000)
+    assert np.all(np.abs(terms.sum(-1) - mc) < 4 * se), (terms.sum(-1), mc, se)
 
 
 def test_frame_terms_use_the_sparsity_in_force_at_that_step() -> None:
