@@ -386,3 +386,22 @@ def test_the_feature_angle_is_drawn_on_a_cyclic_scale_plotly_js_knows() -> None:
     # spelled out (plotly.js has no named cyclic scale), and the ends agree: 0° = 360°
     assert isinstance(CYCLIC, list) and [c for _, c in CYCLIC] == list(cyclical.Phase)
     assert CYCLIC[0][0] == 0 and CYCLIC[-1][0] == 1 and CYCLIC[0][1] == CYCLIC[-1][1]
+
+
+def test_no_page_imports_another_page() -> None:
+    """Pages arrange shared parts (app/*.py); a helper two pages need lives in one of those,
+    never in a page the other imports."""
+    import ast
+
+    pages = sorted((ROOT / "app" / "pages").glob("*.py"))
+    names = {f"app.pages.{p.stem}" for p in pages if p.stem != "__init__"}
+    for path in pages:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        imported |= {
+            f"app.pages.{a.name}"
+            for n in ast.walk(tree)
+            if isinstance(n, ast.ImportFrom) and n.module == "app.pages"
+            for a in n.names
+        }
+        assert not (imported & names) - {f"app.pages.{path.stem}"}, path.name
