@@ -73,7 +73,7 @@ def build(quick: bool = False) -> Preset:
     hidden, inputs = (20, 15) if quick else (100, 75)
     ssm = RunConfig("ssm", k=2, sparsity=0.99, hidden=hidden, inputs=inputs, importance=0.9)
     ssm = ssm.replace(batch=256, lr=0.003, seeds=2 if quick else 4)
-    ssm = ssm.replace(steps=300 if quick else 500, snapshot_every=20 if quick else 25)
+    ssm = ssm.replace(steps=300 if quick else 500, snapshot_every=100 if quick else 25)
     rnn = ssm.replace(model="rnn", steps=1500 if quick else 2000, warm_start=ssm.key)
     title = f"Large: N_h = {hidden}, {inputs} features"
     claim = (

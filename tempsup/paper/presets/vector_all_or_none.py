@@ -206,7 +206,7 @@ def figure(runs: dict[str, Run]) -> go.Figure:
 def build(quick: bool = False) -> Preset:
     base = RunConfig("rnn", sparsity=0.97, hidden=2, inputs=5, importance=0.9)
     base = base.replace(seeds=4 if quick else 8, steps=1000 if quick else 1500)
-    base = base.replace(snapshot_every=20 if quick else 30)
+    base = base.replace(snapshot_every=100 if quick else 30)
     configs = tuple(base.replace(k=k) for k in range(5))
     labels = tuple(f"k={c.k}" for c in configs)
     recipe = (

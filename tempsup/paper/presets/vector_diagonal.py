@@ -108,7 +108,7 @@ def figure(runs: dict[str, Run]) -> go.Figure:
 def build(quick: bool = False) -> Preset:
     base = RunConfig("rnn", k=2, sparsity=0.97, inputs=10, importance=0.7)
     base = base.replace(seeds=3 if quick else 8, steps=1000 if quick else 1500)
-    base = base.replace(snapshot_every=20 if quick else 30)
+    base = base.replace(snapshot_every=100 if quick else 30)
     # N_h = 5 and 10: longer, with a curriculum (the leaks at s ≠ k shrink with training);
     # N_h = 2 keeps the short recipe, under which it holds one clean feature
     long = base if quick else base.replace(steps=4000, snapshot_every=80, curriculum=0.99)
