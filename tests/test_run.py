@@ -5,14 +5,24 @@ from __future__ import annotations
 
 import io
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from tempsup import geometry, theory
+from tempsup import budget, geometry, theory
 from tempsup.config import RunConfig, importance_weights
 from tempsup.errors import TempsupError
-from tempsup.run import ARRAYS, DERIVED, SUCCESS_FRACTION, Run, frame, success_mask
+from tempsup.run import (
+    ARRAYS,
+    DERIVED,
+    SUCCESS_FRACTION,
+    Run,
+    derived,
+    frame,
+    split_snapshot,
+    success_mask,
+)
 from tempsup.sweep import train_runs
 from tempsup.train import Snapshot
 from tests.helpers import simulate
@@ -72,8 +82,7 @@ def test_frame_adds_terms_of_the_right_shape(model: str, n_x: int, bias: bool) -
 
 def with_bias(snap: Snapshot) -> Snapshot:
     """Two models' readout biases of either sign: a positive one makes even silent steps cost."""
-    b_y = np.array([[0.2, -0.1], [-0.05, 0.15]])
-    return Snapshot(snap.step, snap.W_x, snap.W_h, snap.W_y, b_y, snap.loss)
+    return replace(snap, b_y=np.array([[0.2, -0.1], [-0.05, 0.15]]))
 
 
 def sampled_loss(config: RunConfig, snap: Snapshot, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -135,6 +144,7 @@ def test_old_run_files_get_their_derived_arrays_recomputed(run: Run) -> None:
     loaded = Run.from_bytes(npz_bytes(**stale))
     for name in DERIVED:
         np.testing.assert_allclose(loaded[name], run[name], rtol=1e-5, atol=1e-7)
+        assert loaded[name].dtype == np.float32, name  # as in a file written today
 
 
 def test_linear_terms_sum_to_the_exact_expected_loss() -> None:
@@ -153,6 +163,50 @@ def test_bias_enters_terms_only_when_configured() -> None:
     with_bias = frame(RunConfig(model="linear", seeds=2, tied=False, bias=True), snap)["terms"]
     without = frame(RunConfig(model="linear", seeds=2, tied=False, bias=False), snap)["terms"]
     assert not np.allclose(with_bias[:, 1], without[:, 1])  # the mean-correction term
+
+
+def test_a_frame_the_budget_skips_holds_nan_of_the_documented_shapes() -> None:
+    """A wide ReLU RNN gets its derived arrays at a few frames only (tempsup.budget);
+    the others hold NaN, as floats of the usual shapes, so a run still stacks them."""
+    config = RunConfig(model="rnn", hidden=16, inputs=4, steps=2000, seeds=2, batch=64)
+    step = 20  # not among the frames the budget picks (0, 180, 360, …)
+    assert not budget.plan(config).covers(step)
+    snap = random_snapshot(2, 16, 4)
+    d = derived(config, step, snap.W_x, snap.W_h, snap.W_y, snap.b_y)
+    assert set(d) == set(DERIVED)
+    assert d["terms"].shape == (2, 4) and d["expected_loss"].shape == (2,)
+    assert d["expected_loss_se"].shape == (2,)
+    for name in DERIVED:
+        assert d[name].dtype.kind == "f" and np.all(np.isnan(d[name])), name
+    f = frame(config, Snapshot(step, snap.W_x, snap.W_h, snap.W_y, snap.b_y, snap.loss))
+    assert set(f) == set(ARRAYS)
+
+
+def test_derived_arrays_of_stacked_frames_are_those_of_each_frame() -> None:
+    """Weights may carry any leading axes (frames, seeds): each slice gets its own arrays."""
+    config = RunConfig(model="linear", seeds=3, tied=False, bias=True)
+    snaps = [random_snapshot(3, 2, 1, seed=s) for s in (1, 2)]
+    names = ("W_x", "W_h", "W_y", "b_y")
+    stacked = derived(config, 7, *(np.stack([getattr(s, n) for s in snaps]) for n in names))
+    for f, snap in enumerate(snaps):
+        alone = derived(config, 7, *(getattr(snap, n) for n in names))
+        for name in DERIVED:
+            assert stacked[name].shape == (2, *alone[name].shape), name
+            np.testing.assert_allclose(stacked[name][f], alone[name], rtol=1e-12, err_msg=name)
+
+
+def test_split_snapshot_gives_each_config_its_own_models() -> None:
+    """Config-major model axis: config c owns the models after those of configs 0 … c-1."""
+    configs = [RunConfig(seeds=2, sparsity=s) for s in (0.5, 0.7, 0.9)]
+    snap = random_snapshot(6, 2, 1)
+    parts = split_snapshot(snap, configs)
+    assert len(parts) == 3
+    for c, part in enumerate(parts):
+        for name in ("W_x", "W_h", "W_y", "b_y", "loss"):
+            np.testing.assert_array_equal(
+                getattr(part, name), getattr(snap, name)[2 * c : 2 * c + 2]
+            )
+        assert part.step == snap.step
 
 
 # ---- shapes: the seed axis is always there ------------------------------------------------
@@ -202,6 +256,78 @@ def test_summary_of_the_best_seed(run: Run) -> None:
     assert s["key"] == TINY.key
     for key in ("swept_angle_deg", "spectral_radius", "w0_norm"):
         assert np.isfinite(s[key])
+
+
+SUMMARY_KEYS = {
+    "key", "seed", "loss", "expected_loss", "expected_loss_se", "successes", "seeds",
+    "swept_angle_deg", "spectral_radius", "w0_norm", "n_interference_free",
+}  # fmt: skip
+
+
+def interference_free_ages(W_x, W_h, W_y, b, k: int, relu_hidden: bool) -> int:
+    """Ages s < k + 4, s ≠ k, at which a lone unit input leaves readout 0 silent: a_s + b <= 0."""
+    w, count = W_x[:, 0], 0
+    for s in range(k + 4):
+        count += s != k and W_y[:, 0] @ w + b[0] <= 0
+        w = W_h @ (np.maximum(w, 0) if relu_hidden else w)
+    return count
+
+
+def test_weights_and_summary_of_any_seed_are_that_seeds_final_frame() -> None:
+    """A free readout with a bias in a ReLU RNN, three frames of random weights: the summary
+    of seed s reads seed s at the last frame, for the measured and the derived numbers."""
+    config = RunConfig(
+        model="rnn", seeds=3, tied=False, bias=True, steps=6, snapshot_every=3, sparsity=0.8
+    )
+    snaps = [random_snapshot(3, 2, 1, seed=20 + f) for f in range(3)]
+    r = Run.from_frames(
+        config, [frame(config, replace(snap, step=3 * f)) for f, snap in enumerate(snaps)]
+    )
+    se = r["expected_loss_se"]
+    assert np.all(se > 0) and len(np.unique(se)) == se.size  # every frame and seed tells apart
+    for s in range(3):
+        w = r.weights(seed=s)
+        for name in ("W_x", "W_h", "W_y", "b_y"):
+            np.testing.assert_array_equal(w[name], getattr(snaps[-1], name)[s].astype(np.float32))
+        got = r.summary(seed=s)
+        assert set(got) == SUMMARY_KEYS
+        assert got["seed"] == s and got["seeds"] == 3 and got["key"] == config.key
+        assert got["loss"] == pytest.approx(float(snaps[-1].loss[s]), rel=1e-6)
+        assert got["expected_loss"] == float(r["expected_loss"][-1, s])
+        assert got["expected_loss_se"] == float(se[-1, s])
+        radius = np.abs(np.linalg.eigvals(w["W_h"].astype(float))).max()
+        assert got["spectral_radius"] == pytest.approx(radius, rel=1e-5)
+        free = interference_free_ages(w["W_x"], w["W_h"], w["W_y"], w["b_y"], config.k, True)
+        assert got["n_interference_free"] == free
+
+
+def tied_canonical_w0_norm(W_x: np.ndarray, W_h: np.ndarray, k: int) -> float:
+    """‖w_0‖ in the minimum-norm basis of a tied 2-D linear recurrence, by brute force.
+
+    The tie allows the stretches G = ûûᵀ + √λ v̂v̂ᵀ (û along w_k, v̂ ⊥ û; science.md §1d);
+    the canonical one minimises ‖G W_x‖² + ‖G W_h G⁻¹‖² over λ > 0 (grid, then a finer one).
+    """
+    u = np.linalg.matrix_power(W_h, k) @ W_x[:, 0]
+    u /= np.linalg.norm(u)
+    v = np.array([-u[1], u[0]])
+    P, R = np.outer(u, u), np.outer(v, v)
+    lo, hi = -6.0, 6.0
+    for _ in range(3):
+        lam = np.logspace(lo, hi, 2001)[:, None, None]
+        G, G_inv = P + np.sqrt(lam) * R, P + R / np.sqrt(lam)
+        cost = (np.linalg.norm(G @ W_x, axis=(1, 2)) ** 2
+                + np.linalg.norm(G @ W_h @ G_inv, axis=(1, 2)) ** 2)  # fmt: skip
+        best = int(np.argmin(cost))
+        step = (hi - lo) / 2000
+        lo, hi = lo + (best - 1) * step, lo + (best + 1) * step
+    return float(np.linalg.norm(G[best] @ W_x))
+
+
+def test_summary_of_a_tied_run_measures_w0_in_the_tied_gauge(run: Run) -> None:
+    """The tied SSM's ‖w_0‖ is taken in the basis its tie admits, not the free readout's."""
+    w = {n: v.astype(float) for n, v in run.weights().items()}
+    want = tied_canonical_w0_norm(w["W_x"], w["W_h"], TINY.k)
+    assert run.summary()["w0_norm"] == pytest.approx(want, rel=1e-4)
 
 
 def test_from_frames_refuses_no_frames() -> None:
@@ -299,8 +425,24 @@ def test_npz_from_another_tool() -> None:
 def test_npz_with_a_wrong_shape(run: Run, name: str, reshape) -> None:
     arrays = file_arrays(run)
     arrays[name] = reshape(arrays[name])
-    with pytest.raises(TempsupError):
+    with pytest.raises(TempsupError, match="run file"):  # the message names the source
         Run.from_bytes(npz_bytes(**arrays))
+
+
+def test_npz_with_float_steps_is_refused(run: Run) -> None:
+    """Steps count optimizer steps: a file with fractional ones is not a run file."""
+    arrays = file_arrays(run)
+    arrays["step"] = arrays["step"] + 0.5
+    with pytest.raises(TempsupError, match="run file: step has dtype float"):
+        Run.from_bytes(npz_bytes(**arrays))
+
+
+def test_a_run_of_one_frame_round_trips_and_one_of_none_is_refused(run: Run) -> None:
+    one = Run(run.config, {k: v[-1:] for k, v in run.arrays.items()})
+    assert_same_run(one, Run.from_bytes(one.to_bytes()))
+    arrays = {k: v[:0] for k, v in run.arrays.items()}
+    with pytest.raises(TempsupError, match="run file: holds no frames"):
+        Run.from_bytes(npz_bytes(**arrays, config=np.asarray(run.config.to_json())))
 
 
 def test_npz_with_more_seeds_than_its_config(run: Run) -> None:
