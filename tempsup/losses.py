@@ -172,19 +172,22 @@ def _quadratic_loss(
 
 
 def lagged_inputs(x: torch.Tensor, bias: bool) -> torch.Tensor:
-    """The Toeplitz matrix of x (T, N_x, B): rows (b, t), columns (s, j) = x_{t−s,j,b}.
+    """The Toeplitz matrix of x (T, N_x, B): rows (b, t), columns (q, j) = x_{t−s,j,b}, s = T−1−q.
 
-    Shape (B·T, T·N_x [+1]); a last column of ones when `bias`.
+    Shape (B·T, T·N_x [+1]); a last column of ones when `bias`. The lags run
+    oldest first, as a sliding window yields them: the kernel is flipped to
+    match, which costs T·N_x numbers per model instead of a copy of the data.
     """
     seq_len, n_x, batch = x.shape
+    side = seq_len * n_x
     xb = x.permute(2, 0, 1)  # (B, T, N_x)
     padded = torch.cat([xb.new_zeros(batch, seq_len - 1, n_x), xb], dim=1)  # (B, 2T-1, N_x)
-    # window t covers padded t … t+T-1 = times t-T+1 … t; flip so column s is time t-s
-    win = padded.unfold(1, seq_len, 1).flip(-1)  # (B, T(t), N_x, T(s))
-    cols = [win.permute(0, 1, 3, 2).reshape(batch * seq_len, seq_len * n_x)]
+    win = padded.unfold(1, seq_len, 1)  # (B, T(t), N_x, T(q)): times t-T+1 … t
+    out = x.new_empty(batch * seq_len, side + int(bias))
+    out[:, :side].view(batch, seq_len, seq_len, n_x).copy_(win.permute(0, 1, 3, 2))
     if bias:
-        cols.append(x.new_ones(batch * seq_len, 1))
-    return torch.cat(cols, dim=1) if bias else cols[0]
+        out[:, side] = 1.0
+    return out
 
 
 def _relu_kernel_loss(
@@ -196,38 +199,42 @@ def _relu_kernel_loss(
 ) -> torch.Tensor:
     """SSM: per-model loss (M,) of ŷ = ReLU(X a + b), from the kernel (M, T, N_x, N_x)."""
     m, seq_len, n_x, _ = kernel.shape
-    a = kernel.permute(0, 2, 1, 3).reshape(m * n_x, seq_len * n_x)  # rows (m, i), cols (s, j)
+    # rows (m, i), columns (q, j) with the lag s = T-1-q, as `lagged_inputs` orders them
+    a = kernel.flip(1).permute(0, 2, 1, 3).reshape(m * n_x, seq_len * n_x)
     if bias is not None:
         a = torch.cat([a, bias.reshape(m * n_x, 1)], dim=1)
     lagged = lagged_inputs(x, bias is not None)  # (B·T, side)
-    target = lagged[:, k * n_x : (k + 1) * n_x]  # (B·T, N_x): y_t = x_{t-k}
+    if bias is None:  # before a sequence's first input ŷ = y = 0: those rows add nothing
+        arrived = x.abs().sum(1).cumsum(0).T.reshape(-1)  # (B·T,), rows (b, t)
+        lagged = lagged.index_select(0, torch.nonzero(arrived).squeeze(1))
+    q = seq_len - 1 - k
+    target = lagged[:, q * n_x : (q + 1) * n_x]  # (rows, N_x): y_t = x_{t-k}
     return _ReluKernelLoss.apply(a, lagged, target, weights, x.shape[-1])
 
 
 class _ReluKernelLoss(torch.autograd.Function):
     """Σ_i I_i Σ_r (ReLU(Xa)_r − y_r)² / B per model, its gradient taken in the forward.
 
-    a: (M·N_x, side) kernel rows; lagged X: (B·T, side); target y: (B·T, N_x).
+    a: (M·N_x, side) kernel rows; lagged X: (rows, side); target y: (rows, N_x).
     """
 
     @staticmethod
     def forward(ctx, a, lagged, target, weights, batch):  # noqa: ANN001 - autograd signature
         mn, n_x = a.shape[0], target.shape[1]
         m = mn // n_x
-        y_hat = (a @ lagged.T).clamp_(min=0)  # (M·N_x, B·T)
-        cols = torch.nonzero(target.ne(0).any(1)).squeeze(1)  # the rows where some target ≠ 0
-        y_hat_c = y_hat.index_select(1, cols).view(m, n_x, -1)  # (M, N_x, R)
-        err_c = y_hat_c - target.index_select(0, cols).T  # (M, N_x, R)
-        y_hat.index_fill_(1, cols, 0.0)  # elsewhere the target is 0: the error is ŷ itself
-        sq = torch.linalg.vector_norm(y_hat, dim=1).square().view(m, n_x)
-        sq = sq + err_c.square().sum(-1)  # (M, N_x)
+        y_hat = (lagged @ a.T).clamp_(min=0)  # (rows, M·N_x)
+        rows = torch.nonzero(target.abs().sum(1)).squeeze(1)  # where some target ≠ 0
+        y_hat_r = y_hat.index_select(0, rows).view(-1, m, n_x)  # (R, M, N_x)
+        err_r = y_hat_r - target.index_select(0, rows).view(-1, 1, n_x)
+        y_hat.index_fill_(0, rows, 0.0)  # elsewhere the target is 0: the error is ŷ itself
+        sq = (y_hat * y_hat).sum(0).view(m, n_x) + err_r.square().sum(0)  # (M, N_x)
         loss = sq @ weights / batch  # (M,)
         if ctx.needs_input_grad[0]:
-            # ŷ' (zero on the target columns) is its own masked error there; ReLU off: no gradient
-            g_c = (err_c * y_hat_c.sign()).view(mn, -1)  # (M·N_x, R)
-            grad = y_hat @ lagged + g_c @ lagged.index_select(0, cols)  # (M·N_x, side)
+            # ŷ (zero on the target rows) is its own masked error; on them mask by ReLU
+            g_r = _masked(err_r, y_hat_r).view(-1, mn)  # (R, M·N_x)
+            grad = lagged.T @ y_hat + lagged.index_select(0, rows).T @ g_r  # (side, M·N_x)
             scale = (2.0 / batch) * weights.repeat(m).view(mn, 1)
-            ctx.save_for_backward(grad.mul_(scale))
+            ctx.save_for_backward(grad.T * scale)
         ctx.n_x = n_x
         return loss
 

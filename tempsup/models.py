@@ -88,12 +88,15 @@ class BatchedRNN(nn.Module):
             for _ in range(n - 1):
                 ws.append(self.W_h @ torch.relu(ws[-1]))
             return torch.stack(ws, dim=1)
-        w = self.W_x.unsqueeze(1)  # (M, 1, N_h, N_x)
-        power = self.W_h  # W_h^(len(w))
-        while w.shape[1] < n:
-            w = torch.cat([w, power.unsqueeze(1) @ w], dim=1)  # (M, 2*len, N_h, N_x)
+        m, n_h, n_x = self.W_x.shape
+        w = self.W_x.unsqueeze(2)  # (M, N_h, 1, N_x): one (N_h × L·N_x) matrix per model
+        power = self.W_h  # W_h^L
+        while w.shape[2] < n:
+            length = w.shape[2]
+            moved = (power @ w.reshape(m, n_h, length * n_x)).view(m, n_h, length, n_x)
+            w = torch.cat([w, moved], dim=2)  # (M, N_h, 2L, N_x)
             power = power @ power
-        return w[:, :n]
+        return w[:, :, :n].transpose(1, 2)  # (M, n, N_h, N_x)
 
     def readout(self, directions: torch.Tensor | None = None) -> torch.Tensor:
         """Effective readout W_y (M, N_h, N_x); tied: W_y := W_{s=k} per model."""

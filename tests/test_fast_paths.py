@@ -110,14 +110,20 @@ def test_wide_inputs_take_the_time_loop_and_agree(model: str) -> None:
 
 def test_lagged_gram_is_the_gram_of_the_toeplitz_matrix() -> None:
     x = torch.rand(7, 2, 5, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
-    for bias in (False, True):
-        toeplitz = lagged_inputs(x, bias)  # (B·T, side)
-        assert toeplitz.shape == (5 * 7, 7 * 2 + bias)
-        torch.testing.assert_close(lagged_gram(x, bias), toeplitz.T @ toeplitz / 5)
-    # row (b, t), column (s, j) holds x_{t-s, j, b}, zero before the sequence starts
+    # row (b, t), column (q, j) holds x_{t-s, j, b} with s = T-1-q, zero before the sequence starts
     toeplitz = lagged_inputs(x, False).view(5, 7, 7, 2)
-    assert toeplitz[3, 4, 1, 1] == x[3, 1, 3]
-    assert toeplitz[3, 4, 5, 0] == 0
+    assert toeplitz[3, 4, 7 - 1 - 1, 1] == x[4 - 1, 1, 3]
+    assert toeplitz[3, 4, 7 - 1 - 5, 0] == 0
+    # the Gram matrix orders lags s = 0, 1, …: reverse the columns' lags
+    lag_order = torch.arange(7 * 2).view(7, 2).flip(0).reshape(-1)
+    for bias in (False, True):
+        lagged = lagged_inputs(x, bias)  # (B·T, side)
+        assert lagged.shape == (5 * 7, 7 * 2 + bias)
+        cols = torch.cat([lag_order, torch.tensor([14])]) if bias else lag_order
+        lagged = lagged[:, cols]
+        torch.testing.assert_close(lagged_gram(x, bias), lagged.T @ lagged / 5)
+        if bias:
+            assert bool((lagged[:, -1] == 1).all())
 
 
 @pytest.mark.parametrize("model", ["linear", "ssm", "rnn"])
