@@ -238,7 +238,7 @@ def test_the_lab_page_tables_a_finished_sweep():
 
 
 def test_the_lab_sweep_poll_shows_the_table(tmp_path, monkeypatch):
-    import app.jobbar
+    import app.jobwidget
     from app.pages import lab
     from tempsup.bows.sweep import store_points
     from tempsup.jobs import JobQueue
@@ -247,7 +247,7 @@ def test_the_lab_sweep_poll_shows_the_table(tmp_path, monkeypatch):
     queue = JobQueue(tmp_path / "jobs")
     queue.put_result(spec, result)
     store_points(queue, spec, result)
-    monkeypatch.setattr(app.jobbar, "job_queue", lambda: queue)
+    monkeypatch.setattr(app.jobwidget, "job_queue", lambda: queue)
     figure, _status, stop, table = lab.poll_lab_sweep(1, {"key": spec.key})
     assert stop is True and len(figure.data) > 0
     assert len(table.children[1].children) == len(spec.configs)
