@@ -2,14 +2,22 @@
 
 The plain baseline is what one would write first: one model at a time, a
 Python loop over time steps, h of shape (B, N_h), Adam. tempsup trains M
-models as one tensor program (and the linear recurrence as a convolution).
-Both are measured side by side in this one process, alternating, and the
-script prints model-steps per second and the ratio to the baseline — compare
-ratios, not seconds, on a shared machine.
+models as one tensor program, each model by its fastest exact loss path
+(`tempsup.losses`). Both are measured side by side in this one process,
+alternating, and the script prints model-steps per second and the ratio to
+the baseline — compare ratios, not seconds, on a shared machine.
 
     python benchmarks/bench_train.py [--steps 200] [--models 64] [--repeats 3]
 
-Setting: N_h = 2, k = 3, T = 20, batch 1024, S = 0.9, tied readout.
+Setting: N_h = 2, k = 3, T = 20, batch 1024, S = 0.9, tied readout; then a
+single default run (the explorer's: SSM, 8 seeds, batch 512, a frame every 20
+steps) against the plain loop at its batch. Times are the process's CPU time
+by default (`--clock cpu`, robust when other jobs share the cores; with one
+torch thread it equals the wall time of an idle machine); `--clock wall` for
+several threads.
+
+Targets (issue 12, one thread, 64 models): linear ≥ 150×, SSM ≥ 60×, ReLU RNN
+≥ 30×, the single run ≥ 3×.
 """
 
 from __future__ import annotations
@@ -59,13 +67,13 @@ def tempsup_train(model: str, steps: int, cfg: RunConfig, n_models: int) -> None
         pass
 
 
-def measure(fn, repeats: int) -> float:
+def measure(fn, repeats: int, clock=time.process_time) -> float:
     """Median seconds of `repeats` calls."""
     times = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     return statistics.median(times)
 
 
@@ -74,9 +82,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--models", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", default="1,2", help="comma-separated torch thread counts")
+    parser.add_argument("--threads", default="1", help="comma-separated torch thread counts")
     parser.add_argument("--model-types", default="linear,ssm,rnn")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
     args = parser.parse_args()
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     cfg = RunConfig(hidden=2, k=3, seq_len=20, batch=1024, sparsity=0.9)
     for threads in [int(t) for t in args.threads.split(",")]:
         torch.set_num_threads(threads)
@@ -84,10 +94,11 @@ def main() -> None:
         plain_train("linear", 5, cfg)
         print(f"\nN_h=2 k=3 T=20 batch=1024, {args.steps} steps, torch threads={threads}")
         print(f"{'model':7} {'variant':18} {'model-steps/s':>14} {'x plain':>8}")
-        bench_models(args, cfg)
+        bench_models(args, cfg, clock)
+        bench_default_run(args, clock)
 
 
-def bench_models(args: argparse.Namespace, cfg: RunConfig) -> None:
+def bench_models(args: argparse.Namespace, cfg: RunConfig, clock) -> None:
     for model in args.model_types.split(","):
         plain_steps = max(20, args.steps // 4)  # the baseline is slow; fewer steps suffice
         runs = {
@@ -98,10 +109,30 @@ def bench_models(args: argparse.Namespace, cfg: RunConfig) -> None:
                 partial(tempsup_train, model, args.steps, cfg, args.models),
             ),
         }
-        rates = {name: n / measure(fn, args.repeats) for name, (n, fn) in runs.items()}
+        rates = {name: n / measure(fn, args.repeats, clock) for name, (n, fn) in runs.items()}
         base = rates["plain loop, M=1"]
         for name, rate in rates.items():
             print(f"{model:7} {name:18} {rate:14.0f} {rate / base:8.2f}")
+
+
+def bench_default_run(args: argparse.Namespace, clock) -> None:
+    """The explorer's default run (frames every 20 steps) against the plain loop."""
+    cfg = RunConfig().replace(steps=args.steps)
+    plain_steps = max(20, args.steps // 4)
+    plain = plain_steps / measure(
+        partial(plain_train, cfg.model, plain_steps, cfg), args.repeats, clock
+    )
+
+    def run() -> None:
+        for _ in train(cfg):
+            pass
+
+    rate = cfg.steps * cfg.seeds / measure(run, args.repeats, clock)
+    print(
+        f"default run ({cfg.model}, {cfg.seeds} seeds, batch {cfg.batch}, a frame every "
+        f"{cfg.snapshot_every} steps): {rate:.0f} model-steps/s, plain loop {plain:.0f}, "
+        f"{rate / plain:.2f}x"
+    )
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ MODEL_NAMES = {
 }
 SCHEDULES = ("cosine", "constant")
 INPUT_DISTS = ("uniform", "constant", "exponential")
+OBJECTIVES = ("sampled", "expected")
 
 # Bump when the meaning of a config changes (training recipe, data, init), so
 # cached results computed under the old meaning are never served again.
@@ -71,11 +72,20 @@ class RunConfig(Config):
         None  # sparsity at step 0, moved linearly to `sparsity` by mid-training
     )
     warm_start: str | None = None  # a run file (or run key) whose final weights start every seed
+    # sampled: Adam on batches, as the paper trained; expected: gradient flow on the exact
+    # expected loss (noise-free curves; linear only, where E[L] has a closed form)
+    objective: str = "sampled"
 
     def __post_init__(self) -> None:
         check_choice("model", self.model, MODELS)
         check_choice("schedule", self.schedule, SCHEDULES)
         check_choice("input_dist", self.input_dist, INPUT_DISTS)
+        check_choice("objective", self.objective, OBJECTIVES)
+        if self.objective == "expected" and self.model != "linear":
+            raise TempsupError(
+                f"objective: 'expected' needs model 'linear' (the only model whose expected "
+                f"loss has a closed form), got model {self.model!r}; use objective 'sampled'"
+            )
         check_int("hidden", self.hidden, 1, 256)
         check_int("inputs", self.inputs, 1, 128)
         check_int("seq_len", self.seq_len, 2, 500)
@@ -156,8 +166,15 @@ class RunConfig(Config):
     # ---- identity -------------------------------------------------------------
 
     def _key_payload(self) -> dict[str, Any]:
-        """The fields and the schema version, which invalidates old caches."""
-        return {"v": SCHEMA_VERSION, **self.to_dict()}
+        """The fields and the schema version, which invalidates old caches.
+
+        A field added later stays out while it has its default, so the keys of
+        every config that existed before it (cached runs, shared links) hold.
+        """
+        fields = self.to_dict()
+        if fields["objective"] == "sampled":
+            del fields["objective"]
+        return {"v": SCHEMA_VERSION, **fields}
 
     # ---- from what people type ----------------------------------------------
 
@@ -204,7 +221,7 @@ def _from_text(kind: type, text: str) -> Any:
 
 
 def curriculum_progress(steps: int, step: int) -> float:
-    """Progress of a curriculum after `step` optimizer steps: 0 until step 1, 1 from the ramp end."""
+    """Curriculum progress after `step` optimizer steps: 0 until step 1, 1 from the ramp end."""
     ramp = max(1, int(steps * CURRICULUM_FRACTION))
     return min(1.0, max(step - 1, 0) / ramp)
 

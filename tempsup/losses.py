@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import torch
 
+from tempsup.errors import TempsupError
 from tempsup.models import CONV_MAX_SIDE, BatchedRNN
+from tempsup.theory import input_moments
 
 
 def sampled_loss(
@@ -59,8 +61,39 @@ def sampled_loss(
         if model.relu_readout:
             losses.append(_relu_kernel_loss(kernel[idx], bg, xg, kg, weights))
         else:
-            losses.append(_quadratic_loss(kernel[idx], bg, xg, kg, weights))
+            gram = lagged_gram(xg, bias is not None)
+            losses.append(quadratic_loss(kernel[idx], bg, gram, kg, weights))
         order.append(idx)
+    return _ungroup(losses, order)
+
+
+def expected_loss(
+    model: BatchedRNN, p: torch.Tensor, weights: torch.Tensor, seq_len: int, dist: str
+) -> torch.Tensor:
+    """The exact expected loss E[L] (M,) of the linear model at input probabilities p (M,).
+
+    The same quadratic form as the sampled loss, with the lagged Gram matrix
+    replaced by its expectation (`expected_lagged_gram`): gradient flow on
+    E[L], noise-free (tempsup.theory has the closed form in numpy).
+    """
+    if model.relu_readout or model.relu_hidden:
+        raise TempsupError(f"objective: 'expected' needs model 'linear', got model {model.model!r}")
+    mu, nu = input_moments(dist)
+    kernel = model.kernel(seq_len)
+    bias = model.b_y
+    losses, order = [], []
+    for idx in _groups(p, model.k):
+        gram = expected_lagged_gram(
+            float(p[idx[0]]), mu, nu, seq_len, kernel.shape[2], bias is not None
+        )
+        bg = None if bias is None else bias[idx]
+        losses.append(quadratic_loss(kernel[idx], bg, gram, int(model.k[idx[0]]), weights))
+        order.append(idx)
+    return _ungroup(losses, order)
+
+
+def _ungroup(losses: list[torch.Tensor], order: list[torch.Tensor]) -> torch.Tensor:
+    """The groups' losses back in model order: (M,)."""
     if len(losses) == 1:
         return losses[0]
     return torch.cat(losses)[torch.argsort(torch.cat(order))]
@@ -132,12 +165,7 @@ def lagged_gram(x: torch.Tensor, bias: bool) -> torch.Tensor:
         return gram
     # E_b Σ_t φ_{t,(s,j)} = Σ_{r ≤ T-1-s} mean_b x_{r,j}
     mean = (xd.view(seq_len, n_x, batch).sum(-1) / batch).cumsum(0).flip(0).reshape(side)
-    out = gram.new_empty(side + 1, side + 1)
-    out[:side, :side] = gram
-    out[side, :side] = mean
-    out[:side, side] = mean
-    out[side, side] = seq_len
-    return out
+    return _with_bias_row(gram, mean, seq_len)
 
 
 def _residual_kernel(
@@ -154,15 +182,48 @@ def _residual_kernel(
     return d
 
 
-def _quadratic_loss(
+def expected_lagged_gram(
+    p: float, mu: float, nu: float, seq_len: int, n_x: int, bias: bool
+) -> torch.Tensor:
+    """E[`lagged_gram`] for inputs x = B·U, B ~ Bernoulli(p), E[U] = μ, E[U²] = ν: float64.
+
+    Σ_t runs over the T − max(s, s') steps at which both lags exist; a pair of
+    inputs is one input (E[x²] = pν) or two independent ones (E = p²μ²).
+    """
+    lag = torch.arange(seq_len, dtype=torch.float64)
+    steps = seq_len - torch.maximum(lag.view(-1, 1), lag.view(1, -1))  # (T, T): T − max(s, s')
+    same = torch.eye(seq_len * n_x, dtype=torch.float64).view(seq_len, n_x, seq_len, n_x)
+    moment = p * nu * same + p * p * mu * mu * (1.0 - same)  # (T, N_x, T, N_x)
+    side = seq_len * n_x
+    gram = (moment * steps.view(seq_len, 1, seq_len, 1)).reshape(side, side)
+    if not bias:
+        return gram
+    mean = (p * mu * (seq_len - lag)).repeat_interleave(n_x)  # (side,): Σ_t E x_{t-s,j}
+    return _with_bias_row(gram, mean, seq_len)
+
+
+def _with_bias_row(gram: torch.Tensor, mean: torch.Tensor, seq_len: int) -> torch.Tensor:
+    """[[C, m], [mᵀ, T]]: the Gram matrix of the lagged inputs and a constant 1 per step."""
+    side = gram.shape[0]
+    out = gram.new_empty(side + 1, side + 1)
+    out[:side, :side] = gram
+    out[side, :side] = mean
+    out[:side, side] = mean
+    out[side, side] = seq_len
+    return out
+
+
+def quadratic_loss(
     kernel: torch.Tensor,
     bias: torch.Tensor | None,
-    x: torch.Tensor,
+    gram: torch.Tensor,
     k: int,
     weights: torch.Tensor,
 ) -> torch.Tensor:
-    """Linear model: Σ_i I_i d_iᵀ C d_i per model (M,), from the kernel (M, T, N_x, N_x)."""
-    gram = lagged_gram(x, bias is not None)
+    """Linear model: Σ_i I_i d_iᵀ C d_i per model (M,), from the kernel (M, T, N_x, N_x).
+
+    `gram` is C, the batch's (`lagged_gram`) or its expectation, with the bias row when `bias`.
+    """
     d = _residual_kernel(kernel, bias, k, torch.float64)  # (M, N_x, side)
     per_output = ((d @ gram) * d).sum(-1)  # (M, N_x)
     return (per_output @ weights.double()).to(kernel.dtype)

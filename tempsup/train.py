@@ -9,8 +9,11 @@ browser) and may stop iterating at any frame: that is cancellation.
 Recipe (science.md §1b, measured on the paper's setting): Adam, lr 1e-2 with
 cosine decay to 0, batch 512, W_x ~ N(0, 1), W_h ~ N(0, 0.25/N_h), tied
 readout, best of 8 seeds. The loss is L = Σ_t Σ_i I_i (y_t,i − ŷ_t,i)²,
-averaged over the batch, summed over models. Seeds, the batching rule, the
-schedule and the snapshot loop are shared with the bows lab (`tempsup._training`).
+averaged over the batch, summed over models (`tempsup.losses` computes it by
+the fastest exact path of each model); with `objective="expected"` (linear
+only) it is the exact expected loss instead, and no batches are drawn.
+Seeds, the batching rule, the schedule and the snapshot loop are shared with
+the bows lab (`tempsup._training`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from tempsup._training import model_seeds, optimizer_steps
 from tempsup.config import RunConfig, curriculum_progress, importance_weights
 from tempsup.data import sample_inputs
 from tempsup.errors import TempsupError
-from tempsup.losses import sampled_loss
+from tempsup.losses import expected_loss, sampled_loss
 from tempsup.models import BatchedRNN
 from tempsup.snapshot import Snapshot
 
@@ -81,6 +84,8 @@ def train(
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
 
     def batch_loss(p: torch.Tensor) -> torch.Tensor:
+        if cfg.objective == "expected":  # no batch: E[L] itself, noise-free
+            return expected_loss(model, p, weights, cfg.seq_len, cfg.input_dist)
         x = sample_inputs(data_gen, p, cfg.batch, cfg.seq_len, cfg.inputs, cfg.input_dist)
         return sampled_loss(model, x, p, weights)  # (M,)
 

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 import pytest
 import torch
 
+from tempsup import geometry, theory
 from tempsup import train as train_module
-from tempsup.config import RunConfig
+from tempsup.config import RunConfig, importance_weights
 from tempsup.data import delayed_targets, sample_inputs
+from tempsup.errors import TempsupError
 from tempsup.losses import lagged_gram, lagged_inputs, sampled_loss
 from tempsup.models import CONV_MAX_SIDE, BatchedRNN
 from tempsup.train import train
@@ -144,3 +147,70 @@ def test_training_follows_the_reference_trajectory(model: str, monkeypatch) -> N
             rtol=1e-4,
             atol=1e-5,
         )
+
+
+# ---- the expected objective ------------------------------------------------------------------
+
+
+def theory_expected(cfg: RunConfig, snap) -> np.ndarray:
+    """tempsup.theory's closed form for a snapshot's weights, per model."""
+    mu, nu = theory.input_moments(cfg.input_dist)
+    w_s = geometry.feature_directions(snap.W_x, snap.W_h, cfg.seq_len, False)
+    A = geometry.projections(snap.W_y, w_s)  # (M, T, N_x, N_x)
+    imp = np.array(importance_weights(cfg))
+    b_y = snap.b_y if cfg.bias else None
+    return theory.expected_loss(A, cfg.k, cfg.p, mu, nu, cfg.seq_len, imp, b_y)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"bias": True, "tied": False}, {"inputs": 3, "hidden": 3, "input_dist": "exponential"}],
+)
+def test_expected_objective_is_theorys_closed_form_at_init(changes: dict) -> None:
+    cfg = RunConfig(
+        model="linear", objective="expected", steps=1, snapshot_every=1, seeds=3, **changes
+    )
+    first = next(iter(train(cfg)))
+    np.testing.assert_allclose(first.loss, theory_expected(cfg, first), rtol=1e-5)
+
+
+def test_expected_objective_lowers_the_expected_loss_without_noise() -> None:
+    cfg = RunConfig(
+        model="linear", objective="expected", steps=300, snapshot_every=10, seeds=4, lr=0.01
+    )
+
+    def curves(config: RunConfig) -> tuple[np.ndarray, np.ndarray]:
+        frames = list(train(config))
+        expected = np.stack([theory_expected(config, f) for f in frames])  # (F, M)
+        return expected, np.stack([f.loss for f in frames])
+
+    expected, reported = curves(cfg)
+    assert bool((expected[-1] < 0.8 * expected[0]).all())
+    # E[L] falls frame after frame, but for Adam's momentum (< 0.1 %)
+    assert (np.diff(expected, axis=0) / expected[:-1]).max() < 1e-3
+    # no noise: a frame's loss, the mean of E[L] over its steps, lies between the E[L] of
+    # the weights before and after them
+    assert (reported[1:] >= expected[1:] * (1 - 1e-3)).all()
+    assert (reported[1:] <= expected[:-1] * (1 + 1e-3)).all()
+    # on samples, the measured loss strays from that band with the batches
+    expected, reported = curves(cfg.replace(objective="sampled"))
+    assert bool((expected[-1] < 0.8 * expected[0]).all())
+    band = (reported[1:] >= expected[1:] * (1 - 1e-3)) & (
+        reported[1:] <= expected[:-1] * (1 + 1e-3)
+    )
+    assert not band.all()
+
+
+def test_expected_objective_is_refused_for_relu_readouts() -> None:
+    for model in ("ssm", "rnn"):
+        with pytest.raises(TempsupError, match=r"objective: 'expected' needs model 'linear'"):
+            RunConfig(model=model, objective="expected")
+
+
+def test_the_default_objective_keeps_every_key() -> None:
+    # a config written before the field existed has the same key as one that names the default
+    cfg = RunConfig(model="rnn", sparsity=0.97)
+    payload = cfg._key_payload()
+    assert "objective" not in payload
+    assert RunConfig.from_dict({**cfg.to_dict(), "objective": "sampled"}).key == cfg.key
+    assert cfg.replace(model="linear", objective="expected").key != cfg.replace(model="linear").key
