@@ -88,15 +88,7 @@ class BatchedRNN(nn.Module):
             for _ in range(n - 1):
                 ws.append(self.W_h @ torch.relu(ws[-1]))
             return torch.stack(ws, dim=1)
-        m, n_h, n_x = self.W_x.shape
-        w = self.W_x.unsqueeze(2)  # (M, N_h, 1, N_x): one (N_h × L·N_x) matrix per model
-        power = self.W_h  # W_h^L
-        while w.shape[2] < n:
-            length = w.shape[2]
-            moved = (power @ w.reshape(m, n_h, length * n_x)).view(m, n_h, length, n_x)
-            w = torch.cat([w, moved], dim=2)  # (M, N_h, 2L, N_x)
-            power = power @ power
-        return w[:, :, :n].transpose(1, 2)  # (M, n, N_h, N_x)
+        return _powers(self.W_x, self.W_h, n).transpose(1, 2)
 
     def readout(self, directions: torch.Tensor | None = None) -> torch.Tensor:
         """Effective readout W_y (M, N_h, N_x); tied: W_y := W_{s=k} per model."""
@@ -111,10 +103,12 @@ class BatchedRNN(nn.Module):
         """The linear recurrence's kernel A_s = W_yᵀ W_s, s = 0..n-1: (M, n, N_x(i), N_x(j)).
 
         The pre-readout of a linear recurrence is z_t = Σ_s A_s x_{t-s}: the
-        kernel is all the training loss of `linear` and `ssm` needs.
+        kernel is all the training loss of `linear` and `ssm` needs. Its
+        backward is written out (`_Kernel`): autograd through the doubling
+        costs more per-op overhead than the rest of a step.
         """
-        w_s = self.directions(n)  # (M, n, N_h, N_x)
-        return torch.einsum("mhi,mshj->msij", self.readout(w_s), w_s)
+        assert not self.relu_hidden, "a ReLU recurrence has no kernel"
+        return _Kernel.apply(self.W_x, self.W_h, self.W_y, self.k, n)
 
     def bias(self) -> torch.Tensor:
         """Readout bias (M, N_x); zeros when the config has none."""
@@ -212,3 +206,71 @@ class BatchedRNN(nn.Module):
                     g = torch.Generator().manual_seed(int(seed) + 99_991)
                     src[m] += torch.randn(param.shape[1:], generator=g) * scale
             param.copy_(src)
+
+
+def _powers(w_x: torch.Tensor, w_h: torch.Tensor, n: int) -> torch.Tensor:
+    """W_h^s W_x for s = 0..n-1 by doubling (log2 n batched products): (M, N_h, n, N_x).
+
+    The (N_h, n·N_x) layout makes each doubling one (N_h × N_h)(N_h × L·N_x) product per model.
+    """
+    m, n_h, n_x = w_x.shape
+    w = w_x.unsqueeze(2)  # (M, N_h, 1, N_x)
+    power = w_h  # W_h^L
+    while w.shape[2] < n:
+        length = w.shape[2]
+        moved = (power @ w.reshape(m, n_h, length * n_x)).view(m, n_h, length, n_x)
+        w = torch.cat([w, moved], dim=2)  # (M, N_h, 2L, N_x)
+        power = power @ power
+    return w[:, :, :n]
+
+
+class _Kernel(torch.autograd.Function):
+    """A_s = W_yᵀ W_h^s W_x, s < n: (M, n, N_x, N_x); W_y None: tied, W_y := W_h^k W_x.
+
+    Backward: with dW_s = W_y dA_s (plus, tied, Σ_s W_s dA_sᵀ at s = k), the
+    adjoint G_s = dW_s + W_hᵀ G_{s+1} is a suffix sum, taken by doubling like
+    the forward; then dW_x = G_0 and dW_h = Σ_{s≥1} G_s W_{s-1}ᵀ (one product).
+    """
+
+    @staticmethod
+    def forward(ctx, w_x, w_h, w_y, k, n):  # noqa: ANN001 - autograd signature
+        m = w_x.shape[0]
+        n_all = max(n, int(k.max()) + 1)
+        w_s = _powers(w_x, w_h, n_all)  # (M, N_h, n', N_x)
+        ctx.tied = w_y is None
+        if ctx.tied:  # the direction of age k, per model
+            w_y = w_s[torch.arange(m), :, k]  # (M, N_h, N_x)
+        a = w_y.transpose(1, 2).unsqueeze(1) @ w_s[:, :, :n].transpose(1, 2)  # (M, n, N_x, N_x)
+        ctx.save_for_backward(w_h, w_y, w_s, k)
+        ctx.n = n
+        return a
+
+    @staticmethod
+    def backward(ctx, grad_a):  # noqa: ANN001
+        w_h, w_y, w_s, k = ctx.saved_tensors
+        m, n_h, n_all, n_x = w_s.shape
+        n = ctx.n
+        # dW_s = W_y dA_s: (M, N_h, n', N_x), zero for s >= n
+        grad_s = w_s.new_zeros(m, n_h, n_all, n_x)
+        grad_s[:, :, :n] = (w_y.unsqueeze(1) @ grad_a).transpose(1, 2)
+        grad_y = (w_s[:, :, :n].transpose(1, 2) @ grad_a.transpose(-1, -2)).sum(1)  # (M, N_h, N_x)
+        tied = ctx.tied
+        if tied:
+            grad_s[torch.arange(m), :, k] += grad_y
+        # suffix sum G_s = Σ_{r ≥ s} (W_hᵀ)^{r-s} dW_r by doubling
+        power, shift = w_h.transpose(1, 2), 1
+        while shift < n_all:
+            moved = power @ grad_s[:, :, shift:].reshape(m, n_h, (n_all - shift) * n_x)
+            grad_s = torch.cat(
+                [
+                    grad_s[:, :, : n_all - shift] + moved.view(m, n_h, -1, n_x),
+                    grad_s[:, :, n_all - shift :],
+                ],
+                dim=2,
+            )
+            power, shift = power @ power, 2 * shift
+        grad_x = grad_s[:, :, 0]
+        later = grad_s[:, :, 1:].reshape(m, n_h, (n_all - 1) * n_x)
+        earlier = w_s[:, :, :-1].reshape(m, n_h, (n_all - 1) * n_x)
+        grad_h = later @ earlier.transpose(1, 2)  # (M, N_h, N_h)
+        return grad_x, grad_h, None if tied else grad_y, None, None
