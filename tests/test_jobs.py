@@ -37,7 +37,7 @@ from tempsup.jobs import queue as queue_module
 from tempsup.jobs.celery_app import drain_hook
 from tempsup.jobs.limits import Limits
 from tempsup.jobs.queue import BaseQueue
-from tempsup.jobs.record import JobState, JobStatus
+from tempsup.jobs.record import LOW, NORMAL, JobState, JobStatus
 from tempsup.jobs.redis import RedisQueue
 from tempsup.jobs.store import QUEUE, StoreUnavailable, config_key, run_key, status_key
 from tempsup.jobs.worker import Worker, WorkerPool
@@ -599,3 +599,49 @@ def test_an_uploaded_text_is_named_by_its_hash_and_read_from_the_store(make_queu
     assert set(queue.result(config.key).labels) <= set(text.split())
     with pytest.raises(TempsupError, match="upload: expected at most"):
         queue.put_blob(b"x" * 2_000_001)
+
+
+def test_low_priority_jobs_wait_behind_every_normal_one(make_queue):
+    """The server's own jobs (presets) go to workers only when no visitor's job waits,
+    and neither count against a visitor's limits nor fill the queue for them."""
+    queue = make_queue(max_queue=2, max_per_client=1)
+    low = [tiny(seed=80 + i) for i in range(3)]
+    for config in low:  # more than max_queue and max_per_client allow a visitor
+        assert queue.submit(config, client="presets", priority=LOW).state == JobState.QUEUED
+    visitor = tiny(seed=90)
+    status = queue.submit(visitor, client="alice")
+    assert status.position == 1  # ahead of the three that were queued before it
+    assert [queue.status(c.key).position for c in low] == [2, 3, 4]
+    assert describe(queue.status(low[0].key)) == "queued (2nd in line)"
+    with pytest.raises(TempsupError, match="too many active jobs"):
+        queue.submit(tiny(seed=91), client="alice")  # alice's own limit still holds
+    assert queue.submit(tiny(seed=92), client="bob").position == 2
+    with pytest.raises(TempsupError, match=r"queue full: 2 jobs are waiting"):
+        queue.submit(tiny(seed=93), client="carol")
+    order = []
+    while (claim := queue.claim()) is not None:
+        order.append(claim.key)
+        assert queue.details(claim.key)["priority"] == (LOW if claim.spec in low else NORMAL)
+    assert order == [visitor.key, tiny(seed=92).key, *[c.key for c in low]]
+
+
+def test_a_job_that_starts_from_an_active_job_waits_for_it(make_queue):
+    """A warm start names a job by key: while that job is queued or running, the job
+    stays in line (presets are queued all at once, their sources first)."""
+    queue = make_queue()
+    source = tiny(seed=95)
+    warm = tiny(seed=96, warm_start=source.key)
+    queue.submit(warm, client="presets", priority=LOW)  # queued first, claimed second
+    queue.submit(source, client="presets", priority=LOW)
+    claim = queue.claim()
+    assert claim.key == source.key
+    assert queue.claim() is None  # its source is running: it waits, still queued
+    assert queue.status(warm.key).state == JobState.QUEUED and queue.queued() == [warm.key]
+    assert queue.finish(claim, train_runs([source])[0])
+    Worker(queue.copy()).run(once=True)  # now it trains, from the finished source
+    assert queue.status(warm.key).state == JobState.DONE
+    orphan = tiny(seed=97, warm_start="0123456789abcdef")  # no such job: not waited for
+    queue.submit(orphan)
+    Worker(queue.copy()).run(once=True)
+    failed = queue.status(orphan.key)
+    assert failed.state == JobState.FAILED and "warm_start:" in failed.message
