@@ -1,8 +1,8 @@
 """The gallery: every claim of the paper as a card that opens its run in one click.
 
 Cards come from `tempsup.paper.presets` (the runs, the recipe, the check). Their runs
-are pre-trained in the background when the server starts
-(`app.services.start_preset_fill`), so on a fresh start a card says how many
+are queued as low-priority jobs when the server starts (`app.services.queue_presets`),
+so on a fresh start a card says how many
 of its runs are ready and fills in as they finish; afterwards it is instant.
 Each card shows a thumbnail of its main run, the measured claims with their
 seed success rates (each with the numbers behind it and its criterion, folded),
