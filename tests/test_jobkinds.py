@@ -71,9 +71,8 @@ def test_sweep_spec_identity_and_json():
     ],
 )
 def test_sweep_spec_refusals_name_the_problem(changes, message):
-    fields = {"base": BASE, "sparsities": (0.5, 0.9), **changes}
     with pytest.raises(TempsupError, match=message):
-        SweepSpec(**fields)
+        SweepSpec(**{"base": BASE, "sparsities": (0.5, 0.9), **changes})
 
 
 def test_sweep_spec_from_json_is_strict():
