@@ -182,6 +182,24 @@ def test_a_frame_the_budget_skips_holds_nan_of_the_documented_shapes() -> None:
     assert set(f) == set(ARRAYS)
 
 
+def test_a_relu_rnn_too_wide_for_the_terms_still_gets_its_expected_loss() -> None:
+    """400 input slots: too many pairs for the four terms (NaN), but the expected loss is
+    affordable, sampled without the terms' strata, and agrees with plain sampling."""
+    config = RunConfig(
+        model="rnn", hidden=18, inputs=4, seq_len=100, seeds=1, batch=16, steps=100,
+        snapshot_every=50, tied=False,
+    )  # fmt: skip
+    todo = budget.plan(config)
+    assert not todo.terms and todo.expected and todo.covers(0)
+    snap = random_snapshot(1, 18, 4, seed=8)
+    snap = replace(snap, step=0, W_x=0.3 * snap.W_x, W_h=0.3 * snap.W_h, W_y=0.3 * snap.W_y)
+    f = frame(config, snap)
+    assert np.all(np.isnan(f["terms"]))
+    mc, se = sampled_loss(config, snap, 4_000)
+    assert np.all(f["expected_loss_se"] > 0)
+    assert np.all(np.abs(f["expected_loss"] - mc) < 4 * np.hypot(se, f["expected_loss_se"]))
+
+
 def test_derived_arrays_of_stacked_frames_are_those_of_each_frame() -> None:
     """Weights may carry any leading axes (frames, seeds): each slice gets its own arrays."""
     config = RunConfig(model="linear", seeds=3, tied=False, bias=True)
@@ -275,16 +293,20 @@ def interference_free_ages(W_x, W_h, W_y, b, k: int, relu_hidden: bool) -> int:
 
 def test_weights_and_summary_of_any_seed_are_that_seeds_final_frame() -> None:
     """A free readout with a bias in a ReLU RNN, three frames of random weights: the summary
-    of seed s reads seed s at the last frame, for the measured and the derived numbers."""
+    of seed s reads seed s at the last frame, for the measured and the derived numbers.
+    The biases (+5: never silent, −5: always silent) set how many ages are interference-free."""
     config = RunConfig(
         model="rnn", seeds=3, tied=False, bias=True, steps=6, snapshot_every=3, sparsity=0.8
     )
-    snaps = [random_snapshot(3, 2, 1, seed=20 + f) for f in range(3)]
+    b_y = np.array([[5.0], [-5.0], [0.05]])
+    snaps = [replace(random_snapshot(3, 2, 1, seed=20 + f), b_y=b_y) for f in range(3)]
     r = Run.from_frames(
         config, [frame(config, replace(snap, step=3 * f)) for f, snap in enumerate(snaps)]
     )
     se = r["expected_loss_se"]
-    assert np.all(se > 0) and len(np.unique(se)) == se.size  # every frame and seed tells apart
+    assert np.all(se > 0)
+    for s in (0, 2):  # the frames tell apart (the silent seed 1 has one loss throughout)
+        assert len(np.unique(se[:, s])) == 3 and len(np.unique(r["expected_loss"][:, s])) == 3
     for s in range(3):
         w = r.weights(seed=s)
         for name in ("W_x", "W_h", "W_y", "b_y"):
