@@ -405,3 +405,75 @@ def test_no_page_imports_another_page() -> None:
             for a in n.names
         }
         assert not (imported & names) - {f"app.pages.{path.stem}"}, path.name
+
+
+def _text_of(component) -> str:
+    """Every string in a Dash component tree, in order."""
+    if isinstance(component, str):
+        return component
+    children = getattr(component, "children", None)
+    if children is None:
+        return ""
+    if not isinstance(children, (list, tuple)):
+        children = [children]
+    return "".join(_text_of(c) for c in children if c is not None)
+
+
+def test_a_gallery_card_shows_each_claims_numbers_and_criterion_unfolded() -> None:
+    from dash import html
+
+    from app.pages.gallery import claim_rows
+    from tempsup.paper.preset import ClaimResult
+
+    result = ClaimResult(
+        claim="W_h is a spiral sink",
+        measured={"spectral_radius": 0.8123456, "angles": {"k_arg_deg": [91.2, 88.0]}},
+        successes=3,
+        seeds=8,
+        held=True,
+        criterion="a complex pair with |λ| < 1",
+    )
+    rows = claim_rows((result,))
+    text = _text_of(rows)
+    assert "(3 of 8 seeds)" in text
+    assert "measured: spectral_radius = 0.8123; angles k_arg_deg = [91.2, 88]" in text
+    assert "criterion: a complex pair with |λ| < 1" in text
+
+    def folded(component) -> bool:  # nothing is hidden in a <details>
+        if isinstance(component, html.Details):
+            return True
+        children = getattr(component, "children", None)
+        children = children if isinstance(children, (list, tuple)) else [children]
+        return any(folded(c) for c in children if c is not None and not isinstance(c, str))
+
+    assert not folded(rows)
+
+
+def test_a_gallery_thumbnail_moves_corner_notes_out_of_the_plot(small_run) -> None:
+    """At card size a note inside the plot is cut off: it becomes the caption, in plain text."""
+    from app.pages.gallery import plain, thumbnail
+    from tempsup import figures
+
+    inside = [t["text"][0] for t in figures.frame_traces("directions", small_run)
+              if t.get("mode") == "text"]  # fmt: skip
+    assert inside  # the SSM's count of interference-free directions
+    fig, notes = thumbnail(small_run)
+    assert not [t for t in fig["data"] if t.get("mode") == "text"]
+    assert notes == tuple(plain(t) for t in inside)
+    assert all("<" not in note for note in notes)
+    assert plain("a<br>b w<sub>y</sub>ᵀh <b>c</b>") == "a b w_yᵀh c"
+
+
+def test_a_large_heatmap_thumbnail_shows_colours_not_a_number_per_cell() -> None:
+    from app.pages.gallery import THUMB_CELL_TEXT, thumbnail
+
+    def heatmap(inputs: int) -> dict:
+        config = RunConfig(model="ssm", inputs=inputs, steps=20, snapshot_every=20, batch=16,
+                           seeds=1)  # fmt: skip
+        (run,) = train_runs([config])
+        fig, _ = thumbnail(run)
+        (trace,) = [t for t in fig["data"] if t["type"] == "heatmap"]
+        return trace
+
+    assert heatmap(THUMB_CELL_TEXT).get("texttemplate")  # small: the values are readable
+    assert not heatmap(THUMB_CELL_TEXT + 1).get("texttemplate")
