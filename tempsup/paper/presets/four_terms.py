@@ -3,10 +3,8 @@
 Task, mean correction, projection and composition add up to the measured loss: exactly
 for the linear RNN, to second order in p for the sparse SSM and ReLU RNN.
 
-Task, mean correction, projection and composition interference add up to the
-measured loss: exactly for the linear RNN, to second order in p for the
-sparse SSM and ReLU RNN. No training of its own: it reads the runs of the
-spiral-sink, ssm-jump and ReLU RNN presets.
+No training of its own: it reads the runs of the spiral-sink, ssm-jump and ReLU RNN
+presets, and judges each where second order suffices.
 
 Sources: science.md §1c.
 """

@@ -3,10 +3,8 @@
 Early in training every w_s aligns with the readout; then the directions separate in
 temporal order, one step of the loss staircase after another.
 
-Early in training every direction w_s aligns with the readout (all a_s > 0);
-then the directions separate in temporal order, a_0, a_1, …, a_k settling one
-after another, one step of the loss staircase after another. Read on the
-spiral-sink run itself, frame by frame.
+Read on the spiral-sink run itself, frame by frame, through the gauge-free
+a_s = w_yᵀw_s: all a_s > 0 early on, then a_0, a_1, …, a_k settle one after another.
 
 Sources: science.md §1, "staircase".
 """

@@ -3,10 +3,8 @@
 The ReLU RNN puts all k intermediate directions in the interference-free half-space and
 forgets old inputs at once (a_s = 0 after k), where the linear RNN forgets smoothly.
 
-The sparse ReLU RNN puts all k intermediate directions in the
-interference-free half-space and forgets old inputs at once — a_s = 0
-exactly after s = k — where the linear RNN's a_s decays smoothly. A free
-readout warm-started from the tied solution keeps the same gauge-free geometry.
+A free readout warm-started from the tied solution keeps the same gauge-free geometry;
+the linear RNN of the spiral-sink preset is the smooth forgetting it is compared to.
 
 Sources: science.md §1, §1b.
 """

@@ -3,10 +3,8 @@
 With sparse inputs the SSM packs its largest directions into the interference-free
 half-space: kθ jumps from ≈ 90° to ≈ 270° and the spectral radius drops.
 
-With dense inputs the SSM (linear recurrence, ReLU readout) finds the linear
-solution, |kθ| ≈ 90–110°; with sparse inputs it packs its largest directions
-into the interference-free half-space a_s ≤ 0: kθ jumps to ≈ 270° and the
-spectral radius drops.
+Dense and sparse runs train as one batch; kθ is read in the canonical gauge, the
+packing through the gauge-free a_s ≤ 0.
 
 Sources: science.md §1, §1b.
 """

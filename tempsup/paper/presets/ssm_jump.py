@@ -3,9 +3,8 @@
 A fine sparsity sweep: kθ does not turn gradually from ≈ 90° to ≈ 270°, it jumps; the
 sweep locates the jump and its width, seed by seed.
 
-A fine sparsity sweep of the SSM recipe: kθ does not turn gradually from
-≈ 90° to ≈ 270°, it jumps; the sweep locates the jump and its width, seed by
-seed, and shows which basin's lowest loss wins on each side.
+Every sparsity starts from the same init seeds, so a seed index can be followed across
+the sweep; the lowest loss of each basin shows which one wins on each side of the jump.
 
 Sources: science.md §1.
 """

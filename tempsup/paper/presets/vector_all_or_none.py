@@ -4,11 +4,8 @@ Five features A–E of decreasing importance in N_h = 2: at k = 0 they sit on a 
 as k grows the network drops features to keep the most important ones for all k + 1
 steps (all or none), and A is kept at every k.
 
-Five features A–E of decreasing importance share N_h = 2. At k = 0 (no
-memory demand) they sit on a regular pentagon: pure spatial superposition. As
-k grows the network drops features to carry the most important ones through
-all k + 1 steps: every feature is either kept (recall ≈ 1) or dropped (≈ 0),
-the kept set is a prefix A, AB, …, and A is kept at every k.
+A feature's recall is its lone-input gain after k steps (`tempsup.analysis.recall`):
+kept at 0.8–1.2, dropped at ≤ 0.2; the kept set should be a prefix A, AB, ….
 
 Sources: science.md §1.
 """

@@ -3,10 +3,8 @@
 At s = k the projections W_yᵀW_s have a positive diagonal for the kept features and are
 ≤ 0 everywhere else; a larger N_h keeps more features.
 
-Ten features of decreasing importance in a ReLU RNN of N_h = 2, 5, 10: at
-s = k the projections W_yᵀW_s have a positive diagonal for the kept features
-and are ≤ 0 everywhere else, at every other age too; a larger N_h keeps more
-features on the diagonal.
+Ten features of decreasing importance in a ReLU RNN of N_h = 2, 5 and 10; the
+heatmaps' claim holds at every other age s ≠ k too.
 
 Sources: science.md §1.
 """
