@@ -33,6 +33,7 @@ over k) are grouped by (p, k); each group shares one Toeplitz or Gram matrix.
 from __future__ import annotations
 
 import torch
+from torch import Tensor
 
 from tempsup.errors import TempsupError
 from tempsup.models import CONV_MAX_SIDE, BatchedRNN
@@ -214,19 +215,15 @@ def _with_bias_row(gram: torch.Tensor, mean: torch.Tensor, seq_len: int) -> torc
 
 
 def quadratic_loss(
-    kernel: torch.Tensor,
-    bias: torch.Tensor | None,
-    gram: torch.Tensor,
-    k: int,
-    weights: torch.Tensor,
-) -> torch.Tensor:
+    kernel: Tensor, bias: Tensor | None, gram: Tensor, k: int, imp: Tensor
+) -> Tensor:
     """Linear model: Σ_i I_i d_iᵀ C d_i per model (M,), from the kernel (M, T, N_x, N_x).
 
     `gram` is C, the batch's (`lagged_gram`) or its expectation, with the bias row when `bias`.
     """
     d = _residual_kernel(kernel, bias, k, torch.float64)  # (M, N_x, side)
     per_output = ((d @ gram) * d).sum(-1)  # (M, N_x)
-    return (per_output @ weights.double()).to(kernel.dtype)
+    return (per_output @ imp.double()).to(kernel.dtype)
 
 
 # ---- ReLU readout on a linear recurrence: one GEMM each way -----------------------------------
@@ -252,12 +249,8 @@ def lagged_inputs(x: torch.Tensor, bias: bool) -> torch.Tensor:
 
 
 def _relu_kernel_loss(
-    kernel: torch.Tensor,
-    bias: torch.Tensor | None,
-    x: torch.Tensor,
-    k: int,
-    weights: torch.Tensor,
-) -> torch.Tensor:
+    kernel: Tensor, bias: Tensor | None, x: Tensor, k: int, imp: Tensor
+) -> Tensor:
     """SSM: per-model loss (M,) of ŷ = ReLU(X a + b), from the kernel (M, T, N_x, N_x)."""
     m, seq_len, n_x, _ = kernel.shape
     # rows (m, i), columns (q, j) with the lag s = T-1-q, as `lagged_inputs` orders them
@@ -270,7 +263,7 @@ def _relu_kernel_loss(
         lagged = lagged.index_select(0, torch.nonzero(arrived).squeeze(1))
     q = seq_len - 1 - k
     target = lagged[:, q * n_x : (q + 1) * n_x]  # (rows, N_x): y_t = x_{t-k}
-    return _ReluKernelLoss.apply(a, lagged, target, weights, x.shape[-1])
+    return _ReluKernelLoss.apply(a, lagged, target, imp, x.shape[-1])
 
 
 class _ReluKernelLoss(torch.autograd.Function):
