@@ -304,6 +304,15 @@ def expected(config: RunConfig, net: BatchedRNN) -> np.ndarray:
     return d["expected_loss"]
 
 
+def model_of(config: RunConfig) -> BatchedRNN:
+    """The config's models at their initial weights, as `tempsup.train` builds them."""
+    k = torch.full((config.seeds,), config.k)
+    return BatchedRNN(
+        config.model, config.seeds, config.hidden, config.inputs, k, config.tied, config.bias,
+        model_seeds(config),
+    )  # fmt: skip
+
+
 LINEAR_CASES = [
     dict(sparsity=0.7),
     dict(sparsity=0.2, bias=True, tied=False, input_dist="exponential"),
@@ -317,16 +326,7 @@ LINEAR_CASES = [
 )
 def test_measured_loss_matches_exact_expected_loss_random_weights(changes: dict) -> None:
     config = RunConfig(model="linear", batch=4096, seeds=4, **changes)
-    net = BatchedRNN(
-        "linear",
-        config.seeds,
-        config.hidden,
-        config.inputs,
-        torch.full((config.seeds,), config.k),
-        config.tied,
-        config.bias,
-        model_seeds(config),
-    )
+    net = model_of(config)
     if config.bias:
         with torch.no_grad():
             net.b_y.copy_(
@@ -351,16 +351,7 @@ def test_measured_loss_matches_exact_expected_loss_trained_weights() -> None:
     )
     *_, last = train(config)
     assert last.step == 150
-    net = BatchedRNN(
-        "linear",
-        config.seeds,
-        config.hidden,
-        config.inputs,
-        torch.full((config.seeds,), config.k),
-        config.tied,
-        config.bias,
-        model_seeds(config),
-    )
+    net = model_of(config)
     with torch.no_grad():
         for name in ("W_x", "W_h", "W_y", "b_y"):
             getattr(net, name).copy_(torch.as_tensor(getattr(last, name)))
