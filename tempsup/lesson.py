@@ -141,8 +141,8 @@ STEPS: tuple[Step, ...] = (
         run="sparse",
         claims=(0, 1, 2),
         question=(
-            "Compare the dense SSM (S = 0) with the sparse one (S = 0.9). What happens to the "
-            "angle kθ swept from w_0 to w_k?"
+            "Compare the SSM trained on dense inputs (S = 0.3) with the one trained on sparse "
+            "inputs (S = 0.9). What happens to the angle kθ swept from w_0 to w_k?"
         ),
         choices=(
             "It jumps from about 100° to about 270°",

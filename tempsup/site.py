@@ -35,6 +35,7 @@ if TYPE_CHECKING:
 
 PLOTLY_JS = "plotly.min.js"
 CSS = "site.css"
+JS = "site.js"
 ProgressFn = Callable[[str, float], None]
 
 STYLE = """
@@ -69,6 +70,7 @@ PAGE = """<!DOCTYPE html>
 <title>{title} · tempsup</title>
 <link rel="stylesheet" href="{css}">
 <script src="{plotly}"></script>
+<script src="{js}" defer></script>
 </head>
 <body>
 <nav aria-label="site"><a href="index.html">Gallery</a><a href="lesson.html">Lesson</a>\
@@ -79,6 +81,25 @@ PAGE = """<!DOCTYPE html>
 </main>
 </body>
 </html>
+"""
+
+# Draws each figure the first time it is on screen (a hidden one, e.g. a lesson answer
+# not revealed yet, waits until it is shown); frames are added for the play button.
+LAZY_JS = """
+"use strict";
+function drawPlot(div) {
+  if (div.dataset.drawn) { return; }
+  div.dataset.drawn = "1";
+  var fig = JSON.parse(document.getElementById(div.id + "-figure").textContent);
+  var config = div.dataset.static ? {staticPlot: true} : {responsive: true, displaylogo: false};
+  Plotly.newPlot(div, fig.data, fig.layout || {}, config).then(function () {
+    if (fig.frames && fig.frames.length) { return Plotly.addFrames(div, fig.frames); }
+  }).then(function () { div.dataset.ready = "1"; });
+}
+var observer = new IntersectionObserver(function (entries) {
+  entries.forEach(function (e) { if (e.isIntersecting) { drawPlot(e.target); } });
+}, {rootMargin: "200px"});
+document.querySelectorAll("div.plot").forEach(function (div) { observer.observe(div); });
 """
 
 REVEAL_JS = """
@@ -94,7 +115,6 @@ document.querySelectorAll("section.step").forEach(function (step) {
     verdict.className = "verdict " + (right ? "held" : "not-held");
     var answer = step.querySelector(".answer");
     answer.hidden = false;
-    answer.querySelectorAll(".js-plotly-plot").forEach(function (g) { Plotly.Plots.resize(g); });
   });
 });
 </script>
@@ -150,6 +170,7 @@ def build(
     results = check_presets(runs, quick)
     (out / PLOTLY_JS).write_text(plotly.offline.get_plotlyjs())
     (out / CSS).write_text(STYLE)
+    (out / JS).write_text(LAZY_JS)
     _write(out / "index.html", "The paper's claims", index_body(results, runs))
     for p, res in results:
         _write(out / f"{p.name}.html", p.title, preset_body(p, res, runs))
@@ -162,17 +183,24 @@ def build(
 
 
 def _write(path: Path, title: str, body: str) -> None:
-    path.write_text(PAGE.format(title=html.escape(title), css=CSS, plotly=PLOTLY_JS, body=body))
+    path.write_text(
+        PAGE.format(title=html.escape(title), css=CSS, plotly=PLOTLY_JS, js=JS, body=body)
+    )
 
 
-def _figure(fig: go.Figure, div_id: str, height: int | None = None) -> str:
+def _figure(fig: go.Figure, div_id: str, height: int | None = None, static: bool = False) -> str:
+    """A figure drawn when it scrolls into view (`site.js`): a preset page holds a
+    dozen animated grids, and drawing them all at load took seconds per grid."""
+    import plotly.io
+
     if height is not None:
         fig.update_layout(height=height)
-    return fig.to_html(
-        full_html=False,
-        include_plotlyjs=False,
-        div_id=div_id,
-        config={"responsive": True, "displaylogo": False},
+    data = plotly.io.to_json(fig, validate=False).replace("</", "<\\/")
+    flag = ' data-static="1"' if static else ""
+    return (
+        f'<div class="plot" id="{div_id}"{flag} '
+        f'style="min-height:{fig.layout.height or 450}px"></div>'
+        f'<script type="application/json" id="{div_id}-figure">{data}</script>'
     )
 
 
@@ -204,7 +232,7 @@ def claims_html(results: list[ClaimResult]) -> str:
 def index_body(results: list[tuple[Preset, list[ClaimResult]]], runs: dict[str, Run]) -> str:
     cards = []
     for p, res in results:
-        fig = _figure(thumbnail(runs[p.main_key]), f"thumb-{p.name}")
+        fig = _figure(thumbnail(runs[p.main_key]), f"thumb-{p.name}", static=True)
         cards.append(
             f'<article class="card" id="preset-{p.name}"><h2>{html.escape(p.title)}</h2>{fig}'
             f"<p>{html.escape(p.claim)}</p>{claims_html(res)}"

@@ -128,3 +128,55 @@ def test_reveal_before_the_runs_are_trained_says_so(tmp_path, monkeypatch) -> No
     finally:
         services.job_queue.cache_clear()
     assert "still training" in text and lesson.MISSING in text
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_predict_reveal_and_try_it_in_a_browser(tmp_path) -> None:
+    """The lesson's flow on a real server: a step from the URL, reveal refused until a
+    choice is made, the verdict, the measured numbers and the animated run, then
+    "try it yourself" opens the explorer at the step's configuration."""
+    from selenium.webdriver.common.by import By
+
+    from app import ids
+    from tempsup.jobs.queue import JobQueue
+    from tests.browser import app_server, make_driver
+    from tests.helpers import wait_for
+
+    cache = tmp_path / "jobs"
+    p = preset("spiral-sink", quick=False)  # TEMPSUP_PRESETS=off serves the full presets
+    (run,) = train_runs(p.configs)
+    with JobQueue(cache) as queue:
+        queue.put_run(run)
+    measured = p.check([run])[0].measured
+    _, right = lesson.shown_choices(lesson.step(1))
+
+    driver = make_driver(tmp_path)
+
+    def heading() -> str:
+        found = driver.find_elements(By.CSS_SELECTOR, ".lesson-step h2")
+        return found[0].text if found else ""
+
+    try:
+        with app_server(cache, workers=0) as url:
+            driver.get(f"{url}/lesson?step=2")
+            wait_for("step 2", lambda: "Step 2 of" in heading())
+            driver.find_element(By.CSS_SELECTOR, ".lesson-steps a").click()  # to step 1
+            wait_for("step 1", lambda: "Step 1 of" in heading())
+            assert "step=1" in driver.current_url
+            answer = driver.find_element(By.ID, ids.LESSON_ANSWER)
+            driver.find_element(By.ID, ids.LESSON_REVEAL).click()
+            wait_for("the refusal", lambda: "Pick an answer first" in answer.text)
+            driver.find_elements(By.CSS_SELECTOR, f"#{ids.LESSON_CHOICE} input")[right].click()
+            driver.find_element(By.ID, ids.LESSON_REVEAL).click()
+            wait_for("the verdict", lambda: "Right" in answer.text)
+            assert f"k·arg λ = {lesson._show(measured['k_arg_lambda_deg'])}°" in answer.text
+            wait_for("the animated run", lambda: driver.execute_script(
+                "const g = document.querySelector(arguments[0] + ' .js-plotly-plot');"
+                "return g && g._transitionData && g._transitionData._frames.length;",
+                f"#{ids.LESSON_ANSWER}"))  # fmt: skip
+            answer.find_element(By.PARTIAL_LINK_TEXT, "Try it yourself").click()
+            wait_for("the explorer", lambda: "model=linear" in driver.current_url)
+            assert f"steps={p.configs[0].steps}" in driver.current_url
+    finally:
+        driver.quit()

@@ -19,11 +19,8 @@ from tempsup.jobs.queue import JobQueue
 from tempsup.paper.presets import presets
 
 pytestmark = pytest.mark.slow
-# every graph of the page drawn by plotly.js (it sets _fullLayout once drawn)
-DRAWN = (
-    "const g = document.querySelectorAll('.plotly-graph-div');"
-    "return g.length && [...g].every(d => d._fullLayout) ? g.length : null;"
-)
+# the graphs drawn so far (site.js draws a graph when it comes into view, frames included)
+DRAWN = "return [...document.querySelectorAll('div.plot')].filter(d => d.dataset.ready).length;"
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +35,14 @@ def test_the_site_has_every_page_and_one_plotly(built) -> None:
     out, _ = built
     names = {p.name for p in presets(quick=True)}
     files = {f.name for f in out.iterdir()}
-    assert {"index.html", "lesson.html", "report.html", "report.md", site.PLOTLY_JS} <= files
+    assert {
+        "index.html",
+        "lesson.html",
+        "report.html",
+        "report.md",
+        site.PLOTLY_JS,
+        site.JS,
+    } <= files
     assert {f"{n}.html" for n in names} <= files
     for page in out.glob("*.html"):
         text = page.read_text()
@@ -52,7 +56,7 @@ def test_index_cards_carry_claims_numbers_and_a_picture(built) -> None:
     index = (out / "index.html").read_text()
     for p in presets(quick=True):
         card = index.split(f'id="preset-{p.name}"', 1)[1].split("</article>", 1)[0]
-        assert "seeds)" in card and "measured" in card and "Plotly.newPlot" in card, p.name
+        assert "seeds)" in card and "measured" in card and 'class="plot"' in card, p.name
         assert f'href="{p.name}.html"' in card
 
 
@@ -60,7 +64,7 @@ def test_preset_pages_animate_every_run(built) -> None:
     out, _ = built
     for p in presets(quick=True):
         text = (out / f"{p.name}.html").read_text()
-        assert text.count("Plotly.newPlot") >= len(p.configs), p.name
+        assert text.count('class="plot"') >= len(p.configs), p.name
         assert '"frames"' in text or "addFrames" in text, p.name
 
 
@@ -100,14 +104,22 @@ def test_every_page_draws_from_file_with_no_network(built, tmp_path) -> None:
     try:
         for page in sorted(out.glob("*.html")):
             driver.get(page.as_uri())
-            if page.name != "report.html":  # the report is text and tables
-                wait_for(f"the graphs of {page.name}", lambda: driver.execute_script(DRAWN))
+            if page.name not in ("report.html", "lesson.html"):  # text; answers are hidden
+                wait_for(f"the first graph of {page.name}", lambda: driver.execute_script(DRAWN))
             urls = driver.execute_script(
                 "return performance.getEntriesByType('resource').map(e => e.name)"
             )
             assert all(u.startswith("file://") for u in urls), (page.name, urls)
             errors = [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
             assert not errors, (page.name, errors)
+
+        # a graph further down is drawn when scrolled to, with its animation frames
+        driver.get((out / "ssm-jump.html").as_uri())
+        wait_for("the first graph", lambda: driver.execute_script(DRAWN))
+        last = driver.find_elements(By.CSS_SELECTOR, "div.plot")[-1]
+        driver.execute_script("arguments[0].scrollIntoView()", last)
+        wait_for("the last graph", lambda: last.get_attribute("data-ready"))
+        assert driver.execute_script("return arguments[0]._transitionData._frames.length", last)
 
         driver.get((out / "lesson.html").as_uri() + "#step-3")
         step = driver.find_element(By.ID, "step-3")
@@ -119,6 +131,8 @@ def test_every_page_draws_from_file_with_no_network(built, tmp_path) -> None:
         assert step.find_element(By.CLASS_NAME, "verdict").text.startswith("✓ Right")
         answer = step.find_element(By.CLASS_NAME, "answer")
         assert answer.is_displayed()
-        assert answer.find_element(By.CLASS_NAME, "plotly-graph-div").size["height"] > 100
+        plot = answer.find_element(By.CSS_SELECTOR, "div.plot")
+        wait_for("the step's run drawn", lambda: plot.get_attribute("data-ready"))
+        assert plot.size["height"] > 100
     finally:
         driver.quit()
