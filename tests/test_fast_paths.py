@@ -98,7 +98,7 @@ def test_fast_path_in_float32_at_the_training_setting(model: str) -> None:
     net = make_net(model, [3] * 8, 2, 1, True, False)
     p = torch.full((8,), 0.1)
     x = sample_inputs(torch.Generator().manual_seed(1), p, 256, 20, 1, "uniform")
-    assert compare(net, x, p, torch.ones(1)) < 2e-5
+    assert compare(net, x, p, torch.ones(1)) < 2e-6  # measured: ≤ 3.5e-7
 
 
 @pytest.mark.parametrize("model", ["linear", "ssm"])
