@@ -375,6 +375,10 @@ def test_gallery_fills_in_the_background_and_opens_a_preset(tmp_path_factory, br
         spiral = "#preset-spiral-sink"
         wait_for(lambda: "held" in find(browser, spiral).text, 240, "spiral-sink claims")
         assert "seeds" in find(browser, spiral).text
+        # the numbers behind each claim and its criterion are on the card (visible text)
+        shown = find(browser, spiral).text
+        n_claims = len(browser.find_elements("css selector", f"{spiral} .claims li"))
+        assert n_claims and shown.count("measured: ") == shown.count("criterion: ") == n_claims
         find(browser, f"{spiral} a.chip").click()
         wait_for(lambda: "model=linear" in browser.current_url, 20, "explorer opened")
         wait_for(lambda: "Done" in find(browser, STATUS).text, 30, "preset run served")
@@ -629,10 +633,14 @@ def test_the_compare_player_stays_in_view_while_the_panels_scroll(server, browse
     browser.get(f"{server}/compare?" + urlencode({"left": left, "right": right}))
     wait_for(lambda: frame_label_compare(browser).count("frame 21/21") == 2, 90, "both runs")
     last = css(ids.compare_graph("right", "eigen"))
-    browser.execute_script(
-        "document.querySelector(arguments[0]).scrollIntoView({block: 'end'})", last
-    )
-    wait_for(lambda: in_view(browser, last), 10, "the last panel scrolled into view")
+
+    def scrolled_to_last() -> bool:  # ("end" may leave it a fraction of a pixel below)
+        browser.execute_script(
+            "document.querySelector(arguments[0]).scrollIntoView({block: 'center'})", last
+        )
+        return in_view(browser, last)
+
+    wait_for(scrolled_to_last, 10, "the last panel scrolled into view")
     assert browser.execute_script("return window.scrollY") > 300
     for part in COMPARE_PLAYER:
         assert in_view(browser, part), f"{part} scrolled out of view"
