@@ -7,6 +7,8 @@ numbers its claims measured on that run — the words cannot drift from the run.
 
 from __future__ import annotations
 
+from urllib.parse import urlparse
+
 import pytest
 from dash import dcc, html
 
@@ -139,6 +141,7 @@ def test_predict_reveal_and_try_it_in_a_browser(tmp_path) -> None:
     from selenium.webdriver.common.by import By
 
     from app import ids
+    from app.urlstate import config_from_query
     from tempsup.jobs.queue import JobQueue
     from tests.browser import app_server, make_driver
     from tests.helpers import wait_for
@@ -157,6 +160,10 @@ def test_predict_reveal_and_try_it_in_a_browser(tmp_path) -> None:
         found = driver.find_elements(By.CSS_SELECTOR, ".lesson-step h2")
         return found[0].text if found else ""
 
+    def answer() -> str:  # found anew each time: a step's card is redrawn as a whole
+        found = driver.find_elements(By.ID, ids.LESSON_ANSWER)
+        return found[0].text if found else ""
+
     try:
         with app_server(cache, workers=0) as url:
             driver.get(f"{url}/lesson?step=2")
@@ -164,19 +171,19 @@ def test_predict_reveal_and_try_it_in_a_browser(tmp_path) -> None:
             driver.find_element(By.CSS_SELECTOR, ".lesson-steps a").click()  # to step 1
             wait_for("step 1", lambda: "Step 1 of" in heading())
             assert "step=1" in driver.current_url
-            answer = driver.find_element(By.ID, ids.LESSON_ANSWER)
             driver.find_element(By.ID, ids.LESSON_REVEAL).click()
-            wait_for("the refusal", lambda: "Pick an answer first" in answer.text)
+            wait_for("the refusal", lambda: "Pick an answer first" in answer())
             driver.find_elements(By.CSS_SELECTOR, f"#{ids.LESSON_CHOICE} input")[right].click()
             driver.find_element(By.ID, ids.LESSON_REVEAL).click()
-            wait_for("the verdict", lambda: "Right" in answer.text)
-            assert f"k·arg λ = {lesson._show(measured['k_arg_lambda_deg'])}°" in answer.text
+            wait_for("the verdict", lambda: "Right" in answer())
+            assert f"k·arg λ = {lesson._show(measured['k_arg_lambda_deg'])}°" in answer()
             wait_for("the animated run", lambda: driver.execute_script(
                 "const g = document.querySelector(arguments[0] + ' .js-plotly-plot');"
                 "return g && g._transitionData && g._transitionData._frames.length;",
                 f"#{ids.LESSON_ANSWER}"))  # fmt: skip
-            answer.find_element(By.PARTIAL_LINK_TEXT, "Try it yourself").click()
+            driver.find_element(By.PARTIAL_LINK_TEXT, "Try it yourself").click()
             wait_for("the explorer", lambda: "model=linear" in driver.current_url)
-            assert f"steps={p.configs[0].steps}" in driver.current_url
+            opened, errors = config_from_query(urlparse(driver.current_url).query)
+            assert errors == [] and opened.key == p.configs[0].key  # exactly the step's run
     finally:
         driver.quit()
