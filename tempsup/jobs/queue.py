@@ -385,17 +385,17 @@ class BaseQueue(ABC):
             remove_from(db, QUEUE, key)
             remove_from(db, RUNNING, key)
             now = time.time()
-            rec = new_record(key, kind.name, spec.steps, old.client if old else "local",
-                             attempts=old.attempts if old else 0, now=now)  # fmt: skip
+            fresh = new_record(key, kind.name, spec.steps, old.client if old else "local",
+                               attempts=old.attempts if old else 0, now=now)  # fmt: skip
+            fields = {f.name: getattr(fresh, f.name) for f in dataclasses.fields(fresh)}
+            del fields["state"]  # from whatever state it was in, through the table
             rec = transition(
-                rec,
+                old or fresh,
                 JobState.DONE,
-                step=spec.steps,
-                n_frames=n_frames,
-                finished=now,
-                run_id=run_id,
-                message=f"done: {spec.steps} steps, {n_frames} frames (stored {kind.name})",
-            )
+                **{**fields, "step": spec.steps, "n_frames": n_frames, "finished": now,
+                   "run_id": run_id,
+                   "message": f"done: {spec.steps} steps, {n_frames} frames (stored {kind.name})"},
+            )  # fmt: skip
             self._put_record(db, rec)
 
         self.store.atomic(txn)

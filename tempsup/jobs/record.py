@@ -9,7 +9,8 @@ the life of a job reads in one place:
                    \\-> CANCELLED (before it started)
     FAILED, CANCELLED -> QUEUED (submitted again); DONE -> FAILED (result unreadable)
 
-and any state -> DONE when a finished result is stored directly (`put_result`).
+and any state -> DONE when a finished result is stored directly (`put_result`:
+presets, sweep points; a worker still holding the job is fenced off by its token).
 Records are stored as JSON; a record that cannot be read is a missing one.
 This module knows no store, no kind and no wording: the app words a status
 (`app.jobwords`).
