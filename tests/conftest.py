@@ -53,3 +53,13 @@ def gate(tmp_path, monkeypatch):
 
     monkeypatch.setenv(ENV, str(tmp_path / "gate"))
     return Gate(tmp_path / "gate")
+
+
+@pytest.fixture(scope="session")
+def quick_preset_runs():
+    """Every run of the quick presets, trained once for the session (minutes: the report,
+    the static site and the claims tests all read these same runs)."""
+    from tempsup.paper.presets import preset_configs
+    from tempsup.paper.reproduce import train_configs
+
+    return train_configs(preset_configs(quick=True))

@@ -1,18 +1,17 @@
 """The paper's claims on the quick form of `tempsup reproduce` (slow: minutes).
 
-`reproduce(quick=True)` trains every preset once (module fixture, one torch
-thread) on the presets' own seeds (base seed 0 of every config: 16 seeds for
-the scalar presets, 4 per k for the vector task, 3 per N_h, 2 for the large
-stand-in). Each test asserts one preset's claims with the fraction of seeds
-that must satisfy them stated in the assertion; the margins leave room below
-what these exact runs gave when written (in the comments: torch CPU, one
-thread). Where the quick form does *not* reproduce a claim, the test says so
-and asserts the part that does. The fixture took 263 s on one core (255 s of
-CPU) while the vector and large presets' quick forms drew a frame every 20
-steps, most of it their per-frame expected loss (a Monte Carlo estimate for the
-ReLU RNN); they now draw one every 100 (their claims read the final frame, and
-gave the same verdicts and seed counts), and it takes 170 s of CPU.
-"""
+`reproduce(quick=True)` reports on every preset's runs, trained once for the session
+(`quick_preset_runs` in conftest.py, one torch thread) on the presets' own seeds (base
+seed 0 of every config: 16 seeds for the scalar presets, 4 per k for the vector task, 3
+per N_h, 2 for the large stand-in). Each test asserts one preset's claims with the
+fraction of seeds that must satisfy them stated in the assertion; the margins leave room
+below what these exact runs gave when written (in the comments: torch CPU, one thread).
+Where the quick form does *not* reproduce a claim, the test says so and asserts the part
+that does. The fixture took 263 s on one core (255 s of CPU) while the vector and large
+presets' quick forms drew a frame every 20 steps, most of it their per-frame expected
+loss (a Monte Carlo estimate for the ReLU RNN); they now draw one every 100 (their
+claims read the final frame, and gave the same verdicts and seed counts), and it takes
+170 s of CPU."""
 
 from __future__ import annotations
 
@@ -20,7 +19,6 @@ import json
 from pathlib import Path
 
 import pytest
-import torch
 
 from tempsup.analysis import TOL
 from tempsup.paper.presets import presets
@@ -30,14 +28,11 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[dict]]]:
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        out = tmp_path_factory.mktemp("reports")
-        path = reproduce(quick=True, out_dir=out)
-    finally:
-        torch.set_num_threads(old)
+def report(
+    tmp_path_factory: pytest.TempPathFactory, quick_preset_runs
+) -> tuple[Path, dict[str, list[dict]]]:
+    out = tmp_path_factory.mktemp("reports")
+    path = reproduce(quick=True, out_dir=out, done=quick_preset_runs)
     data = json.loads((out / "report.json").read_text())
     return path, {p["name"]: p["claims"] for p in data["presets"]}
 

@@ -1,10 +1,12 @@
 """The static site (`tempsup site`): every page from `file://`, with no server and no network.
 
-The site is built once (module fixture) from the quick presets' runs, which the
-build trains into a job store — the same store a second build reads instead of
-training. The browser test opens every page from disk in headless Chromium
-and checks that its graphs draw, that the console stays clean and that no
-request leaves `file://`; the lesson's reveal is clicked through.
+The site is built once (module fixture) from a job store holding the quick
+presets' runs (the session's, shared with the report tests) but one, which the
+build trains and stores; a second build then reads every run from the store.
+The browser test opens every page from disk in headless Chromium and checks
+that its first graph draws, that the console stays clean and that no request
+leaves `file://`; a graph further down draws when scrolled to, and the
+lesson's reveal is clicked through.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pytest
 
 from tempsup import lesson, site
 from tempsup.jobs.queue import JobQueue
-from tempsup.paper.presets import presets
+from tempsup.paper.presets import preset, presets
 
 pytestmark = pytest.mark.slow
 # the graphs drawn so far (site.js draws a graph when it comes into view, frames included)
@@ -24,10 +26,17 @@ DRAWN = "return [...document.querySelectorAll('div.plot')].filter(d => d.dataset
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, JobQueue]:
+def built(tmp_path_factory: pytest.TempPathFactory, quick_preset_runs) -> tuple[Path, JobQueue]:
+    """The site built from a job store holding every quick run but the spiral sink's,
+    which the build must train and store itself."""
     queue = JobQueue(tmp_path_factory.mktemp("jobs"))
+    missing = preset("spiral-sink", quick=True).main_key
+    for key, run in quick_preset_runs.items():
+        if key != missing:
+            queue.put_run(run)
     out = tmp_path_factory.mktemp("site")
     site.build(out, quick=True, queue=queue)
+    assert queue.run(missing) is not None, "the run the build trained was not stored"
     return out, queue
 
 

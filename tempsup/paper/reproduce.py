@@ -163,13 +163,18 @@ def reproduce(
     out_dir: str | Path = "reports",
     on_progress: ProgressFn | None = None,
     figures: bool = True,
+    done: dict[str, Run] | None = None,
 ) -> Path:
-    """Train every preset, check its claims, write `report.md` (and figures); return its path."""
+    """Train every preset, check its claims, write `report.md` (and figures); return its path.
+
+    `done` holds runs already trained (by key), which are used instead of training
+    them again (the test suite trains the quick form once for several test files).
+    """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
     start = time.monotonic()
-    runs = train_configs(preset_configs(quick), on_progress=on_progress, timings=timings)
+    runs = train_configs(preset_configs(quick), done=done, on_progress=on_progress, timings=timings)
     train_s = time.monotonic() - start
     results = check_presets(runs, quick)
     pages = write_pages(results, runs, out) if figures else {}
