@@ -43,11 +43,20 @@ ARRAYS = ("step", "W_x", "W_h", "W_y", "b_y", "loss", "terms", "expected_loss", 
 # Computed from a frame's weights and config alone: a run file without them
 # (written before they existed) gets them recomputed on load.
 DERIVED = ("terms", "expected_loss", "expected_loss_se")
+# Version of the derived arrays a file holds. 2: the ReLU RNN's expected loss with a
+# positive readout bias no longer double-counts the silent steps in its sampled strata
+# (files without a version are 1; their derived arrays are recomputed where they differ).
+DERIVED_VERSION = 2
 TERM_NAMES = ("task", "mean correction", "projection interference", "composition interference")
 # A seed "succeeded" when it closed at least this fraction of the gap between
 # the silent network (zero output) and the best seed: dead ReLU networks and
 # the mirror/real-eigenvalue local minima of science.md §1b fall below it.
 SUCCESS_FRACTION = 0.9
+
+
+def _stale(config: RunConfig, version: int) -> bool:
+    """Whether a file's derived arrays (of `version`) differ from what this code computes."""
+    return version < 2 and config.model == "rnn" and config.bias
 
 
 def derived(config: RunConfig, step: int, W_x, W_h, W_y, b_y) -> dict[str, np.ndarray]:
@@ -200,14 +209,17 @@ class Run(_files.RunFile):
             success=self.success,
             best=self.best,
             config=self.config.to_json(),
+            derived_version=DERIVED_VERSION,
         )
 
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "run file") -> Run:
         stored = [n for n in ARRAYS if n not in DERIVED]
         config, arrays = _files.read_run(
-            data, source, stored, "tempsup run file", RunConfig.from_dict, optional=DERIVED
-        )
+            data, source, stored, "tempsup run file", RunConfig.from_dict,
+            optional=(*DERIVED, "derived_version"),
+        )  # fmt: skip
+        version = int(arrays.pop("derived_version", 1))
         for name, arr in arrays.items():
             kind = "iu" if name == "step" else "fiu"
             if arr.dtype.kind not in kind:
@@ -225,7 +237,7 @@ class Run(_files.RunFile):
         _files.check_shapes(source, arrays, expect)
         if n_frames == 0:
             raise TempsupError(f"{source}: holds no frames")
-        if not all(n in arrays for n in DERIVED):  # written before they existed: recompute
+        if _stale(config, version) or not all(n in arrays for n in DERIVED):  # recompute
             w = [arrays[n].astype(float) for n in ("W_x", "W_h", "W_y", "b_y")]
             per_frame = [
                 derived(config, step, *(x[f] for x in w)) for f, step in enumerate(arrays["step"])

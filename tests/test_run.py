@@ -147,6 +147,31 @@ def test_old_run_files_get_their_derived_arrays_recomputed(run: Run) -> None:
         assert loaded[name].dtype == np.float32, name  # as in a file written today
 
 
+@pytest.mark.parametrize(
+    ("model", "bias", "recomputed"),
+    [("rnn", True, True), ("rnn", False, False), ("ssm", True, False)],
+)
+def test_files_of_an_older_derived_version_are_recomputed_where_they_differ(
+    model: str, bias: bool, recomputed: bool
+) -> None:
+    """Version-1 files (no `derived_version`) of a ReLU RNN with a readout bias held an
+    expected loss that double-counted the silent steps: they are recomputed on load; other
+    runs' derived arrays were right and are read as stored."""
+    from tempsup.run import DERIVED_VERSION
+
+    config = RunConfig(model=model, bias=bias, seeds=2, steps=20, snapshot_every=10, batch=64)
+    (r,) = train_runs([config])
+    assert int(np.load(io.BytesIO(r.to_bytes()))["derived_version"]) == DERIVED_VERSION
+    old = {**file_arrays(r), "expected_loss": np.full_like(r["expected_loss"], 123.0)}
+    loaded = Run.from_bytes(npz_bytes(**old))
+    if recomputed:
+        np.testing.assert_allclose(loaded["expected_loss"], r["expected_loss"], rtol=1e-5)
+    else:
+        assert (loaded["expected_loss"] == 123.0).all()
+    current = {**old, "derived_version": np.asarray(DERIVED_VERSION)}
+    assert (Run.from_bytes(npz_bytes(**current))["expected_loss"] == 123.0).all()
+
+
 def test_linear_terms_sum_to_the_exact_expected_loss() -> None:
     config = RunConfig(
         model="linear", sparsity=0.6, seeds=2, tied=False, bias=True, input_dist="exponential"
