@@ -32,6 +32,8 @@ app = dash.Dash(
     eager_loading=True,
 )
 server = app.server
+# the page's language, for screen readers and hyphenation (Dash's own page says none)
+app.index_string = app.index_string.replace("<html>", '<html lang="en">', 1)
 
 # Page and callback modules register themselves on import.
 from app import panels  # noqa: E402

@@ -21,7 +21,7 @@ from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from app import ids
 from app.urlstate import config_from_query, query_from_config, view_from_query
-from app.widgets import model_choice, number_box, number_field
+from app.widgets import choice_group, model_choice, number_box, number_field
 from tempsup.config import DEFAULTS, INPUT_DISTS, RunConfig
 from tempsup.errors import TempsupError
 
@@ -147,17 +147,20 @@ def _card() -> html.Div:
                             ),
                         ],
                     ),
-                    dcc.Checklist(
-                        id=ids.OPTIONS,
-                        options=[
-                            {
-                                "label": "tied readout W_y := W_h^k W_x (the paper's)",
-                                "value": "tied",
-                            },
-                            {"label": "readout bias b_y", "value": "bias"},
-                        ],
-                        value=["tied"],
-                        className="checks",
+                    choice_group(
+                        "Readout",
+                        dcc.Checklist(
+                            id=ids.OPTIONS,
+                            options=[
+                                {
+                                    "label": "tied readout W_y := W_h^k W_x (the paper's)",
+                                    "value": "tied",
+                                },
+                                {"label": "readout bias b_y", "value": "bias"},
+                            ],
+                            value=["tied"],
+                            className="checks",
+                        ),
                     ),
                 ],
             ),

@@ -23,10 +23,16 @@ def js(name: str) -> ClientsideFunction:
 def model_choice(id_: str, value: str) -> list[Any]:
     """The labelled choice of the model (linear RNN, SSM, ReLU RNN)."""
     options = [{"label": MODEL_NAMES[m], "value": m} for m in MODEL_NAMES]
-    return [
-        html.Label("Model", className="label"),
-        dcc.RadioItems(id=id_, options=options, value=value, className="radios"),
-    ]
+    radios = dcc.RadioItems(id=id_, options=options, value=value, className="radios")
+    return [choice_group("Model", radios)]
+
+
+def choice_group(legend: str, choices: Any) -> html.Fieldset:
+    """Radio buttons or check boxes under their caption: a fieldset, so a screen reader
+    names the group its buttons belong to (Dash's own markup is a list of options)."""
+    return html.Fieldset(
+        className="group", children=[html.Legend(legend, className="label"), choices]
+    )
 
 
 def number_field(

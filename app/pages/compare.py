@@ -76,17 +76,23 @@ def layout() -> html.Div:
                     html.Div(
                         className="compare-links",
                         children=[
-                            dcc.Input(
-                                id=ids.COMPARE_LEFT,
-                                placeholder="left: an explorer link",
-                                className="wide",
-                                debounce=True,
-                            ),
-                            dcc.Input(
-                                id=ids.COMPARE_RIGHT,
-                                placeholder="right: an explorer link",
-                                className="wide",
-                                debounce=True,
+                            *(
+                                html.Label(
+                                    className="field",
+                                    children=[
+                                        html.Span(f"{side} run"),
+                                        dcc.Input(
+                                            id=id_,
+                                            placeholder=f"{side.lower()}: an explorer link",
+                                            className="wide",
+                                            debounce=True,
+                                        ),
+                                    ],
+                                )
+                                for side, id_ in (
+                                    ("Left", ids.COMPARE_LEFT),
+                                    ("Right", ids.COMPARE_RIGHT),
+                                )
                             ),
                             html.Button("Compare", id=ids.COMPARE_GO, n_clicks=0),
                         ],

@@ -27,7 +27,7 @@ from app.jobwidget import JobWidget, job_status, polled, register_export, submit
 from app.pages import register
 from app.services import job_queue
 from app.view import empty_view, lab_view
-from app.widgets import list_field, number_field, parse_list
+from app.widgets import choice_group, list_field, number_field, parse_list
 from tempsup.bows.config import STRUCTURE_NAMES, BowsConfig
 from tempsup.bows.figures import PANELS, export_html, export_sweep_html, sweep_figure
 from tempsup.bows.figures.sweep import MEASURE_NOTES
@@ -74,17 +74,25 @@ def layout() -> html.Div:
         children=[
             *WIDGET.layout(export="Export HTML"),
             html.H2("Data and model"),
-            dcc.RadioItems(
-                id=ids.LAB_STRUCTURE,
-                options=[{"label": STRUCTURE_NAMES[s], "value": s} for s in structures],
-                value=DEFAULT.structure,
-                className="radios",
+            choice_group(
+                "Correlation structure",
+                dcc.RadioItems(
+                    id=ids.LAB_STRUCTURE,
+                    options=[{"label": STRUCTURE_NAMES[s], "value": s} for s in structures],
+                    value=DEFAULT.structure,
+                    className="radios",
+                ),
             ),
-            dcc.Upload(
-                id=ids.LAB_UPLOAD,
-                children=html.Div(["for “bag of words”: drop or ", html.A("choose a text file")]),
-                className="upload",
-                max_size=MAX_UPLOAD,
+            # a label around the drop zone names its file input for screen readers
+            html.Label(
+                dcc.Upload(
+                    id=ids.LAB_UPLOAD,
+                    children=html.Div(
+                        ["for “bag of words”: drop or ", html.A("choose a text file")]
+                    ),
+                    className="upload",
+                    max_size=MAX_UPLOAD,
+                ),
             ),
             html.Label("Bottleneck m", className="label"),
             dcc.Slider(
@@ -95,22 +103,27 @@ def layout() -> html.Div:
                 value=DEFAULT.m,
                 marks={1: "1", 2: "2", 4: "4", 6: "6", 8: "8", 12: "12"},
             ),
-            dcc.RadioItems(
-                id=ids.LAB_MODEL,
-                options=[
-                    {"label": "ReLU (x̂ = ReLU(WᵀWx + b))", "value": "relu"},
-                    {"label": "linear", "value": "linear"},
-                ],
-                value=DEFAULT.model,
-                className="radios",
+            choice_group(
+                "Model",
+                dcc.RadioItems(
+                    id=ids.LAB_MODEL,
+                    options=[
+                        {"label": "ReLU (x̂ = ReLU(WᵀWx + b))", "value": "relu"},
+                        {"label": "linear", "value": "linear"},
+                    ],
+                    value=DEFAULT.model,
+                    className="radios",
+                ),
             ),
-            html.Label("Weight decay", className="label"),
-            dcc.RadioItems(
-                id=ids.LAB_WD,
-                options=[0.0, 1.0, 6.0],
-                value=DEFAULT.weight_decay,
-                inline=True,
-                className="radios inline",
+            choice_group(
+                "Weight decay",
+                dcc.RadioItems(
+                    id=ids.LAB_WD,
+                    options=[0.0, 1.0, 6.0],
+                    value=DEFAULT.weight_decay,
+                    inline=True,
+                    className="radios inline",
+                ),
             ),
             html.Div(
                 className="grid",

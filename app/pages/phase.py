@@ -42,14 +42,20 @@ def layout() -> html.Div:
                     children=[
                         html.H2("Sweep"),
                         *model_choice(ids.PHASE_MODEL, "ssm"),
-                        html.Label("Sparsities (comma-separated)", className="label"),
+                        html.Label(
+                            "Sparsities (comma-separated)",
+                            htmlFor=ids.PHASE_SPARSITIES,
+                            className="label",
+                        ),
                         dcc.Input(
                             id=ids.PHASE_SPARSITIES,
                             value=DEFAULT_SPARSITIES,
                             debounce=True,
                             className="wide",
                         ),
-                        html.Label("Delays k (comma-separated)", className="label"),
+                        html.Label(
+                            "Delays k (comma-separated)", htmlFor=ids.PHASE_K, className="label"
+                        ),
                         dcc.Input(
                             id=ids.PHASE_K, value=str(DEFAULTS.k), debounce=True, className="wide"
                         ),
