@@ -23,11 +23,7 @@ from tempsup.figures._common import n_ages
 from tempsup.figures.directions import half_plane_polygon, plane_in_cube
 from tempsup.palette import ROLE_COLORS, empty_figure
 from tempsup.run import Run, derived
-
-
-def rotation(deg: float) -> np.ndarray:
-    t = np.radians(deg)
-    return np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
+from tests.helpers import rot
 
 
 def make_run(
@@ -77,7 +73,7 @@ def make_run(
 
 
 E1 = np.array([[1.0], [0.0]])
-SPIRAL = 0.8 * rotation(90)
+SPIRAL = 0.8 * rot(90)
 
 
 @pytest.fixture(scope="module")
@@ -226,7 +222,7 @@ def test_many_hidden_units_are_projected_onto_readout_and_output_direction():
 
 def test_vector_input_draws_the_chosen_feature_and_a_heatmap():
     rng = np.random.default_rng(2)
-    W_x, W_h, W_y = rng.normal(size=(2, 3)), 0.5 * rotation(40), rng.normal(size=(2, 3))
+    W_x, W_h, W_y = rng.normal(size=(2, 3)), 0.5 * rot(40), rng.normal(size=(2, 3))
     run = make_run(W_h, W_x, W_y=W_y, model="rnn")
     traces = figures.frame_traces("directions", run, None, -1, feature=1)
     c = canon(run)
@@ -369,7 +365,7 @@ def test_empty_figure():
 @pytest.fixture(scope="module")
 def long_run() -> Run:
     rng = np.random.default_rng(3)
-    return make_run(0.9 * rotation(100) + 0.05 * rng.normal(size=(2, 2)), E1, frames=100, seeds=8)
+    return make_run(0.9 * rot(100) + 0.05 * rng.normal(size=(2, 2)), E1, frames=100, seeds=8)
 
 
 def test_animation_has_one_lean_frame_per_snapshot(long_run):

@@ -40,6 +40,7 @@ from tempsup.paper.presets import (
 from tempsup.paper.reproduce import batches, fill_cache
 from tempsup.run import Run, frame
 from tempsup.train import Snapshot
+from tests.helpers import rot
 
 NAMES = [
     "spiral-sink",
@@ -149,11 +150,6 @@ def test_kept_means_recall_near_one() -> None:
 # ---- hand-built runs ---------------------------------------------------------------------------
 
 
-def rotation(deg: float, scale: float) -> np.ndarray:
-    t = np.radians(deg)
-    return scale * np.array([[np.cos(t), -np.sin(t)], [np.sin(t), np.cos(t)]])
-
-
 def build_run(cfg: RunConfig, W_x, W_h, W_y=None, loss=None, steps=None) -> Run:
     """A run whose frames hold the given weights for every seed (two frames by default).
 
@@ -203,7 +199,7 @@ def test_spiral_sink_check_on_rotations() -> None:
     cfg = pr.preset("spiral-sink").configs[0].replace(seeds=3)
     # seed 0: the 90° spiral sink; seed 1: the mirror solution (3 × 150°); seed 2: real
     # eigenvalues (the other local minimum of science.md §1b)
-    W_h = np.stack([rotation(30, 0.8), rotation(150, 0.8), np.diag([0.87, -0.87])])
+    W_h = np.stack([0.8 * rot(30), 0.8 * rot(150), np.diag([0.87, -0.87])])
     W_x = np.ones((3, 2, 1)) * np.array([[1.0], [0.3]])
     run = build_run(cfg, W_x, W_h)
     res = spiral_sink.check({"linear": run})
@@ -224,8 +220,8 @@ def ssm_runs(dense_deg: float = -36.0) -> tuple[Run, Run]:
     base = pr.preset("ssm-dense-vs-sparse").configs[0].replace(seeds=1)
     # sparse: rotate 90° per step, shrink 0.48: w_0..w_3 sweep 270° and a = [0, -, 0, 1]
     g = 0.48
-    sparse = build_run(base.replace(sparsity=0.9), [[[1 / g**3], [0.0]]], [rotation(90, g)])
-    dense = build_run(base, [[[1 / 0.78**3], [0.0]]], [rotation(dense_deg, 0.78)])
+    sparse = build_run(base.replace(sparsity=0.9), [[[1 / g**3], [0.0]]], [g * rot(90)])
+    dense = build_run(base, [[[1 / 0.78**3], [0.0]]], [0.78 * rot(dense_deg)])
     return dense, sparse
 
 
@@ -251,7 +247,7 @@ def test_relu_check_on_a_shift_register_and_a_dead_network() -> None:
     free = build_run(
         p.config("free readout").replace(hidden=4, seeds=1), [W_x], [W_h], [W_h @ W_h @ W_h @ W_x]
     )
-    linear = build_run(p.config("linear").replace(seeds=1), [[[1.0], [0.3]]], [rotation(30, 0.8)])
+    linear = build_run(p.config("linear").replace(seeds=1), [[[1.0], [0.3]]], [0.8 * rot(30)])
     res = relu_rnn_sharp_forgetting.check({"tied": run, "free readout": free, "linear": linear})
     assert [r.held for r in res] == [True, True, True]
     assert res[0].successes == 1 and res[0].measured["dead_seeds"] == 1  # dead seeds fail
@@ -359,7 +355,7 @@ def test_linear_any_sparsity_on_rotations() -> None:
 
     def runs(deg: dict[str, float]) -> dict[str, Run]:
         return {
-            lab: build_run(p.config(lab).replace(seeds=1), W_x, [rotation(deg.get(lab, 30), 0.8)])
+            lab: build_run(p.config(lab).replace(seeds=1), W_x, [0.8 * rot(deg.get(lab, 30))])
             for lab in p.labels
         }
 
@@ -387,8 +383,8 @@ def test_jump_reads_dense_then_sparse() -> None:
 
 def test_ssm_jump_on_the_two_solutions() -> None:
     p = pr.preset("ssm-jump")
-    dense_w = ([[[1 / 0.78**3], [0.0]]], [rotation(-36, 0.78)])  # kθ = −108°
-    sparse_w = ([[[1 / 0.48**3], [0.0]]], [rotation(90, 0.48)])  # kθ = 270°
+    dense_w = ([[[1 / 0.78**3], [0.0]]], [0.78 * rot(-36)])  # kθ = −108°
+    sparse_w = ([[[1 / 0.48**3], [0.0]]], [0.48 * rot(90)])  # kθ = 270°
 
     def runs(first_sparse: float, odd: float | None = None) -> dict[str, Run]:
         out = {}
@@ -396,7 +392,7 @@ def test_ssm_jump_on_the_two_solutions() -> None:
             cfg = p.config(lab).replace(seeds=1)
             w = sparse_w if cfg.sparsity >= first_sparse else dense_w
             if cfg.sparsity == odd:
-                w = ([[[1.0], [0.0]]], [rotation(60, 0.8)])  # kθ = 180°: neither
+                w = ([[[1.0], [0.0]]], [0.8 * rot(60)])  # kθ = 180°: neither
             out[lab] = build_run(cfg, *w)
         return out
 
@@ -416,13 +412,11 @@ def test_relu_dense_on_a_rotation() -> None:
     p = pr.preset("relu-rnn-dense")
     cfg, lin_cfg = p.config("rnn").replace(seeds=1), p.config("linear").replace(seeds=1)
     W_x = [[[1.0], [0.3]]]
-    rnn = build_run(cfg, W_x, [rotation(30, 0.9)])  # a_s peaks at s = k = 3
+    rnn = build_run(cfg, W_x, [0.9 * rot(30)])  # a_s peaks at s = k = 3
     (res,) = relu_rnn_dense.check({"rnn": rnn, "linear": rnn})
     assert res.held and res.measured["k_arg_lambda_deg"] == 90.0
     # the same weights without the hidden ReLU: the kernels differ by more than KERNEL_GAP
-    (res,) = relu_rnn_dense.check(
-        {"rnn": rnn, "linear": build_run(lin_cfg, W_x, [rotation(30, 0.9)])}
-    )
+    (res,) = relu_rnn_dense.check({"rnn": rnn, "linear": build_run(lin_cfg, W_x, [0.9 * rot(30)])})
     assert not res.held and res.measured["max_kernel_gap"] > relu_rnn_dense.KERNEL_GAP
     real = build_run(cfg, W_x, [np.diag([0.9, 0.5])])  # real eigenvalues: no spiral
     (res,) = relu_rnn_dense.check({"rnn": real, "linear": real})
@@ -433,18 +427,18 @@ def test_terms_track_on_closed_form_losses() -> None:
     p = pr.preset("four-terms")
     W_x = [[[1 / 0.48**3], [0.0]]]
     runs = {
-        lab: build_run(p.config(lab).replace(seeds=1), W_x, [rotation(90, 0.48)])
+        lab: build_run(p.config(lab).replace(seeds=1), W_x, [0.48 * rot(90)])
         for lab in p.labels
         if not lab.startswith("rnn")  # the ReLU RNN's expected loss is a Monte Carlo estimate
     }
     res = four_terms.check(runs)
     assert [r.held for r in res] == [True, True, True]
-    off = {lab: build_run(run.config, W_x, [rotation(90, 0.48)], loss=1.3 * run["loss"][-1])
+    off = {lab: build_run(run.config, W_x, [0.48 * rot(90)], loss=1.3 * run["loss"][-1])
            for lab, run in runs.items()}  # fmt: skip
     res = four_terms.check(off)
     assert not any(r.held for r in res) and res[0].measured["gap_expected_loss"] > 0.2
     dense = runs["ssm S=0.9"].config.replace(sparsity=0.3)
-    assert four_terms.check({"dense": build_run(dense, W_x, [rotation(90, 0.48)])}) == []
+    assert four_terms.check({"dense": build_run(dense, W_x, [0.48 * rot(90)])}) == []
 
 
 def dynamics_run(aligned: bool) -> Run:
@@ -453,7 +447,7 @@ def dynamics_run(aligned: bool) -> Run:
     steps = list(range(0, 101, 10))
     angle = [60.0] + ([0.0] * 3 + list(np.linspace(5, 30, 7)) if aligned else [30.0] * 10)
     W_x = np.array([[[[1.0], [0.3]]]] * len(steps))
-    W_h = np.array([[rotation(a, 0.8)] for a in angle])
+    W_h = np.array([[0.8 * rot(a)] for a in angle])
     return build_run(cfg, W_x, W_h, steps=steps)
 
 
