@@ -9,6 +9,7 @@ jobs go to the worker processes through the shared job store.
 
 from __future__ import annotations
 
+import json
 import logging
 from pathlib import Path
 from urllib.parse import urlparse
@@ -18,6 +19,7 @@ import flask
 from dash import Input, Output, State, dcc, html, no_update, set_props
 
 from app import ids
+from tempsup.palette import DARK
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
@@ -32,8 +34,11 @@ app = dash.Dash(
     eager_loading=True,
 )
 server = app.server
-# the page's language, for screen readers and hyphenation (Dash's own page says none)
-app.index_string = app.index_string.replace("<html>", '<html lang="en">', 1)
+# The page's language (for screen readers; Dash's own page says none) and the plots'
+# dark colours, which assets/tempsup.js applies when the system prefers a dark scheme.
+app.index_string = app.index_string.replace("<html>", '<html lang="en">', 1).replace(
+    "{%metas%}", "{%metas%}\n<script>window.tempsupDark = " + json.dumps(DARK) + ";</script>", 1
+)
 
 # Page and callback modules register themselves on import.
 from app import panels  # noqa: E402

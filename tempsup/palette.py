@@ -86,6 +86,37 @@ TEMPLATE: dict[str, Any] = {
     }
 }
 
+# ---- dark mode -------------------------------------------------------------------------
+# The browser redraws every plot with these when the system prefers a dark scheme
+# (assets/tempsup.js; the figures themselves stay light, so exports and the static
+# site look the same everywhere). `layout` goes over a figure's layout, every axis
+# and 3-D scene; `colors` swaps the near-black and near-white colours of traces,
+# shapes and notes, which would vanish on a dark background. The role and term
+# colours are Okabe–Ito and stay as they are: they read on dark too.
+_DARK_AXIS = {"gridcolor": "#2f3642", "zerolinecolor": "#59616e", "linecolor": "#7a8391",
+              "tickcolor": "#7a8391"}  # fmt: skip
+_DARK_SCENE_AXIS = {**_DARK_AXIS, "backgroundcolor": "#171b22"}
+DARK: dict[str, Any] = {
+    "layout": {
+        "paper_bgcolor": "#171b22",
+        "plot_bgcolor": "#171b22",
+        "font": {"color": "#e4e7ec"},
+        "legend": {"bgcolor": "rgba(23, 27, 34, 0.85)"},
+    },
+    "axis": _DARK_AXIS,
+    "scene_axis": _DARK_SCENE_AXIS,
+    "colors": {
+        READOUT: "#f2f2f2",
+        "#222222": "#e4e7ec",
+        "#666666": "#a9b1bd",
+        "#667": "#a9b1bd",
+        CURSOR: "rgba(220, 220, 220, 0.75)",
+        OTHER_SEEDS: "rgba(190, 190, 190, 0.35)",
+        "white": "#171b22",
+        "#ffffff": "#171b22",
+    },
+}
+
 
 def base_layout(title: str = "", **overrides: Any) -> dict[str, Any]:
     """The layout every tempsup figure starts from (plain JSON, no numpy)."""
