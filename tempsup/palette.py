@@ -108,6 +108,7 @@ DARK: dict[str, Any] = {
     "colors": {
         READOUT: "#f2f2f2",
         "#222222": "#e4e7ec",
+        "#333333": "#d0d5dd",
         "#666666": "#a9b1bd",
         "#667": "#a9b1bd",
         CURSOR: "rgba(220, 220, 220, 0.75)",

@@ -8,6 +8,8 @@ layout and labels do not depend on trained runs.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.browser import app_server, make_driver
@@ -60,7 +62,9 @@ def serious_violations(driver) -> list[str]:
 
     axe = Axe(driver)
     axe.inject()
-    results = axe.run(options={"rules": {rule: {"enabled": False} for rule in AXE_MISJUDGES}})
+    # axe_selenium_python pastes the options into JavaScript as they are: JSON text
+    options = json.dumps({"rules": {rule: {"enabled": False} for rule in AXE_MISJUDGES}})
+    results = axe.run(options=options)
     return [
         f"{v['id']} ({v['impact']}): {', '.join(str(n['target']) for n in v['nodes'][:4])}"
         for v in results["violations"]
@@ -84,3 +88,31 @@ def test_no_sideways_scroll_on_a_phone(base_url, driver, path):
 def test_page_declares_its_language(base_url, driver):
     open_page(driver, base_url + "/", DESKTOP)
     assert driver.execute_script("return document.documentElement.lang") == "en"
+
+
+@pytest.mark.parametrize("path", ["/", "/phase"])
+def test_plots_follow_a_dark_system_preference(base_url, driver, path):
+    """The explorer's panels (drawn in the browser) and the phase diagram (drawn on the
+    server) both take the dark background of tempsup.palette.DARK; light stays light."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tempsup.palette import DARK
+
+    background = (
+        "return [...document.querySelectorAll('.js-plotly-plot')]"
+        ".map(g => g._fullLayout.paper_bgcolor)"
+    )
+    try:
+        for scheme, expected in (("dark", DARK["layout"]["paper_bgcolor"]), ("light", "white")):
+            driver.execute_cdp_cmd(
+                "Emulation.setEmulatedMedia",
+                {"features": [{"name": "prefers-color-scheme", "value": scheme}]},
+            )
+            open_page(driver, base_url + path, DESKTOP)
+            WebDriverWait(driver, 15).until(
+                lambda d, want=expected: (
+                    (got := d.execute_script(background)) and all(c == want for c in got)
+                )
+            )
+    finally:
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
