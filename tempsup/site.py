@@ -44,7 +44,13 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-se
        padding: 1rem; line-height: 1.5; }
 a { color: #2f6fde; }
 nav a { margin-right: 1rem; }
-.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(22rem, 1fr)); gap: 1rem; }
+.cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(22rem, 100%), 1fr));
+         gap: 1rem; }
+.plot { max-width: 100%; }
+@media (max-width: 600px) {
+  body { padding: 0.6rem; } nav { display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; }
+  nav a { margin-right: 0; padding: 0.35rem 0; } table { display: block; overflow-x: auto; }
+}
 .card { background: #fff; border: 1px solid #e3e6ea; border-radius: 8px; padding: 1rem;
         overflow-wrap: anywhere; }
 .held { color: #1a7f37; } .not-held { color: #b3261e; }
