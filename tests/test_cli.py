@@ -38,7 +38,8 @@ def assert_run_file(path: Path, config: RunConfig) -> Run:
         F, M = config.n_snapshots, config.seeds
         n_h, n_x = config.hidden, config.inputs
         shapes = {k: npz[k].shape for k in npz.files}
-        assert shapes == {**frame_shapes(F, M, n_h, n_x), "success": (M,), "best": (), "config": ()}
+        scalars = {"best": (), "config": (), "derived_version": ()}
+        assert shapes == {**frame_shapes(F, M, n_h, n_x), "success": (M,), **scalars}
         assert RunConfig.from_json(str(npz["config"])) == config
     return Run.load(path)
 
