@@ -587,7 +587,9 @@ def in_view(driver, css: str) -> bool:
         if (!el) return false;
         const r = el.getBoundingClientRect();
         if (r.width === 0 || r.height === 0) return false;
-        if (r.top < 0 || r.left < 0 || r.bottom > innerHeight || r.right > innerWidth) return false;
+        // 1 px for sub-pixel layout: scrollIntoView can leave the bottom edge at 720.09 of 720
+        if (r.top < -1 || r.left < -1 || r.bottom > innerHeight + 1 || r.right > innerWidth + 1)
+            return false;
         const hit = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
         return hit !== null && (el === hit || el.contains(hit) || hit.contains(el));
         """,

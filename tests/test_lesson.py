@@ -80,6 +80,12 @@ def _find(component, kind) -> list:
     return found
 
 
+def _reopen(services) -> None:
+    """Make the app read its settings and open its job store anew (both are cached)."""
+    services.settings.cache_clear()
+    services.job_queue.cache_clear()
+
+
 @pytest.fixture
 def spiral_sink_store(tmp_path, monkeypatch):
     """The quick spiral-sink run, trained for real, in a fresh job store the app reads."""
@@ -87,12 +93,12 @@ def spiral_sink_store(tmp_path, monkeypatch):
 
     monkeypatch.setenv("TEMPSUP_CACHE", str(tmp_path / "jobs"))
     monkeypatch.setenv("TEMPSUP_PRESETS", "quick")
-    services.job_queue.cache_clear()
+    _reopen(services)
     p = preset("spiral-sink", quick=True)
     (run,) = train_runs(p.configs)
     services.job_queue().put_run(run)
     yield p, run
-    services.job_queue.cache_clear()
+    _reopen(services)
 
 
 def test_reveal_explains_with_the_numbers_measured_on_the_run(spiral_sink_store) -> None:
@@ -124,11 +130,11 @@ def test_reveal_before_the_runs_are_trained_says_so(tmp_path, monkeypatch) -> No
     from app.pages import lesson as page
 
     monkeypatch.setenv("TEMPSUP_CACHE", str(tmp_path / "empty"))
-    services.job_queue.cache_clear()
+    _reopen(services)
     try:
         text = " ".join(_texts(html.Div(page.reveal(3, 0))))
     finally:
-        services.job_queue.cache_clear()
+        _reopen(services)
     assert "still training" in text and lesson.MISSING in text
 
 
@@ -138,6 +144,7 @@ def test_predict_reveal_and_try_it_in_a_browser(tmp_path) -> None:
     """The lesson's flow on a real server: a step from the URL, reveal refused until a
     choice is made, the verdict, the measured numbers and the animated run, then
     "try it yourself" opens the explorer at the step's configuration."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
 
     from app import ids
@@ -156,13 +163,20 @@ def test_predict_reveal_and_try_it_in_a_browser(tmp_path) -> None:
 
     driver = make_driver(tmp_path)
 
-    def heading() -> str:
-        found = driver.find_elements(By.CSS_SELECTOR, ".lesson-step h2")
-        return found[0].text if found else ""
+    def text_of(by: str, what: str) -> str:
+        """The element's text, found anew each time: a step's card is redrawn as a whole
+        (an element found just before a redraw is gone: read as not there yet)."""
+        try:
+            found = driver.find_elements(by, what)
+            return found[0].text if found else ""
+        except StaleElementReferenceException:
+            return ""
 
-    def answer() -> str:  # found anew each time: a step's card is redrawn as a whole
-        found = driver.find_elements(By.ID, ids.LESSON_ANSWER)
-        return found[0].text if found else ""
+    def heading() -> str:
+        return text_of(By.CSS_SELECTOR, ".lesson-step h2")
+
+    def answer() -> str:
+        return text_of(By.ID, ids.LESSON_ANSWER)
 
     try:
         with app_server(cache, workers=0) as url:
