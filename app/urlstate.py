@@ -16,11 +16,9 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlparse
 
-from tempsup.config import DEFAULTS, RunConfig
+from tempsup.config import DEFAULTS, RunConfig, query_string
 from tempsup.errors import TempsupError
 
-# Always written, so a link states its main settings even when they are defaults.
-MAIN_FIELDS = ("model", "k", "sparsity", "hidden", "inputs")
 # Query values longer than this are refused outright (no field needs more).
 MAX_VALUE_LEN = 40
 # In the web app a warm start may only name a run in the job store, never a path.
@@ -70,14 +68,7 @@ def config_from_query(search: str | None) -> tuple[RunConfig, list[str]]:
     return config, errors
 
 
-def query_from_config(config: RunConfig) -> str:
-    """A short, stable query string: main fields plus every non-default one."""
-    pairs = []
-    for f in dataclasses.fields(RunConfig):
-        value = getattr(config, f.name)
-        if f.name in MAIN_FIELDS or value != getattr(DEFAULTS, f.name):
-            pairs.append((f.name, _text(value)))
-    return "?" + urlencode(pairs)
+query_from_config = query_string  # the link of a config (tempsup.config, shared with the site)
 
 
 def compare_href(left: RunConfig, right: RunConfig) -> str:
@@ -85,16 +76,6 @@ def compare_href(left: RunConfig, right: RunConfig) -> str:
     return "/compare?" + urlencode(
         {"left": query_from_config(left).lstrip("?"), "right": query_from_config(right).lstrip("?")}
     )
-
-
-def _text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "1" if value else "0"
-    if value is None:
-        return "none"
-    if isinstance(value, float):
-        return repr(value)
-    return str(value)
 
 
 def view_from_query(

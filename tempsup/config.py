@@ -239,3 +239,28 @@ def snapshot_steps(steps: int, every: int) -> list[int]:
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RunConfig))
 DEFAULTS = RunConfig()
+# Always written in a link, so it states its main settings even when they are defaults.
+MAIN_FIELDS = ("model", "k", "sparsity", "hidden", "inputs")
+
+
+def query_string(config: RunConfig) -> str:
+    """The explorer's link query for `config`: main fields plus every non-default one
+    (short and stable; the app's link parser and the static site both use it)."""
+    from urllib.parse import urlencode
+
+    pairs = []
+    for f in dataclasses.fields(RunConfig):
+        value = getattr(config, f.name)
+        if f.name in MAIN_FIELDS or value != getattr(DEFAULTS, f.name):
+            pairs.append((f.name, _query_text(value)))
+    return "?" + urlencode(pairs)
+
+
+def _query_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if value is None:
+        return "none"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)

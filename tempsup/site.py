@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tempsup import lesson
-from tempsup.config import DEFAULTS, MODEL_NAMES, RunConfig
+from tempsup.config import MODEL_NAMES, query_string
 from tempsup.paper.preset import ClaimResult, Preset, format_measured
 from tempsup.paper.presets import preset_configs
 from tempsup.run import Run
@@ -272,19 +272,6 @@ def preset_body(p: Preset, res: list[ClaimResult], runs: dict[str, Run]) -> str:
     return "".join(parts)
 
 
-def explorer_query(cfg: RunConfig) -> str:
-    """The explorer's query string for `cfg` (main fields plus every non-default one)."""
-    from urllib.parse import urlencode
-
-    pairs = []
-    for name, value in cfg.to_dict().items():
-        if name in ("model", "k", "sparsity", "hidden", "inputs") or value != getattr(
-            DEFAULTS, name, value
-        ):
-            pairs.append((name, int(value) if isinstance(value, bool) else value))
-    return "?" + urlencode([(k, v) for k, v in pairs if v is not None])
-
-
 def lesson_body(
     results: list[tuple[Preset, list[ClaimResult]]], runs: dict[str, Run], app_url: str | None
 ) -> str:
@@ -305,7 +292,7 @@ def lesson_body(
             f"{html.escape(c)}</label>"
             for j, c in enumerate(choices)
         )
-        query = explorer_query(cfg)
+        query = query_string(cfg)
         if app_url:
             href = html.escape(app_url.rstrip("/") + "/" + query, quote=True)
             try_it = f'<a href="{href}">Try it yourself in the explorer</a>'
@@ -339,4 +326,4 @@ def report_body(markdown_text: str) -> str:
     return '<p><a href="report.md">report.md</a></p>' + body.split("</h1>", 1)[-1]
 
 
-__all__ = ["build", "collect_runs", "explorer_query", "thumbnail"]
+__all__ = ["build", "collect_runs", "thumbnail"]
