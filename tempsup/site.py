@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from tempsup import lesson
 from tempsup.config import MODEL_NAMES, query_string
+from tempsup.figures.thumbnail import thumbnail
 from tempsup.paper.preset import ClaimResult, Preset, format_measured
 from tempsup.paper.presets import preset_configs
 from tempsup.run import Run
@@ -210,17 +211,6 @@ def _figure(fig: go.Figure, div_id: str, height: int | None = None, static: bool
     )
 
 
-def thumbnail(run: Run) -> go.Figure:
-    """The card picture: the main panel of the run's final frame, small and static."""
-    from tempsup import figures
-
-    panel = "projections" if run.config.inputs > 1 else "directions"
-    fig = figures.panel_figure(panel, run)
-    fig.update_layout(showlegend=False, title=None, margin={"l": 30, "r": 10, "t": 10, "b": 30},
-                      height=260, annotations=[])  # fmt: skip
-    return fig
-
-
 def claims_html(results: list[ClaimResult]) -> str:
     """Each claim: the verdict, the seeds that agree, the numbers and the criterion."""
     rows = []
@@ -238,7 +228,11 @@ def claims_html(results: list[ClaimResult]) -> str:
 def index_body(results: list[tuple[Preset, list[ClaimResult]]], runs: dict[str, Run]) -> str:
     cards = []
     for p, res in results:
-        fig = _figure(thumbnail(runs[p.main_key]), f"thumb-{p.name}", static=True)
+        import plotly.graph_objects as go
+
+        picture, notes = thumbnail(runs[p.main_key])
+        fig = _figure(go.Figure(picture), f"thumb-{p.name}", static=True)
+        fig += "".join(f'<p class="caption">{html.escape(n)}</p>' for n in notes)
         cards.append(
             f'<article class="card" id="preset-{p.name}"><h2>{html.escape(p.title)}</h2>{fig}'
             f"<p>{html.escape(p.claim)}</p>{claims_html(res)}"
@@ -326,4 +320,4 @@ def report_body(markdown_text: str) -> str:
     return '<p><a href="report.md">report.md</a></p>' + body.split("</h1>", 1)[-1]
 
 
-__all__ = ["build", "collect_runs", "thumbnail"]
+__all__ = ["build", "collect_runs"]

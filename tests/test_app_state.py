@@ -451,8 +451,8 @@ def test_a_gallery_card_shows_each_claims_numbers_and_criterion_unfolded() -> No
 
 def test_a_gallery_thumbnail_moves_corner_notes_out_of_the_plot(small_run) -> None:
     """At card size a note inside the plot is cut off: it becomes the caption, in plain text."""
-    from app.pages.gallery import plain, thumbnail
     from tempsup import figures
+    from tempsup.figures.thumbnail import plain, thumbnail
 
     inside = [t["text"][0] for t in figures.frame_traces("directions", small_run)
               if t.get("mode") == "text"]  # fmt: skip
@@ -465,7 +465,7 @@ def test_a_gallery_thumbnail_moves_corner_notes_out_of_the_plot(small_run) -> No
 
 
 def test_a_large_heatmap_thumbnail_shows_colours_not_a_number_per_cell() -> None:
-    from app.pages.gallery import THUMB_CELL_TEXT, thumbnail
+    from tempsup.figures.thumbnail import THUMB_CELL_TEXT, thumbnail
 
     def heatmap(inputs: int) -> dict:
         config = RunConfig(model="ssm", inputs=inputs, steps=20, snapshot_every=20, batch=16,

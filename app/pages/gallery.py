@@ -12,7 +12,6 @@ and links into the explorer (or the compare page).
 from __future__ import annotations
 
 import json
-import re
 from functools import lru_cache
 from typing import Any
 
@@ -22,8 +21,8 @@ from app import ids, preset_runs
 from app.pages import register
 from app.services import job_queue, preset_mode
 from app.urlstate import compare_href, query_from_config
-from tempsup import figures
 from tempsup.errors import TempsupError
+from tempsup.figures.thumbnail import THUMB_HEIGHT, thumbnail
 from tempsup.paper.preset import ClaimResult, Preset
 from tempsup.paper.presets import presets
 from tempsup.run import Run
@@ -54,42 +53,11 @@ def layout() -> html.Div:
     )
 
 
-THUMB_HEIGHT = 260  # px: a card's picture
-THUMB_CELL_TEXT = 5  # heatmaps print their values in the cells up to N_x = 5 at card size
-
-
 @lru_cache(maxsize=16)
 def _thumbnail(key: str) -> tuple[dict[str, Any], tuple[str, ...]]:
     """`thumbnail` of a stored run, cached (a finished run never changes)."""
     run = job_queue().run(key)
     return thumbnail(run) if run is not None else ({}, ())
-
-
-def thumbnail(run: Run) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """A small static picture of a run's final frame (plain JSON), and the panel's corner
-    notes (e.g. how many directions are interference-free) as text for a caption: at card
-    size a note inside the plot is cut off at the plot's edge."""
-    panel = "projections" if run.config.inputs > 1 else "directions"
-    fig = figures.panel_figure(panel, run)
-    texts = [t for t in fig.data if getattr(t, "mode", None) == "text"]
-    notes = tuple(plain(t.text[0]) for t in texts if t.text)
-    fig.data = [t for t in fig.data if t not in texts]
-    if run.config.inputs > THUMB_CELL_TEXT:  # a value per cell is unreadable here: colours only
-        fig.update_traces(texttemplate=None, selector={"type": "heatmap"})
-    fig.update_traces(colorbar={"thickness": 8, "len": 0.9}, selector={"type": "heatmap"})
-    if run.config.inputs > 1:  # every feature named, small
-        fig.update_xaxes(dtick=1, tickfont={"size": 9}, title={"font": {"size": 11}})
-        fig.update_yaxes(dtick=1, tickfont={"size": 9}, title={"font": {"size": 11}})
-    fig.update_layout(showlegend=False, title=None, margin={"l": 40, "r": 10, "t": 10, "b": 40},
-                      height=THUMB_HEIGHT, annotations=[])  # fmt: skip
-    return fig.to_plotly_json(), notes
-
-
-def plain(text: str) -> str:
-    """A figure's rich text as plain text: line breaks as spaces, w<sub>y</sub> as w_y."""
-    text = re.sub(r"<br\s*/?>", " ", text)
-    text = re.sub(r"<sub>(.*?)</sub>", r"_\1", text)
-    return re.sub(r"<[^>]+>", "", text)
 
 
 def claim_rows(results: tuple[ClaimResult, ...]) -> html.Ul:
