@@ -6,11 +6,18 @@
   `os.environ` are put back after each test, whatever the test did.
 - `redis_server`: one real `redis-server` on loopback for the session (tests
   separate their data by key prefix).
+- Two test processes share the cores (`pytest -n 2 --dist loadfile`,
+  pytest-xdist): each test file runs whole in one of them, so its module
+  fixtures (a server, a browser, trained runs) are built once. The session's
+  `quick_preset_runs` are trained once for both: the first process to need
+  them trains them under a file lock, the other reads them.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import pickle
 
 import pytest
 import torch
@@ -56,10 +63,20 @@ def gate(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def quick_preset_runs():
+def quick_preset_runs(tmp_path_factory, worker_id):
     """Every run of the quick presets, trained once for the session (minutes: the report,
-    the static site and the claims tests all read these same runs)."""
+    the static site and the claims tests all read these same runs), shared by the xdist
+    processes of this session through their common temporary directory."""
     from tempsup.paper.presets import preset_configs
     from tempsup.paper.reproduce import train_configs
 
-    return train_configs(preset_configs(quick=True))
+    base = tmp_path_factory.getbasetemp()
+    shared = base if worker_id == "master" else base.parent  # parent: this session's only
+    path = shared / "quick_preset_runs.pickle"
+    with open(shared / "quick_preset_runs.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other process waits here while one trains
+        if path.exists():
+            return pickle.loads(path.read_bytes())
+        runs = train_configs(preset_configs(quick=True))
+        path.write_bytes(pickle.dumps(runs))
+        return runs

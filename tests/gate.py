@@ -43,8 +43,20 @@ class Gate:
     def wait_held(self, key: str) -> None:
         wait_for(f"job {key} to be held at its gate", lambda: self.held(key))
 
+    def move_on(self, key: str, after: int) -> None:
+        """Let a held job go on to its `after`-th frame and hold it there."""
+        self.hold(key, after)
+
     def open(self, key: str) -> None:
         (self.directory / f"{key}.hold").unlink(missing_ok=True)
+
+
+def _after(hold: Path) -> int:
+    """The frame count a hold file asks for (0 while it is being written: hold now)."""
+    try:
+        return int(hold.read_text() or 0)
+    except (OSError, ValueError):
+        return 0
 
 
 def gated(kind: JobKind) -> JobKind:
@@ -56,9 +68,9 @@ def gated(kind: JobKind) -> JobKind:
         for n, frame in enumerate(kind.stream(spec, inputs, on_step), 1):
             yield frame
             step = int(frame["step"]) if "step" in frame else step
-            if hold.exists() and n >= int(hold.read_text() or 0):
+            if hold.exists() and n >= _after(hold):
                 (directory / f"{spec.key}.held").write_text(str(n))
-                while hold.exists():
+                while hold.exists() and n >= _after(hold):  # a later `hold` moves it on
                     if on_step is not None:
                         on_step(step)  # raises when the worker is asked to stop
                     time.sleep(0.01)

@@ -394,25 +394,46 @@ LEADER_CHANGES = (
 )
 
 
-def test_streamed_view_is_the_final_view_and_the_best_seed_follows(server, browser, store):
+@pytest.fixture
+def gated_server(tmp_path, gate):
+    """A server whose one worker (started by the test, `tests.gate`) holds jobs at their gate,
+    and that worker's job queue."""
+    from tempsup.jobs import JobQueue
+    from tempsup.jobs.worker import WorkerPool
+    from tests.gate import GATED
+
+    cache = tmp_path / "jobs"
+    with app_server(cache, workers=0) as url:
+        queue = JobQueue(cache)
+        with WorkerPool(queue, n=1, threads=1, imports=GATED):
+            yield url, queue
+        queue.close()
+
+
+def test_streamed_view_is_the_final_view_and_the_best_seed_follows(gated_server, gate, browser):
     from tempsup import figures
 
+    server, store = gated_server
     config = config_of(LEADER_CHANGES)
-    browser.get(f"{server}/?{LEADER_CHANGES}")
-    # while the job streams, note what the page draws at each frame it reaches
+    # the job stops at chosen frames while it streams: what the page draws there is noted
     streamed: dict[tuple[int, int], dict] = {}
-    deadline = time.monotonic() + 120
-    while "Done" not in status_text(browser):
-        assert time.monotonic() < deadline, "the job did not finish"
-        shot = screen(browser)
-        if (
-            "frame" in shot["label"]
-            and shot == screen(browser)
-            and "Done" not in status_text(browser)
-        ):
-            cur = int(shot["label"].split("frame ")[1].split("/")[0])
-            streamed[(int(shot["label"].split("· seed ")[1].split(":")[0]), cur - 1)] = shot
-        time.sleep(0.05)
+    gate.hold(config.key, after=3)
+    browser.get(f"{server}/?{LEADER_CHANGES}")
+    for after in (3, 12, 25):
+        if after > 3:
+            gate.move_on(config.key, after)
+        gate.wait_held(config.key)
+        held = int((gate.directory / f"{config.key}.held").read_text())
+        shot = wait_for(
+            lambda n=held: f"frame {n}/" in (s := screen(browser))["label"] and s,
+            30,
+            f"frame {held} drawn while the job is held",
+        )
+        assert "Done" not in status_text(browser)
+        seed = int(shot["label"].split("· seed ")[1].split(":")[0])
+        streamed[(seed, held - 1)] = shot
+    gate.open(config.key)
+    wait_for(lambda: "Done" in status_text(browser), 120, "the job finished")
     run = store.run(config.key)
     assert run is not None and run.best == 1
     # the job ended: the best seed is on screen, not the one that led the first frames
