@@ -67,7 +67,9 @@ def warm_up() -> None:
 def queue_presets() -> int:
     """Queue the gallery's preset runs the store lacks, as low-priority jobs.
 
-    Workers take them only when no visitor's job waits, and a preset that
+    The runs that ship with the package (`tempsup.paper.shipped`: the full
+    presets) are copied into the store first, so only the rest train. Workers
+    take preset jobs only when no visitor's job waits, and a preset that
     warm-starts from another waits in line until that one is done; so the
     presets train within the worker bound, and stop with the workers.
     Returns how many were queued (0 when presets are off).
@@ -75,10 +77,13 @@ def queue_presets() -> int:
     mode = preset_mode()
     if mode == "off":
         return 0
+    from tempsup.paper import shipped
     from tempsup.paper.presets import preset_configs
 
     queue, queued = job_queue(), 0
-    for config in preset_configs(quick=mode == "quick"):
+    configs = preset_configs(quick=mode == "quick")
+    shipped.install(queue, configs)
+    for config in configs:
         with contextlib.suppress(TempsupError):  # a preset this server refuses stays untrained
             queued += queue.submit(config, client="presets", priority=LOW).active
     return queued

@@ -334,8 +334,17 @@ def cmd_presets(args: argparse.Namespace) -> int:
     from tempsup.paper.reproduce import fill_cache
 
     queue = _queue(args.cache)
-    trained = fill_cache(queue, quick=args.quick, on_progress=_fraction_bar(not args.quiet))
+    quick = args.quick if args.presets_command == "fill" else False
+    trained = fill_cache(queue, quick=quick, on_progress=_fraction_bar(not args.quiet))
     print(f"trained and stored {len(trained)} preset run(s) in {queue!r}")
+    if args.presets_command == "ship":
+        from tempsup.paper import shipped
+        from tempsup.paper.presets import preset_configs
+
+        out = args.out or shipped.DIRECTORY
+        files = shipped.write([queue.run(c.key) for c in preset_configs(quick=False)], out)
+        size = sum(f.stat().st_size for f in files)
+        print(f"wrote {len(files)} run file(s), {size / 1e6:.1f} MB, to {out}")
     return 0
 
 
@@ -362,14 +371,19 @@ def add_reproduce_parsers(sub: Any) -> None:
     list_p.add_argument("--json", action="store_true", help="print them as JSON")
     fill_p = presets_sub.add_parser("fill", help="train the preset runs missing from a job store")
     fill_p.add_argument("--cache", help="job directory (default: the app's configured store)")
+    ship_p = presets_sub.add_parser(
+        "ship", help="write the full presets' runs that ship with the package (trains missing ones)"
+    )
+    ship_p.add_argument("--cache", help="job directory (default: the app's configured store)")
+    ship_p.add_argument("--out", type=Path, default=None, help="folder (default: the package's)")
     site_p = sub.add_parser("site", help="write the gallery, lesson and report as a static site")
     site_p.add_argument("out_dir", help="folder to write (index.html, one page per preset, …)")
     site_p.add_argument("--cache", help="job store to read runs from and store trained ones in")
     site_p.add_argument("--no-store", action="store_true", help="train everything, store nothing")
     site_p.add_argument("--app-url", help="a tempsup server for the lesson's 'try it' links")
     site_p.set_defaults(func=cmd_site)
-    for p in (repro_p, list_p, fill_p, site_p):
-        if p is not repro_p:
+    for p in (repro_p, list_p, fill_p, ship_p, site_p):
+        if p not in (repro_p, ship_p):
             p.add_argument("--quick", action="store_true", help="the small form the tests use")
         p.add_argument("--quiet", action="store_true", help="no progress bar")
         p.add_argument("--threads", type=int, default=None, help="torch threads (default: 1)")

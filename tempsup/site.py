@@ -131,8 +131,10 @@ document.querySelectorAll("section.step").forEach(function (step) {
 def collect_runs(
     quick: bool, queue: BaseQueue | None = None, on_progress: ProgressFn | None = None
 ) -> dict[str, Run]:
-    """Every preset run by key: finished ones from `queue`, the rest trained (and stored)."""
+    """Every preset run by key: finished ones from `queue`, then those that ship with the
+    package (`tempsup.paper.shipped`), the rest trained (and stored)."""
     from tempsup.jobs.record import JobState
+    from tempsup.paper import shipped
     from tempsup.paper.reproduce import train_configs
 
     configs = preset_configs(quick)
@@ -144,6 +146,7 @@ def collect_runs(
                 run = queue.run(cfg.key)
                 if run is not None:
                     done[cfg.key] = run
+    done = {**shipped.available([c for c in configs if c.key not in done]), **done}
     return train_configs(
         configs,
         done=done,
