@@ -43,7 +43,7 @@ FLAG_HELP = {
     "snapshot_every": "steps between frames",
     "curriculum": "start at this sparsity and move linearly to --sparsity by mid-training",
     "warm_start": "run file whose best seed's final weights start every seed",
-    "objective": "sampled (Adam on batches, as the paper) | expected (exact E[L]; linear only)",
+    "objective": "sampled (Adam on batches, as the paper) | expected (E[L]: linear, ssm)",
 }
 
 

@@ -72,8 +72,9 @@ class RunConfig(Config):
         None  # sparsity at step 0, moved linearly to `sparsity` by mid-training
     )
     warm_start: str | None = None  # a run file (or run key) whose final weights start every seed
-    # sampled: Adam on batches, as the paper trained; expected: gradient flow on the exact
-    # expected loss (noise-free curves; linear only, where E[L] has a closed form)
+    # sampled: Adam on batches, as the paper trained; expected: gradient flow on the
+    # expected loss (noise-free curves): exact for the linear model, to second order in p
+    # for the SSM (science.md §1c); not for the ReLU RNN
     objective: str = "sampled"
 
     def __post_init__(self) -> None:
@@ -81,10 +82,14 @@ class RunConfig(Config):
         check_choice("schedule", self.schedule, SCHEDULES)
         check_choice("input_dist", self.input_dist, INPUT_DISTS)
         check_choice("objective", self.objective, OBJECTIVES)
-        if self.objective == "expected" and self.model != "linear":
+        if self.objective == "expected" and self.model == "rnn":
             raise TempsupError(
-                f"objective: 'expected' needs model 'linear' (the only model whose expected "
-                f"loss has a closed form), got model {self.model!r}; use objective 'sampled'"
+                "objective: 'expected' needs model 'linear' (exact) or 'ssm' (second order in "
+                "p), got model 'rnn' (its hidden ReLU has no such form); use objective 'sampled'"
+            )
+        if self.objective == "expected" and self.model == "ssm" and self.bias:
+            raise TempsupError(
+                "objective: 'expected' for the SSM needs no readout bias (bias = false)"
             )
         check_int("hidden", self.hidden, 1, 256)
         check_int("inputs", self.inputs, 1, 128)

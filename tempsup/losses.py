@@ -71,18 +71,30 @@ def sampled_loss(
 def expected_loss(
     model: BatchedRNN, p: torch.Tensor, weights: torch.Tensor, seq_len: int, dist: str
 ) -> torch.Tensor:
-    """The exact expected loss E[L] (M,) of the linear model at input probabilities p (M,).
+    """The expected loss E[L] (M,) at input probabilities p (M,): exact for the linear model,
+    to second order in p for the SSM (`relu_readout_expected_loss`).
 
-    The same quadratic form as the sampled loss, with the lagged Gram matrix
-    replaced by its expectation (`expected_lagged_gram`): gradient flow on
-    E[L], noise-free (tempsup.theory has the closed form in numpy).
+    Linear: the same quadratic form as the sampled loss, with the lagged Gram
+    matrix replaced by its expectation (`expected_lagged_gram`): gradient flow
+    on E[L], noise-free (tempsup.theory has the closed form in numpy). The ReLU
+    RNN has no such form (its hidden ReLU composes co-active inputs).
     """
-    if model.relu_readout or model.relu_hidden:
-        raise TempsupError(f"objective: 'expected' needs model 'linear', got model {model.model!r}")
+    if model.relu_hidden:
+        raise TempsupError(
+            f"objective: 'expected' needs model 'linear' or 'ssm', got model {model.model!r}"
+        )
     mu, nu = input_moments(dist)
     kernel = model.kernel(seq_len)
     bias = model.b_y
     losses, order = [], []
+    if model.relu_readout:
+        if bias is not None:
+            raise TempsupError("objective: 'expected' for the SSM needs no readout bias")
+        for idx in _groups(p, model.k):
+            k = int(model.k[idx[0]])
+            losses.append(relu_readout_expected_loss(kernel[idx], p[idx[0]], k, weights, dist))
+            order.append(idx)
+        return _ungroup(losses, order)
     for idx in _groups(p, model.k):
         gram = expected_lagged_gram(
             float(p[idx[0]]), mu, nu, seq_len, kernel.shape[2], bias is not None
@@ -91,6 +103,50 @@ def expected_loss(
         losses.append(quadratic_loss(kernel[idx], bg, gram, int(model.k[idx[0]]), weights))
         order.append(idx)
     return _ungroup(losses, order)
+
+
+def relu_readout_expected_loss(
+    kernel: Tensor, p: Tensor, k: int, weights: Tensor, dist: str
+) -> Tensor:
+    """E[L] of an SSM to second order in p (M,): `tempsup.relu_terms`'s expansion in torch.
+
+    With slots σ = (age s, feature j), a_σ = A_{s,i,j} for readout i, σ* = (k, i)
+    its target, n(·) = T − max age and G, H the pair moments E[ReLU(a u + b v)²],
+    E[u ReLU(a u + b v)] (u, v i.i.d. magnitudes; science.md §1c), the loss of
+    readout i is
+        p n(σ*) ν (1 − a*₊)²  +  p Σ_{σ≠σ*} n(σ) ν a_σ₊²
+      − 2p² Σ_{σ≠σ*} n(σ*, σ) (H(a*, a_σ) − ν a*₊)
+      +  p² Σ_{σ<σ'} n(σ, σ') (G(a_σ, a_σ') − ν a_σ₊² − ν a_σ'₊²).
+    Without a bias the pair integrands are homogeneous of degree 2, so G and H
+    use `relu_terms`' 32-node angular rule (its closed forms for the SSM agree to
+    ~5e-4 at kinks): every term is differentiable in the kernel, so gradient flow
+    on it runs without samples. Kernel (M, T, N_x(i), N_x(j)); p a scalar tensor.
+    """
+    from tempsup import relu_terms
+
+    m, seq_len, n_x, _ = kernel.shape
+    _, nu = input_moments(dist)
+    c, s, w = (torch.as_tensor(a, dtype=kernel.dtype) for a in relu_terms.pair_nodes(dist, True))
+    n1, n2 = (torch.as_tensor(a, dtype=kernel.dtype) for a in relu_terms.fits(seq_len, n_x))
+    slots = seq_len * n_x
+    upper = torch.triu(torch.ones(slots, slots, dtype=torch.bool), diagonal=1)
+    total = kernel.new_zeros(m)
+    for i in range(n_x):
+        a = kernel[:, :, i, :].reshape(m, slots)  # slot q = s * N_x + j has age s
+        star = k * n_x + i
+        single = nu * torch.relu(a).square()  # E ŷ_σ²
+        z = torch.relu(a[:, :, None, None] * c + a[:, None, :, None] * s)  # (M, S, S, Q)
+        others = torch.ones(slots, dtype=kernel.dtype)
+        others[star] = 0.0
+        task = p * n1[star] * nu * (1.0 - torch.relu(a[:, star])).square()
+        projection = p * (n1 * single * others).sum(1)
+        h = (z[:, star] * (c * w)).sum(-1)  # E[u ReLU(a* u + a_σ v)]: (M, S)
+        mean = -2.0 * p**2 * (n2[star] * (h - nu * torch.relu(a[:, star : star + 1])) * others)
+        g = (z.square() * w).sum(-1)  # (M, S, S)
+        pairs = (g - single[:, :, None] - single[:, None, :]) * n2
+        composition = p**2 * pairs.masked_select(upper).view(m, -1).sum(1)
+        total = total + weights[i] * (task + projection + mean.sum(1) + composition)
+    return total
 
 
 def _ungroup(losses: list[torch.Tensor], order: list[torch.Tensor]) -> torch.Tensor:
