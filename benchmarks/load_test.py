@@ -327,20 +327,25 @@ def probe(http: Http, stop: threading.Event) -> None:
 # ---- the run ---------------------------------------------------------------------------
 
 
-def run(backend: str = "diskcache", n_clients: int = 50, workdir: Path | None = None) -> dict:
-    tmp = Path(workdir or tempfile.mkdtemp(prefix="tempsup-load-"))
+@contextmanager
+def job_store(backend: str, name: str, workdir: Path | None):
+    """(the job directory, the server's environment) for `backend`; Redis started and stopped."""
+    tmp = Path(workdir or tempfile.mkdtemp(prefix=f"tempsup-{name}-"))
     cache = tmp / "jobs"
     cache.mkdir(parents=True, exist_ok=True)
-    env: dict[str, str] = {"TEMPSUP_REDIS_URL": ""}
-    redis = None
-    if backend == "redis":
-        redis = RedisServer(tmp / "redis", persist=True).start()
-        env = {"TEMPSUP_REDIS_URL": redis.url, "TEMPSUP_REDIS_PREFIX": "load:"}
+    if backend != "redis":
+        yield cache, {"TEMPSUP_REDIS_URL": ""}
+        return
+    redis = RedisServer(tmp / "redis", persist=True).start()
     try:
-        return _run(backend, n_clients, cache, env)
+        yield cache, {"TEMPSUP_REDIS_URL": redis.url, "TEMPSUP_REDIS_PREFIX": f"{name}:"}
     finally:
-        if redis is not None:
-            redis.stop()
+        redis.stop()
+
+
+def run(backend: str = "diskcache", n_clients: int = 50, workdir: Path | None = None) -> dict:
+    with job_store(backend, "load", workdir) as (cache, env):
+        return _run(backend, n_clients, cache, env)
 
 
 def _queue(backend: str, cache: Path, env: dict[str, str]):
@@ -430,26 +435,15 @@ def _run(backend: str, n_clients: int, cache: Path, env: dict[str, str]) -> dict
 
 def burst(n: int = 30, backend: str = "diskcache", workdir: Path | None = None) -> dict:
     """N distinct default configs submitted at once (see the module's docstring)."""
-    tmp = Path(workdir or tempfile.mkdtemp(prefix="tempsup-burst-"))
-    cache = tmp / "jobs"
-    cache.mkdir(parents=True, exist_ok=True)
-    env: dict[str, str] = {"TEMPSUP_REDIS_URL": ""}
-    redis = None
-    if backend == "redis":
-        redis = RedisServer(tmp / "redis", persist=True).start()
-        env = {"TEMPSUP_REDIS_URL": redis.url, "TEMPSUP_REDIS_PREFIX": "burst:"}
-    # the server's own defaults for size and rate; a queue that holds the whole burst
-    env.update(
-        TEMPSUP_MAX_QUEUE=str(max(n, MAX_QUEUE)),
-        TEMPSUP_MAX_WORK="2e12",
-        TEMPSUP_MAX_PER_CLIENT="3",
-        TEMPSUP_MAX_PER_MINUTE="30",
-    )
-    try:
+    with job_store(backend, "burst", workdir) as (cache, env):
+        # the server's own defaults for size and rate; a queue that holds the whole burst
+        env.update(
+            TEMPSUP_MAX_QUEUE=str(max(n, MAX_QUEUE)),
+            TEMPSUP_MAX_WORK="2e12",
+            TEMPSUP_MAX_PER_CLIENT="3",
+            TEMPSUP_MAX_PER_MINUTE="30",
+        )
         return _burst(backend, n, cache, env)
-    finally:
-        if redis is not None:
-            redis.stop()
 
 
 def _wait_idle(queue, key: str, timeout: float = 300.0) -> None:
