@@ -16,12 +16,12 @@ import numpy as np
 import pytest
 import torch
 
-from tempsup import geometry, theory
+from tempsup import geometry, losses, relu_terms, theory
 from tempsup import train as train_module
 from tempsup.config import RunConfig, importance_weights
 from tempsup.data import delayed_targets, sample_inputs
 from tempsup.errors import TempsupError
-from tempsup.losses import lagged_gram, lagged_inputs, sampled_loss
+from tempsup.losses import expected_loss, lagged_gram, lagged_inputs, sampled_loss
 from tempsup.models import CONV_MAX_SIDE, BatchedRNN
 from tempsup.train import train
 
@@ -58,6 +58,7 @@ def compare(net, x, p, weights) -> float:
     g_fast = torch.autograd.grad((fast * coef).sum(), params)
     g_ref = torch.autograd.grad((ref * coef).sum(), params)
     assert fast.shape == ref.shape == (net.n_models,)
+    assert fast.dtype == ref.dtype == x.dtype  # the model's precision, not the float64 inside
     errs = [((fast - ref).abs().max() / ref.abs().max()).item()]
     errs += [
         ((a - b).abs().max() / b.abs().max()).item() for a, b in zip(g_fast, g_ref, strict=True)
@@ -93,6 +94,24 @@ def test_fast_path_equals_the_time_loop_in_float64(model, tied, bias, inputs, ks
 
 
 @pytest.mark.parametrize("model", ["linear", "ssm", "rnn"])
+def test_two_inputs_weigh_each_output_by_its_importance(model: str) -> None:
+    # N_x = 2: neither the scalar-output shortcuts (N_x = 1, I_0 = 1) nor the N_x = 3 cases
+    net = make_net(model, [1, 3, 3, 0], 3, 2, False, True).double()
+    p = torch.tensor([0.3, 0.3, 0.1, 0.3], dtype=torch.float64)
+    x = sample_inputs(torch.Generator().manual_seed(6), p, 32, 10, 2, "uniform").double()
+    assert compare(net, x, p, torch.tensor([1.0, 0.4], dtype=torch.float64)) < 1e-10
+
+
+def test_a_probability_per_model_or_a_refusal() -> None:
+    # a p shorter than the models would drop the last ones from the loss
+    net = make_net("linear", [3, 3, 1], 2, 1, True, False)
+    p = torch.full((3,), 0.1)
+    x = sample_inputs(torch.Generator().manual_seed(7), p, 16, 8, 1, "uniform")
+    with pytest.raises(ValueError, match="zip"):
+        sampled_loss(net, x, p[:2], torch.ones(1))
+
+
+@pytest.mark.parametrize("model", ["linear", "ssm", "rnn"])
 def test_fast_path_in_float32_at_the_training_setting(model: str) -> None:
     # the benchmark's setting (T = 20, k = 3, N_h = 2, S = 0.9) at a smaller batch: float tolerance
     net = make_net(model, [3] * 8, 2, 1, True, False)
@@ -102,13 +121,22 @@ def test_fast_path_in_float32_at_the_training_setting(model: str) -> None:
 
 
 @pytest.mark.parametrize("model", ["linear", "ssm"])
-def test_wide_inputs_take_the_time_loop_and_agree(model: str) -> None:
+def test_wide_inputs_take_the_time_loop_and_agree(model: str, monkeypatch) -> None:
     inputs = 3
     seq_len = CONV_MAX_SIDE // inputs + 2  # T * N_x > CONV_MAX_SIDE: no Toeplitz matrix
     net = make_net(model, [2, 2], 3, inputs, False, True).double()
     p = torch.tensor([0.05, 0.05], dtype=torch.float64)
     x = sample_inputs(torch.Generator().manual_seed(2), p, 8, seq_len, inputs, "uniform").double()
+    loops = []
+    time_loop = losses.recurrent_loss
+
+    def counted(*args):
+        loops.append(1)
+        return time_loop(*args)
+
+    monkeypatch.setattr(losses, "recurrent_loss", counted)
     assert compare(net, x, p, torch.tensor([1.0, 0.7, 0.49], dtype=torch.float64)) < 1e-10
+    assert loops == [1]  # no (B·T × T·N_x) Toeplitz or Gram matrix built
 
 
 def test_lagged_gram_is_the_gram_of_the_toeplitz_matrix() -> None:
@@ -199,6 +227,56 @@ def test_expected_objective_lowers_the_expected_loss_without_noise() -> None:
         reported[1:] <= expected[:-1] * (1 + 1e-3)
     )
     assert not band.all()
+
+
+def test_expected_loss_of_a_sweep_is_theorys_closed_form_per_model() -> None:
+    # models that differ in p and k, groups of one and a group of two apart, a non-zero bias,
+    # vector input with importance: each model's E[L] is tempsup.theory's, to float64 rounding
+    ks, ps, seq_len = [1, 3, 3, 3, 0], [0.3, 0.3, 0.1, 0.3, 0.3], 6
+    net = make_net("linear", ks, 3, 3, False, True).double()
+    weights = torch.tensor([1.0, 0.7, 0.49], dtype=torch.float64)
+    fast = expected_loss(net, torch.tensor(ps, dtype=torch.float64), weights, seq_len, "uniform")
+    assert fast.dtype == torch.float64
+    mu, nu = theory.input_moments("uniform")
+    kernel = net.kernel(seq_len).detach().numpy()  # (M, T, N_x, N_x)
+    b_y = net.b_y.detach().numpy()
+    want = [
+        theory.expected_loss(kernel[m], ks[m], ps[m], mu, nu, seq_len, weights.numpy(), b_y[m])
+        for m in range(len(ks))
+    ]
+    np.testing.assert_allclose(fast.detach().numpy(), want, rtol=1e-12)
+
+
+def test_expected_loss_of_an_ssm_sweep_is_the_second_order_expansion_per_model() -> None:
+    # the SSM's objective per (p, k) group, back in model order: tempsup.relu_terms' numpy
+    # expansion with its closed-form pair moments (tests/test_expected_objective.py: one group)
+    ks, ps, seq_len = [1, 3, 3, 3, 0], [0.3, 0.3, 0.1, 0.3, 0.3], 6
+    net32 = make_net("ssm", ks, 3, 2, False, False)  # float32, as the trainer builds it
+    net = make_net("ssm", ks, 3, 2, False, False).double()
+    weights = torch.tensor([1.0, 0.7], dtype=torch.float64)
+    for dist in ("uniform", "exponential"):
+        fast = expected_loss(net, torch.tensor(ps, dtype=torch.float64), weights, seq_len, dist)
+        assert fast.shape == (len(ks),) and fast.dtype == torch.float64
+        w_x, w_h, w_y = (w.detach().numpy() for w in (net.W_x, net.W_h, net.readout()))
+        want = [
+            relu_terms.analyse(
+                w_x[m], w_h[m], w_y[m], None, ks[m], ps[m], dist, seq_len, False, weights.numpy()
+            )[0].sum()
+            for m in range(len(ks))
+        ]
+        np.testing.assert_allclose(fast.detach().numpy(), want, rtol=1e-4)  # measured: 1.5e-5
+        # a float32 model gets its objective in float32 (not float64 from numpy's nodes)
+        fast32 = expected_loss(net32, torch.tensor(ps), weights.float(), seq_len, dist)
+        assert fast32.dtype == torch.float32
+        torch.testing.assert_close(fast32.double(), fast, rtol=1e-5, atol=0)
+
+
+def test_expected_loss_refuses_the_relu_rnn_and_an_ssm_with_a_bias() -> None:
+    p, weights = torch.tensor([0.1]), torch.ones(1)
+    with pytest.raises(TempsupError, match=r"needs model 'linear' or 'ssm', got model 'rnn'"):
+        expected_loss(make_net("rnn", [3], 2, 1, True, False), p, weights, 6, "uniform")
+    with pytest.raises(TempsupError, match="for the SSM needs no readout bias"):
+        expected_loss(make_net("ssm", [3], 2, 1, False, True), p, weights, 6, "uniform")
 
 
 def test_expected_objective_is_refused_for_the_relu_rnn() -> None:
