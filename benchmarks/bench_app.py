@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -169,7 +170,8 @@ def export_size() -> tuple[int, int]:
 
 
 def load_average() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    """The 1, 5 and 15 minute load averages (os.getloadavg: Linux and macOS alike)."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main() -> None:

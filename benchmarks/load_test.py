@@ -458,7 +458,8 @@ def _wait_idle(queue, key: str, timeout: float = 300.0) -> None:
 
 
 def load_average() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    """The 1, 5 and 15 minute load averages (os.getloadavg: Linux and macOS alike)."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _burst(backend: str, n: int, cache: Path, env: dict[str, str]) -> dict:

@@ -334,7 +334,7 @@ def cmd_presets(args: argparse.Namespace) -> int:
     from tempsup.paper.reproduce import fill_cache
 
     queue = _queue(args.cache)
-    quick = args.quick if args.presets_command == "fill" else False
+    quick = getattr(args, "quick", False)  # `ship` writes the full presets only
     trained = fill_cache(queue, quick=quick, on_progress=_fraction_bar(not args.quiet))
     print(f"trained and stored {len(trained)} preset run(s) in {queue!r}")
     if args.presets_command == "ship":

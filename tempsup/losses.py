@@ -32,9 +32,12 @@ over k) are grouped by (p, k); each group shares one Toeplitz or Gram matrix.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import torch
 from torch import Tensor
 
+from tempsup import relu_terms
 from tempsup.errors import TempsupError
 from tempsup.models import CONV_MAX_SIDE, BatchedRNN
 from tempsup.theory import input_moments
@@ -122,31 +125,38 @@ def relu_readout_expected_loss(
     ~5e-4 at kinks): every term is differentiable in the kernel, so gradient flow
     on it runs without samples. Kernel (M, T, N_x(i), N_x(j)); p a scalar tensor.
     """
-    from tempsup import relu_terms
-
     m, seq_len, n_x, _ = kernel.shape
     _, nu = input_moments(dist)
-    c, s, w = (torch.as_tensor(a, dtype=kernel.dtype) for a in relu_terms.pair_nodes(dist, True))
-    n1, n2 = (torch.as_tensor(a, dtype=kernel.dtype) for a in relu_terms.fits(seq_len, n_x))
+    c, s, w, n1, n2, upper = _pair_rule(dist, seq_len, n_x, kernel.dtype)
     slots = seq_len * n_x
-    upper = torch.triu(torch.ones(slots, slots, dtype=torch.bool), diagonal=1)
     total = kernel.new_zeros(m)
     for i in range(n_x):
         a = kernel[:, :, i, :].reshape(m, slots)  # slot q = s * N_x + j has age s
+        r = torch.relu(a)
         star = k * n_x + i
-        single = nu * torch.relu(a).square()  # E ŷ_σ²
+        single = nu * r.square()  # E ŷ_σ²
         z = torch.relu(a[:, :, None, None] * c + a[:, None, :, None] * s)  # (M, S, S, Q)
         others = torch.ones(slots, dtype=kernel.dtype)
         others[star] = 0.0
-        task = p * n1[star] * nu * (1.0 - torch.relu(a[:, star])).square()
+        task = p * n1[star] * nu * (1.0 - r[:, star]).square()
         projection = p * (n1 * single * others).sum(1)
         h = (z[:, star] * (c * w)).sum(-1)  # E[u ReLU(a* u + a_σ v)]: (M, S)
-        mean = -2.0 * p**2 * (n2[star] * (h - nu * torch.relu(a[:, star : star + 1])) * others)
+        mean = -2.0 * p**2 * (n2[star] * (h - nu * r[:, star : star + 1]) * others)
         g = (z.square() * w).sum(-1)  # (M, S, S)
         pairs = (g - single[:, :, None] - single[:, None, :]) * n2
         composition = p**2 * pairs.masked_select(upper).view(m, -1).sum(1)
         total = total + weights[i] * (task + projection + mean.sum(1) + composition)
     return total
+
+
+@lru_cache(maxsize=16)
+def _pair_rule(dist: str, seq_len: int, n_x: int, dtype: torch.dtype) -> tuple[Tensor, ...]:
+    """The angular rule (c, s, w), the fits n(σ), n(σ, σ') and the mask of pairs σ < σ' of
+    `relu_readout_expected_loss`: the same at every step of a run, so built once."""
+    rule = relu_terms.pair_nodes(dist, True) + relu_terms.fits(seq_len, n_x)
+    slots = seq_len * n_x
+    upper = torch.triu(torch.ones(slots, slots, dtype=torch.bool), diagonal=1)
+    return (*(torch.as_tensor(a, dtype=dtype) for a in rule), upper)
 
 
 def _ungroup(losses: list[torch.Tensor], order: list[torch.Tensor]) -> torch.Tensor:
