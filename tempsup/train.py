@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from tempsup import _training
+from tempsup._memory import keep_freed_memory
 from tempsup._training import model_seeds, optimizer_steps
 from tempsup.config import RunConfig, curriculum_progress, importance_weights
 from tempsup.data import sample_inputs
@@ -58,6 +59,7 @@ def train(
     if not configs:
         raise TempsupError("train: expected at least one config, got none")
     check_batchable(configs)
+    keep_freed_memory()  # every step reallocates megabytes: keep them mapped (tempsup._memory)
     cfg = configs[0]
     seeds = [s for c in configs for s in model_seeds(c)]
     n_models = len(seeds)

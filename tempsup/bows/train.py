@@ -26,6 +26,7 @@ import numpy as np
 import torch
 
 from tempsup import _training
+from tempsup._memory import keep_freed_memory
 from tempsup._training import model_seeds, optimizer_steps
 from tempsup.bows.config import BowsConfig
 from tempsup.bows.data import Dataset, make_dataset
@@ -78,6 +79,7 @@ def train(
     if not configs:
         raise TempsupError("train: expected at least one config, got none")
     check_batchable(configs)
+    keep_freed_memory()  # every step reallocates the same tensors: keep them mapped
     cfg = configs[0]
     data = make_dataset(cfg) if data is None else data
     X = torch.from_numpy(np.ascontiguousarray(data.X, dtype=np.float32))  # (N, d)
