@@ -413,15 +413,16 @@ class _RecurrentLoss(torch.autograd.Function):
         h = w_h.new_empty(seq_len, m, n_h, batch)  # h_t; σ_h(h_t) in `act`
         act = torch.empty_like(h) if relu_hidden else h
         w_x_flat = w_x.reshape(m * n_h, n_x)
+        hs, acts, xs = h.unbind(0), act.unbind(0), xt.unbind(0)  # views per t, taken once
         for t in range(seq_len):
             if shared:  # W_x x_t: (M·N_h, N_x) @ (N_x, B)
-                torch.mm(w_x_flat, xt[t, 0], out=h[t].view(m * n_h, batch))
+                torch.mm(w_x_flat, xs[t][0], out=hs[t].view(m * n_h, batch))
             else:
-                torch.bmm(w_x, xt[t], out=h[t])
+                torch.bmm(w_x, xs[t], out=hs[t])
             if t > 0:
-                h[t].baddbmm_(w_h, act[t - 1])
+                hs[t].baddbmm_(w_h, acts[t - 1])
             if relu_hidden:
-                torch.clamp(h[t], min=0, out=act[t])
+                torch.clamp(hs[t], min=0, out=acts[t])
         y_hat = _readout(h, w_y)  # (T, M, N_x, B)
         if b is not None:
             y_hat += b.view(1, m, n_x, 1)
@@ -437,13 +438,17 @@ class _RecurrentLoss(torch.autograd.Function):
             if relu_readout:  # no gradient where ŷ = 0
                 g = _masked(g, y_hat)
             delta = torch.empty_like(h)  # δ_t = ∂L/∂h_t
-            torch.bmm(w_y, g[-1], out=delta[-1])
-            w_h_t = w_h.transpose(1, 2)
-            for t in range(seq_len - 2, -1, -1):
-                back = torch.bmm(w_h_t, delta[t + 1])
+            deltas, gs = delta.unbind(0), g.unbind(0)
+            torch.bmm(w_y, gs[-1], out=deltas[-1])
+            w_h_t = w_h.transpose(1, 2).contiguous()  # a strided batch is twice as slow
+            for t in range(seq_len - 2, -1, -1):  # all in place in δ_t: one buffer stays hot
+                d = torch.bmm(w_h_t, deltas[t + 1], out=deltas[t])
                 if relu_hidden:
-                    back = _masked(back, act[t])
-                torch.baddbmm(back, w_y, g[t], out=delta[t])
+                    torch.ops.aten.threshold_backward.grad_input(d, acts[t], 0, grad_input=d)
+                if n_x == 1:  # W_y g_t is an outer product: one fused pass
+                    d.addcmul_(w_y, gs[t])
+                else:
+                    d.baddbmm_(w_y, gs[t])
             scale = 2.0 / batch
             if shared:  # (M·N_h, B) @ (B, N_x) for every t
                 grad_x = torch.matmul(delta.view(seq_len, m * n_h, batch), xt[:, 0].transpose(1, 2))
