@@ -211,17 +211,18 @@ class BatchedRNN(nn.Module):
 def _powers(w_x: torch.Tensor, w_h: torch.Tensor, n: int) -> torch.Tensor:
     """W_h^s W_x for s = 0..n-1 by doubling (log2 n batched products): (M, N_h, n, N_x).
 
-    The (N_h, n·N_x) layout makes each doubling one (N_h × N_h)(N_h × L·N_x) product per model.
+    The (N_h, n·N_x) layout makes each doubling one (N_h × N_h)(N_h × L·N_x) product per
+    model, and the new block a concatenation along the last axis (`bmm` directly: `@`
+    adds half a dozen shape ops around every product, which at these sizes cost more
+    than the product).
     """
     m, n_h, n_x = w_x.shape
-    w = w_x.unsqueeze(2)  # (M, N_h, 1, N_x)
+    w = w_x  # (M, N_h, L·N_x): W_h^s W_x for s < L, ages along the last axis
     power = w_h  # W_h^L
-    while w.shape[2] < n:
-        length = w.shape[2]
-        moved = (power @ w.reshape(m, n_h, length * n_x)).view(m, n_h, length, n_x)
-        w = torch.cat([w, moved], dim=2)  # (M, N_h, 2L, N_x)
-        power = power @ power
-    return w[:, :, :n]
+    while w.shape[2] < n * n_x:
+        w = torch.cat([w, torch.bmm(power, w)], dim=2)  # (M, N_h, 2L·N_x)
+        power = torch.bmm(power, power)
+    return w[:, :, : n * n_x].view(m, n_h, n, n_x)
 
 
 class _Kernel(torch.autograd.Function):
@@ -230,17 +231,22 @@ class _Kernel(torch.autograd.Function):
     Backward: with dW_s = W_y dA_s (plus, tied, Σ_s W_s dA_sᵀ at s = k), the
     adjoint G_s = dW_s + W_hᵀ G_{s+1} is a suffix sum, taken by doubling like
     the forward; then dW_x = G_0 and dW_h = Σ_{s≥1} G_s W_{s-1}ᵀ (one product).
+    Every product is a `bmm` on the flat (M, N_h, s·N_x) layout of `_powers`.
     """
 
     @staticmethod
     def forward(ctx, w_x, w_h, w_y, k, n):  # noqa: ANN001 - autograd signature
-        m = w_x.shape[0]
+        m, n_h, n_x = w_x.shape
         n_all = max(n, int(k.max()) + 1)
         w_s = _powers(w_x, w_h, n_all)  # (M, N_h, n', N_x)
         ctx.tied = w_y is None
         if ctx.tied:  # the direction of age k, per model
-            w_y = w_s[torch.arange(m), :, k]  # (M, N_h, N_x)
-        a = w_y.transpose(1, 2).unsqueeze(1) @ w_s[:, :, :n].transpose(1, 2)  # (M, n, N_x, N_x)
+            ks = k.tolist()
+            same = all(kk == ks[0] for kk in ks)
+            w_y = w_s[:, :, ks[0]] if same else w_s[torch.arange(m), :, k]  # (M, N_h, N_x)
+        flat = w_s[:, :, :n].reshape(m, n_h, n * n_x)
+        # A[m, s, i, j] = Σ_h W_y[m, h, i] W_s[m, h, j]: (M, N_x(i), n·N_x(j)) → (M, n, N_x, N_x)
+        a = torch.bmm(w_y.transpose(1, 2), flat).view(m, n_x, n, n_x).transpose(1, 2)
         ctx.save_for_backward(w_h, w_y, w_s, k)
         ctx.n = n
         return a
@@ -250,27 +256,33 @@ class _Kernel(torch.autograd.Function):
         w_h, w_y, w_s, k = ctx.saved_tensors
         m, n_h, n_all, n_x = w_s.shape
         n = ctx.n
-        # dW_s = W_y dA_s: (M, N_h, n', N_x), zero for s >= n
-        grad_s = w_s.new_zeros(m, n_h, n_all, n_x)
-        grad_s[:, :, :n] = (w_y.unsqueeze(1) @ grad_a).transpose(1, 2)
-        grad_y = (w_s[:, :, :n].transpose(1, 2) @ grad_a.transpose(-1, -2)).sum(1)  # (M, N_h, N_x)
+        g_a = grad_a.transpose(1, 2).reshape(m, n_x, n * n_x)  # (M, N_x(i), n·N_x(j))
+        # dW_s = W_y dA_s: (M, N_h, n'·N_x), zero for s >= n
+        grad_s = torch.bmm(w_y, g_a)
+        if n_all > n:
+            grad_s = torch.cat([grad_s, grad_s.new_zeros(m, n_h, (n_all - n) * n_x)], dim=2)
+        flat = w_s.view(m, n_h, n_all * n_x)
+        grad_y = torch.bmm(flat[:, :, : n * n_x], g_a.transpose(1, 2))  # (M, N_h, N_x)
         tied = ctx.tied
         if tied:
-            grad_s[torch.arange(m), :, k] += grad_y
+            if bool((k == k[0]).all()):
+                kk = int(k[0]) * n_x
+                grad_s[:, :, kk : kk + n_x] += grad_y
+            else:
+                grad_s.view(m, n_h, n_all, n_x)[torch.arange(m), :, k] += grad_y
         # suffix sum G_s = Σ_{r ≥ s} (W_hᵀ)^{r-s} dW_r by doubling
         power, shift = w_h.transpose(1, 2), 1
         while shift < n_all:
-            moved = power @ grad_s[:, :, shift:].reshape(m, n_h, (n_all - shift) * n_x)
+            moved = torch.bmm(power, grad_s[:, :, shift * n_x :])
             grad_s = torch.cat(
                 [
-                    grad_s[:, :, : n_all - shift] + moved.view(m, n_h, -1, n_x),
-                    grad_s[:, :, n_all - shift :],
+                    grad_s[:, :, : (n_all - shift) * n_x] + moved,
+                    grad_s[:, :, (n_all - shift) * n_x :],
                 ],
                 dim=2,
             )
-            power, shift = power @ power, 2 * shift
-        grad_x = grad_s[:, :, 0]
-        later = grad_s[:, :, 1:].reshape(m, n_h, (n_all - 1) * n_x)
-        earlier = w_s[:, :, :-1].reshape(m, n_h, (n_all - 1) * n_x)
-        grad_h = later @ earlier.transpose(1, 2)  # (M, N_h, N_h)
+            power, shift = torch.bmm(power, power), 2 * shift
+        grad_x = grad_s[:, :, :n_x]
+        later = grad_s[:, :, n_x:]  # G_s, s ≥ 1: (M, N_h, (n'-1)·N_x)
+        grad_h = torch.bmm(later, flat[:, :, : (n_all - 1) * n_x].transpose(1, 2))  # (M, N_h, N_h)
         return grad_x, grad_h, None if tied else grad_y, None, None

@@ -374,3 +374,28 @@ def test_init_depends_on_the_seeds_only_not_on_torchs_global_generator(tied: boo
             states.append(make("rnn", [1, 2], tied=tied, double=False).state())
     for name in ("W_x", "W_h", "W_y"):
         torch.testing.assert_close(states[0][name], states[1][name], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("tied", [True, False])
+@pytest.mark.parametrize("ks", [[3, 3], [1, 4], [5, 5]])
+@pytest.mark.parametrize("n_x", [1, 3])
+def test_kernel_backward_gradcheck(tied: bool, ks: list[int], n_x: int) -> None:
+    """The kernel's hand-written backward (doubling suffix sum) against finite differences:
+    tied and free readouts, one delay and mixed delays, kernels shorter than k + 1."""
+    from tempsup.models import _Kernel
+
+    gen = torch.Generator().manual_seed(sum(ks) + n_x)
+    m, n_h = 2, 3
+    w_x = torch.randn(m, n_h, n_x, generator=gen, dtype=torch.float64).requires_grad_()
+    w_h = (0.4 * torch.randn(m, n_h, n_h, generator=gen, dtype=torch.float64)).requires_grad_()
+    w_y = torch.randn(m, n_h, n_x, generator=gen, dtype=torch.float64).requires_grad_()
+    k = torch.tensor(ks)
+    for n in (4, 7):
+        if tied:
+            assert torch.autograd.gradcheck(
+                lambda a, b, n=n: _Kernel.apply(a, b, None, k, n), (w_x, w_h)
+            )
+        else:
+            assert torch.autograd.gradcheck(
+                lambda a, b, c, n=n: _Kernel.apply(a, b, c, k, n), (w_x, w_h, w_y)
+            )
