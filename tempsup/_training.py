@@ -13,7 +13,7 @@ averages the loss over the steps since the last snapshot.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import torch
@@ -39,6 +39,20 @@ def check_batchable(configs: Sequence[Any], sweepable: Sequence[str]) -> None:
                     f"sweep: every point must share {name!r} (got {base[name]!r} and {value!r}); "
                     f"only {', '.join(sweepable)} may vary within one batch"
                 )
+
+
+def adam(params: Iterable[torch.Tensor], lr: float) -> torch.optim.Optimizer:
+    """Adam, fused into one kernel per step where torch has it (CPU: torch >= 2.4).
+
+    The single-tensor loop costs ~0.2 ms a step in per-op overhead, as much as a
+    small model's whole loss; the fused update is the same formula (equal to
+    the loop's to a float's last bit or two).
+    """
+    params = list(params)
+    try:
+        return torch.optim.Adam(params, lr=lr, fused=True)
+    except (RuntimeError, TypeError, ValueError):  # older torch: no fused CPU Adam
+        return torch.optim.Adam(params, lr=lr)
 
 
 def scheduled_lr(lr: float, schedule: str, step: int, steps: int) -> float:

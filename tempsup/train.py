@@ -83,7 +83,7 @@ def train(
     )
     weights = torch.tensor(importance_weights(cfg))  # (N_x,)
     data_gen = torch.Generator().manual_seed(cfg.seed + 7_919)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    opt = _training.adam(model.parameters(), cfg.lr)
 
     def batch_loss(p: torch.Tensor) -> torch.Tensor:
         if cfg.objective == "expected":  # no batch: E[L] itself, noise-free

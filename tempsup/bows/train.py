@@ -90,7 +90,7 @@ def train(
     if init is not None:
         model.load_weights(init["W"], init["b"])
     wd = torch.tensor([c.weight_decay for c in configs for _ in range(c.seeds)])  # (M,)
-    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr)
+    opt = _training.adam(model.parameters(), cfg.lr)
     gen = torch.Generator().manual_seed(cfg.seed + 7_919)
     batches = _minibatches(gen, X, cfg)
     first = next(batches)  # step 0's loss is measured on step 1's minibatch
