@@ -10,6 +10,7 @@ so no later layer ever sees an impossible run (science.md §1).
 from __future__ import annotations
 
 import dataclasses
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +30,12 @@ OBJECTIVES = ("sampled", "expected")
 # Bump when the meaning of a config changes (training recipe, data, init), so
 # cached results computed under the old meaning are never served again.
 SCHEMA_VERSION = 2  # 2: a run's loss terms for ReLU readouts are exact to second order
+
+# Fields that may differ between the configs of one batch (a sweep).
+SWEEPABLE = ("sparsity", "k", "curriculum")
+# ... and between runs a worker trains together (`batch_key`): configs of different base
+# seeds draw from their own data streams (tempsup.train), so each run is what it is alone.
+BATCHABLE = (*SWEEPABLE, "seed")
 
 # Fraction of training over which a sparsity curriculum reaches its target.
 CURRICULUM_FRACTION = 0.5
@@ -269,3 +276,15 @@ def _query_text(value: Any) -> str:
     if isinstance(value, float):
         return repr(value)
     return str(value)
+
+
+def batch_key(config: RunConfig) -> str | None:
+    """What runs trained as one batch share (every field but BATCHABLE); None: trains alone.
+
+    A warm start gives every model of a run its source's weights, so a run with
+    one is not batched with others.
+    """
+    if config.warm_start is not None:
+        return None
+    shape = {k: v for k, v in config.to_dict().items() if k not in BATCHABLE}
+    return json.dumps(shape, sort_keys=True)

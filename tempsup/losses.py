@@ -44,12 +44,18 @@ from tempsup.theory import input_moments
 
 
 def sampled_loss(
-    model: BatchedRNN, x: torch.Tensor, p: torch.Tensor, weights: torch.Tensor
+    model: BatchedRNN,
+    x: torch.Tensor,
+    p: torch.Tensor,
+    weights: torch.Tensor,
+    stream: torch.Tensor | None = None,
 ) -> torch.Tensor:
     """Per-model loss (M,) on inputs x (1 or M, T, N_x, B) drawn with probabilities p (M,).
 
     `weights` (N_x,) are the importance weights I_i; targets are x delayed by
-    each model's `model.k`. Differentiable in the model's parameters.
+    each model's `model.k`. `stream` (M,) tells which data stream each model's
+    inputs come from (runs of different base seeds trained together); models of
+    one stream, p and k share their inputs. Differentiable in the model's parameters.
     """
     _, seq_len, n_x, _ = x.shape
     if model.relu_hidden or seq_len * n_x > CONV_MAX_SIDE:
@@ -58,7 +64,7 @@ def sampled_loss(
     bias = model.b_y  # (M, N_x) or None
     losses = []
     order = []
-    for idx in _groups(p, model.k):
+    for idx in _groups(p, model.k, stream):
         xg = x[0] if x.shape[0] == 1 else x[int(idx[0])]  # (T, N_x, B): shared by the group
         kg = int(model.k[idx[0]])
         bg = None if bias is None else bias[idx]
@@ -166,10 +172,13 @@ def _ungroup(losses: list[torch.Tensor], order: list[torch.Tensor]) -> torch.Ten
     return torch.cat(losses)[torch.argsort(torch.cat(order))]
 
 
-def _groups(p: torch.Tensor, k: torch.Tensor) -> list[torch.Tensor]:
-    """Indices of the models sharing one (p, k): the same inputs and the same targets."""
-    groups: dict[tuple[float, int], list[int]] = {}
-    for m, key in enumerate(zip(p.tolist(), k.tolist(), strict=True)):
+def _groups(
+    p: torch.Tensor, k: torch.Tensor, stream: torch.Tensor | None = None
+) -> list[torch.Tensor]:
+    """Indices of the models sharing one (data stream, p, k): the same inputs and targets."""
+    streams = [0] * len(p) if stream is None else stream.tolist()
+    groups: dict[tuple[int, float, int], list[int]] = {}
+    for m, key in enumerate(zip(streams, p.tolist(), k.tolist(), strict=True)):
         groups.setdefault(key, []).append(m)
     return [torch.tensor(v) for v in groups.values()]
 

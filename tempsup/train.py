@@ -26,22 +26,28 @@ import torch
 from tempsup import _training
 from tempsup._memory import keep_freed_memory
 from tempsup._training import model_seeds, optimizer_steps
-from tempsup.config import RunConfig, curriculum_progress, importance_weights
+from tempsup.config import (
+    BATCHABLE,
+    SWEEPABLE,
+    RunConfig,
+    curriculum_progress,
+    importance_weights,
+)
 from tempsup.data import sample_inputs
 from tempsup.errors import TempsupError
 from tempsup.losses import expected_loss, sampled_loss
 from tempsup.models import BatchedRNN
 from tempsup.snapshot import Snapshot
 
-# Fields that may differ between the configs of one batch (a sweep).
-SWEEPABLE = ("sparsity", "k", "curriculum")
+__all__ = ["BATCHABLE", "SWEEPABLE", "check_batchable", "train"]
+
 # Relative size of the noise added to warm-started seeds after the first.
 WARM_START_NOISE = 0.05
 
 
 def check_batchable(configs: Sequence[RunConfig]) -> None:
-    """Configs trained together may differ only in the SWEEPABLE fields."""
-    _training.check_batchable(configs, SWEEPABLE)
+    """Configs trained together may differ only in the BATCHABLE fields."""
+    _training.check_batchable(configs, BATCHABLE)
 
 
 def train(
@@ -82,14 +88,24 @@ def train(
         ]
     )
     weights = torch.tensor(importance_weights(cfg))  # (N_x,)
-    data_gen = torch.Generator().manual_seed(cfg.seed + 7_919)
+    # one data stream per base seed: a run sees the same batches in any batch of runs
+    base_seeds = sorted({c.seed for c in configs})
+    gens = [torch.Generator().manual_seed(s + 7_919) for s in base_seeds]
+    stream = torch.tensor([base_seeds.index(c.seed) for c in configs for _ in range(c.seeds)])
     opt = _training.adam(model.parameters(), cfg.lr)
 
     def batch_loss(p: torch.Tensor) -> torch.Tensor:
         if cfg.objective == "expected":  # no batch: E[L] itself, noise-free
             return expected_loss(model, p, weights, cfg.seq_len, cfg.input_dist)
-        x = sample_inputs(data_gen, p, cfg.batch, cfg.seq_len, cfg.inputs, cfg.input_dist)
-        return sampled_loss(model, x, p, weights)  # (M,)
+        if len(gens) == 1:
+            x = sample_inputs(gens[0], p, cfg.batch, cfg.seq_len, cfg.inputs, cfg.input_dist)
+            return sampled_loss(model, x, p, weights)  # (M,)
+        x = p.new_empty(n_models, cfg.seq_len, cfg.inputs, cfg.batch)
+        for s, gen in enumerate(gens):
+            idx = torch.nonzero(stream == s).squeeze(1)
+            xs = sample_inputs(gen, p[idx], cfg.batch, cfg.seq_len, cfg.inputs, cfg.input_dist)
+            x[idx] = xs  # (1 or M_s, ...) broadcast to the stream's models
+        return sampled_loss(model, x, p, weights, stream)  # (M,)
 
     def step(i: int, lr: float) -> torch.Tensor:  # lr: set on `opt` by optimizer_steps
         frac = curriculum_progress(cfg.steps, i)  # = RunConfig.p_at(i), for every model at once

@@ -59,23 +59,34 @@ def _after(hold: Path) -> int:
         return 0
 
 
+def _stop_at_gate(key: str, n: int, step: int, on_step: Any) -> None:
+    """After a job's n-th frame: wait here while its hold asks for n frames or fewer."""
+    directory = Path(os.environ[ENV])
+    hold = directory / f"{key}.hold"
+    if hold.exists() and n >= _after(hold):
+        (directory / f"{key}.held").write_text(str(n))
+        while hold.exists() and n >= _after(hold):  # a later `hold` moves it on
+            if on_step is not None:
+                on_step(step)  # raises when the worker is asked to stop
+            time.sleep(0.01)
+
+
 def gated(kind: JobKind) -> JobKind:
-    """`kind`, whose stream stops at a held job's gate."""
+    """`kind`, whose stream (and batched stream) stops at a held job's gate."""
 
     def stream(spec: Any, inputs: Any, on_step: Any) -> Iterator[Any]:
-        directory = Path(os.environ[ENV])
-        hold, step = directory / f"{spec.key}.hold", 0
         for n, frame in enumerate(kind.stream(spec, inputs, on_step), 1):
             yield frame
-            step = int(frame["step"]) if "step" in frame else step
-            if hold.exists() and n >= _after(hold):
-                (directory / f"{spec.key}.held").write_text(str(n))
-                while hold.exists() and n >= _after(hold):  # a later `hold` moves it on
-                    if on_step is not None:
-                        on_step(step)  # raises when the worker is asked to stop
-                    time.sleep(0.01)
+            _stop_at_gate(spec.key, n, int(frame.get("step", 0)), on_step)
 
-    return dataclasses.replace(kind, stream=stream)
+    def stream_batch(specs: list[Any], inputs: list[Any], on_step: Any) -> Iterator[Any]:
+        for n, frames in enumerate(kind.stream_batch(specs, inputs, on_step), 1):
+            yield frames
+            for spec, frame in zip(specs, frames, strict=True):
+                _stop_at_gate(spec.key, n, int(frame.get("step", 0)), on_step)
+
+    batched = {} if kind.stream_batch is None else {"stream_batch": stream_batch}
+    return dataclasses.replace(kind, stream=stream, **batched)
 
 
 if os.environ.get(ENV):  # only in workers started for a gated test

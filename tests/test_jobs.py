@@ -52,6 +52,8 @@ from tests.services import RedisServer
 TINY = {"steps": 40, "batch": 64, "seeds": 2, "snapshot_every": 10}
 # 31 frames: a job a test holds at its gate (tests.gate) has many frames still to come.
 LONG = {**TINY, "steps": 2400, "snapshot_every": 80}
+# 21 frames, a run of a few seconds: enough to be held inside a batch with frames to come
+SHORT = {"steps": 400, "snapshot_every": 20}
 LIMITS = {f.name for f in dataclasses.fields(Limits)}
 BACKENDS = ("diskcache", "redis")
 
@@ -200,7 +202,7 @@ def test_frames_stream_while_running_and_identical_configs_train_once(
 
 def test_cancel_queued_and_running_jobs(queue, pools, gate):
     pool = pools(1)
-    running, waiting = long(seed=1), long(seed=2)
+    running, waiting = long(seed=1), long(seed=2, batch=48)  # two batch keys: one at a time
     gate.hold(running.key, after=2)
     queue.submit(running)
     assert queue.submit(waiting).position == 2
@@ -244,6 +246,59 @@ def test_cancel_queued_and_running_jobs(queue, pools, gate):
     assert details["n_frames"] == 0 and details["attempts"] == 2
     assert re.fullmatch(r"worker stopped at step \d+; re-queued", details["message"])
     assert queue.frames(running.key) == []
+
+
+def test_queued_runs_of_one_batch_key_train_together_and_each_equals_its_run_alone(
+    queue, pools, gate
+):
+    """A classroom's jobs: runs that differ only in seed, k or sparsity, queued while the
+    worker is busy, are claimed in one go and trained as one batch; each stored run is
+    the run trained alone, and a job cancelled inside the batch ends while the others
+    finish. A run of another shape waits for its own turn."""
+    pool = pools(1)
+    blocker = long(hidden=3)
+    gate.hold(blocker.key, after=1)
+    queue.submit(blocker)
+    gate.wait_held(blocker.key)
+    together = [
+        tiny(seed=5, **SHORT),
+        tiny(seed=6, k=2, **SHORT),
+        tiny(seed=7, sparsity=0.8, **SHORT),
+    ]
+    other = tiny(batch=48)  # another batch key
+    for i, cfg in enumerate([*together, other]):
+        queue.submit(cfg, client=f"student {i}")
+    assert queue.queued() == [*(c.key for c in together), other.key]
+    dropped = together[2]
+    gate.hold(dropped.key, after=2)  # holds the whole batch after its second frame
+    queue.cancel(blocker.key)
+    gate.open(blocker.key)
+    wait_for("the blocker's end", state_is(queue, blocker.key, JobState.CANCELLED))
+
+    gate.wait_held(dropped.key)
+    assert queue.queued() == [other.key]  # the three were claimed at once, the other was not
+    started = [queue.details(c.key)["started"] for c in together]
+    assert max(started) - min(started) < 1.0  # one claim
+    assert {queue.details(c.key)["pid"] for c in together} == set(pool.pids)
+    assert all(queue.status(c.key).state == JobState.RUNNING for c in together)
+    queue.cancel(dropped.key)
+    gate.open(dropped.key)
+
+    wait_for("the other job", state_is(queue, other.key, JobState.DONE))
+    status = queue.status(dropped.key)
+    assert status.state == JobState.CANCELLED and status.n_frames == 3
+    kept = [c for c in together if c is not dropped]
+    for cfg in kept:
+        (alone,) = train_runs([cfg])  # trained here, in this process, on its own
+        stored = queue.run(cfg.key)
+        assert stored is not None and stored.n_frames == alone.n_frames == 21
+        for name in ("W_x", "W_h", "W_y", "loss"):
+            np.testing.assert_allclose(
+                stored.arrays[name], alone.arrays[name], rtol=1e-4, atol=1e-6
+            )
+    assert queue.details(other.key)["started"] >= max(
+        queue.details(c.key)["finished"] for c in kept
+    )
 
 
 def test_killed_worker_is_failed_by_recover_and_retried(queue, pools, gate):

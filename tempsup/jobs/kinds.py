@@ -47,7 +47,7 @@ import numpy as np
 from tempsup.bows import sweep as bows_sweep
 from tempsup.bows.config import BowsConfig
 from tempsup.bows.sweep import BowsSweepResult, BowsSweepSpec
-from tempsup.config import RunConfig
+from tempsup.config import RunConfig, batch_key
 from tempsup.errors import TempsupError
 from tempsup.jobs.record import JobState
 from tempsup.run import ARRAYS, Run
@@ -108,6 +108,14 @@ class JobKind:
     blobs: Callable[[Any], tuple[str, ...]] = _no_blobs  # sha256 digests the spec needs stored
     # keys of jobs this one starts from (a warm start): it is not claimed while they are active
     needs: Callable[[Any], tuple[str, ...]] = _no_blobs
+    # Jobs whose batch keys are equal (not None) may train as one batch: a worker
+    # claims them together (`BaseQueue.claim_batch`) and `stream_batch(specs, inputs,
+    # on_step)` yields, per snapshot, one kept frame per spec, each equal to what
+    # `stream` yields for that spec alone.
+    batch_key: Callable[[Any], str | None] = lambda _spec: None
+    stream_batch: Callable[[list[Any], list[Any], OnStep | None], Iterator[list[Frame]]] | None = (
+        None
+    )
 
 
 _KINDS: dict[str, JobKind] = {}
@@ -203,6 +211,22 @@ def _run_stream(config: RunConfig, init: Any, on_step: OnStep | None) -> Iterato
         snapshots.close()
 
 
+def _run_stream_batch(
+    configs: list[RunConfig], _inits: list[Any], on_step: OnStep | None
+) -> Iterator[list[Frame]]:
+    """Runs of one batch key (no warm starts) trained together, cut into their frames."""
+    from tempsup.run import frame, split_snapshot
+    from tempsup.train import train
+
+    snapshots = train(configs, on_step=on_step)
+    try:
+        for snap in snapshots:
+            parts = split_snapshot(snap, configs)
+            yield [frame(cfg, part) for cfg, part in zip(configs, parts, strict=True)]
+    finally:
+        snapshots.close()
+
+
 def _run_result(config: RunConfig, kept: list[Frame], _published: list[Frame]) -> Run:
     return Run.from_frames(config, kept)
 
@@ -253,6 +277,8 @@ RUN = run_kind(
     prepare=_base_warm_start,
     check_untrusted=lambda config: _check_warm_start(config.warm_start),
     needs=lambda config: _needs(config.warm_start),
+    batch_key=batch_key,
+    stream_batch=_run_stream_batch,
 )
 
 

@@ -438,10 +438,18 @@ class BaseQueue(ABC):
     def claim(self, pid: int | None = None) -> Claim | None:
         """Atomically take the first NORMAL job in line (else the first LOW one) that
         does not start from a job still active: it becomes RUNNING under this process."""
-        if not read_list(self.store.view(), QUEUE):  # idle workers poll: stay lock-free
-            return None
+        claims = self.claim_batch(1, pid)
+        return claims[0] if claims else None
 
-        def txn(db: Txn) -> Claim | None:
+    def claim_batch(self, limit: int, pid: int | None = None) -> list[Claim]:
+        """`claim`, plus up to `limit` − 1 more queued jobs that train in one batch with it.
+
+        Jobs batch when their kind says so (`JobKind.batch_key`: equal and not None,
+        e.g. runs that differ only in seed, k, sparsity or curriculum); they are
+        taken in line order, each RUNNING with its own token. Empty: nothing to claim.
+        """
+
+        def txn(db: Txn) -> list[Claim]:
             queue = read_list(db, QUEUE)
             original = list(queue)
             records = {key: self._record(db, key) for key in queue}
@@ -449,10 +457,20 @@ class BaseQueue(ABC):
                 k for k in queue if (r := records[k]) is not None and r.state == JobState.QUEUED
             ]
             queue = [k for k in queue if k in queued]  # drop entries of jobs no longer queued
-            claim = None
+            claims: list[Claim] = []
+            batch: str | None = None
             for key in sorted(queued, key=lambda k: records[k].priority):  # stable: FIFO within
+                if len(claims) >= limit:
+                    break
                 rec = records[key]
                 found = self._spec(db, key)
+                if claims and (
+                    found is None
+                    or found[0] is not claims[0].kind
+                    or batch is None
+                    or found[0].batch_key(found[1]) != batch
+                ):
+                    continue  # not a companion of the first: it waits for its own turn
                 if found is not None and found[1].key == key and self._waits(db, found):
                     continue  # it starts from a job still queued or running: stays in line
                 queue.remove(key)
@@ -460,31 +478,41 @@ class BaseQueue(ABC):
                     msg = "the stored config of this job is unreadable; submit it again"
                     self._put_record(db, transition(rec, JobState.FAILED, message=msg))
                     continue
-                now = time.time()
-                claim = Claim(key, found[1], uuid.uuid4().hex, found[0])
-                rec = transition(
-                    rec,
-                    JobState.RUNNING,
-                    pid=os.getpid() if pid is None else pid,
-                    host=HOST,
-                    token=claim.token,
-                    attempts=rec.attempts + 1,
-                    started=now,
-                    updated=now,
-                    step=0,
-                    n_frames=0,
-                    rate=None,
-                    cancel=False,
-                    message="",
-                )
-                self._put_record(db, rec)
-                write_list(db, RUNNING, [*read_list(db, RUNNING), key])
-                break
+                claims.append(self._take(db, rec, found, pid))
+                if len(claims) == 1:
+                    batch = found[0].batch_key(found[1])
             if queue != original:
                 write_list(db, QUEUE, queue)
-            return claim
+            return claims
 
+        if limit < 1 or not read_list(self.store.view(), QUEUE):  # idle workers poll: lock-free
+            return []
         return self.store.atomic(txn)
+
+    def _take(
+        self, db: Txn, rec: JobRecord, found: tuple[JobKind, Any], pid: int | None
+    ) -> Claim:
+        """A queued job becomes RUNNING under this process (pid) with a fresh token."""
+        now = time.time()
+        claim = Claim(rec.key, found[1], uuid.uuid4().hex, found[0])
+        rec = transition(
+            rec,
+            JobState.RUNNING,
+            pid=os.getpid() if pid is None else pid,
+            host=HOST,
+            token=claim.token,
+            attempts=rec.attempts + 1,
+            started=now,
+            updated=now,
+            step=0,
+            n_frames=0,
+            rate=None,
+            cancel=False,
+            message="",
+        )
+        self._put_record(db, rec)
+        write_list(db, RUNNING, [*read_list(db, RUNNING), rec.key])
+        return claim
 
     def _waits(self, db: Txn, found: tuple[JobKind, Any]) -> bool:
         """Whether a job needs (warm-starts from) a job that is still queued or running."""

@@ -5,10 +5,12 @@
 
 A worker is a plain process that never serves web requests (torch and fork do
 not mix) and never imports dash. Its loop: `recover()` jobs of dead workers,
-claim the next QUEUED job atomically, prepare its inputs (a warm start, an
-uploaded text), then iterate its kind's stream (`tempsup.jobs.kinds`: a run's
-`tempsup.run.frame`s, a sweep's batched frames) and store each published
-frame as it comes.
+claim the next QUEUED job atomically, together with up to `BATCH_JOBS` − 1
+more queued jobs that train in one batch with it (runs that differ only in
+seed, k or sparsity: `JobKind.batch_key`), prepare their inputs (a warm
+start, an uploaded text), then iterate the kind's stream (`tempsup.jobs.kinds`:
+a run's `tempsup.run.frame`s, a sweep's batched frames; `stream_batch` for a
+batch) and store each job's published frames as they come.
 Between snapshots it checks the cancel flag (stop iterating: CANCELLED, frames
 kept); any exception fails the job with its message; SIGTERM/SIGINT give the
 job back to the queue (first in line) and exit. A thread beats the job's
@@ -38,7 +40,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -63,6 +65,10 @@ STOP_TIMEOUT = 6.0  # WorkerPool.stop waits this long before SIGKILL (a server s
 # Redis restart takes seconds); past it the job is abandoned and `recover`
 # fails it once its heartbeat is stale.
 STORE_OUTAGE = 120.0
+# At most this many queued jobs of one batch key are claimed and trained as one batch
+# (a classroom's default runs: one time loop for all, about twice the throughput of one
+# at a time, and a second worker still finds jobs of its own).
+BATCH_JOBS = 8
 
 T = TypeVar("T")
 
@@ -79,10 +85,11 @@ def as_queue(queue: BaseQueue | str | Path) -> BaseQueue:
 
 
 class _Progress:
-    """`on_step` for training, plus the thread that writes step, rate and heartbeat."""
+    """`on_step` for training, plus the thread that writes step, rate and heartbeat
+    of every job being trained (one, or a batch)."""
 
-    def __init__(self, worker: Worker, claim: Claim) -> None:
-        self.worker, self.claim = worker, claim
+    def __init__(self, worker: Worker, claims: Sequence[Claim]) -> None:
+        self.worker, self.claims = worker, list(claims)
         self.step = 0
         self.rate: float | None = None
         self._t0: float | None = None
@@ -120,12 +127,14 @@ class _Progress:
                     continue
                 step = self.step
                 try:
-                    if not queue.progress(self.claim, step, self.rate):
-                        return  # the job is no longer ours; the main loop finds out at a frame
+                    # a job no longer ours is beaten no more; the main loop finds out at a frame
+                    self.claims = [c for c in self.claims if queue.progress(c, step, self.rate)]
                 except StoreUnavailable:
                     continue  # beat again at the next tick; the main loop retries its writes
                 except Exception:  # a failed heartbeat must not kill training; recover() judges
                     log.exception("heartbeat failed")
+                if not self.claims:
+                    return
                 written, last = step, now
         finally:
             queue.close()
@@ -142,9 +151,12 @@ class Worker:
         poll: float = POLL,
         parent: int | None = None,
         outage: float = STORE_OUTAGE,
+        batch: int = BATCH_JOBS,
     ) -> None:
-        if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-            raise TempsupError(f"worker: threads expected an integer >= 1, got {threads!r}")
+        for name, value in (("threads", threads), ("batch", batch)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise TempsupError(f"worker: {name} expected an integer >= 1, got {value!r}")
+        self.batch = batch
         self.queue = as_queue(queue)
         self.threads = threads
         self.poll = poll
@@ -202,18 +214,18 @@ class Worker:
                 if time.monotonic() - last_recover >= RECOVER_EVERY:
                     self._recover()
                     last_recover = time.monotonic()
-                claim = self.queue.claim()
+                claims = self.queue.claim_batch(1 if once else self.batch)
             except StoreUnavailable as exc:
                 log.warning("%s", exc)
-                claim = None
-            if claim is None:
+                claims = []
+            if not claims:
                 if once:
                     break
                 self.check_parent()
                 time.sleep(self.poll)
                 continue
-            self.process(claim)
-            done += 1
+            self.process_batch(claims)
+            done += len(claims)
             if once:
                 break
         self.queue.close()
@@ -225,71 +237,115 @@ class Worker:
         self._recover()
         done = 0
         while not self.stopping:
-            claim = self.queue.claim()
-            if claim is None:
+            claims = self.queue.claim_batch(self.batch)
+            if not claims:
                 break
-            self.process(claim)
-            done += 1
+            self.process_batch(claims)
+            done += len(claims)
         return done
 
     def process(self, claim: Claim) -> None:
         """Train one claimed job to DONE, CANCELLED, FAILED, or back into the queue."""
-        spec, kind, queue = claim.spec, claim.kind, self.queue
-        log.info("job %s (%s): training %d steps", claim.key, kind.name, spec.steps)
-        kept: list[dict[str, np.ndarray]] = []
-        published: list[dict[str, np.ndarray]] = []
-        with _Progress(self, claim) as progress:
+        self.process_batch([claim])
+
+    def process_batch(self, claims: Sequence[Claim]) -> None:
+        """Train claimed jobs (one, or several of one batch key: `claim_batch`) as one
+        batch, each to DONE, CANCELLED, FAILED, or back into the queue.
+
+        Each job's frames are stored as they come; a job cancelled or taken from
+        this worker is dropped while the others train on (the batch stops when none
+        is left).
+        """
+        kind, queue = claims[0].kind, self.queue
+        steps = claims[0].spec.steps  # one batch key: one number of steps
+        names = ", ".join(c.key for c in claims)
+        log.info("job(s) %s (%s): training %d steps", names, kind.name, steps)
+        active = list(claims)  # jobs still trained for
+        kept: dict[str, list[dict[str, np.ndarray]]] = {c.key: [] for c in claims}
+        published: dict[str, list[dict[str, np.ndarray]]] = {c.key: [] for c in claims}
+        with _Progress(self, claims) as progress:
             try:
-                inputs = kind.prepare(queue, spec) if kind.prepare is not None else None
-                verdict = "ok"
-                stream = kind.stream(spec, inputs, progress)
+                inputs = [
+                    kind.prepare(queue, c.spec) if kind.prepare is not None else None
+                    for c in claims
+                ]
+                stream = self._stream(claims, inputs, progress)
                 try:
-                    for full in stream:
-                        kept.append(full)
-                        published.append(kind.publish(spec, full))
-                        index = len(published) - 1
-                        verdict = self._store(queue.put_frame, claim, index, published[-1])
-                        if verdict != "ok":
+                    for frames in stream:
+                        for claim, full in zip(claims, frames, strict=True):
+                            if claim in active and not self._put(claim, full, kept, published):
+                                active.remove(claim)
+                        if not active:
                             break
                 finally:
                     close = getattr(stream, "close", None)
                     if close is not None:
                         close()
-                step = int(published[-1]["step"]) if published else 0
-                if verdict == "ok":
-                    result = kind.result(spec, kept, published)
+                for claim in active:
+                    result = kind.result(claim.spec, kept[claim.key], published[claim.key])
                     if kind.on_finish is not None:
-                        self._store(kind.on_finish, queue, spec, result)
+                        self._store(kind.on_finish, queue, claim.spec, result)
                     self._store(queue.finish, claim, result)
                     log.info("job %s: done", claim.key)
-                elif verdict == "cancel":
-                    self._store(
-                        queue.end,
-                        claim,
-                        JobState.CANCELLED,
-                        f"cancelled at step {step}/{spec.steps}",
-                    )
-                    log.info("job %s: cancelled at step %d", claim.key, step)
-                else:
-                    log.warning("job %s: taken from this worker; dropped", claim.key)
             except WorkerStopped:
-                self._store(
-                    queue.requeue, claim, f"worker stopped at step {progress.step}; re-queued"
-                )
-                log.info("job %s: worker stopping; job re-queued", claim.key)
+                for claim in active:
+                    self._store(
+                        queue.requeue, claim, f"worker stopped at step {progress.step}; re-queued"
+                    )
+                    log.info("job %s: worker stopping; job re-queued", claim.key)
             except StoreUnavailable:
-                log.exception("job %s: the job store stayed unreachable; job abandoned", claim.key)
+                log.exception("job(s) %s: the job store stayed unreachable; abandoned", names)
             except Exception as exc:
                 text = str(exc) if isinstance(exc, TempsupError) else f"{type(exc).__name__}: {exc}"
-                # if the store stays unreachable, recover() fails it once its heartbeat is stale
-                with contextlib.suppress(StoreUnavailable):
-                    self._store(
-                        queue.end,
-                        claim,
-                        JobState.FAILED,
-                        f"training failed at step {progress.step}/{spec.steps}: {text}",
-                    )
-                log.exception("job %s: failed", claim.key)
+                for claim in active:
+                    # if the store stays unreachable, recover() fails it once its heartbeat is stale
+                    with contextlib.suppress(StoreUnavailable):
+                        self._store(
+                            queue.end,
+                            claim,
+                            JobState.FAILED,
+                            f"training failed at step {progress.step}/{steps}: {text}",
+                        )
+                    log.exception("job %s: failed", claim.key)
+
+    def _stream(self, claims: Sequence[Claim], inputs: list[Any], on_step: _Progress):
+        """Per snapshot, one kept frame per claim: the kind's batched stream, or its own
+        stream for a single job."""
+        kind = claims[0].kind
+        if len(claims) > 1:
+            assert kind.stream_batch is not None, f"kind {kind.name} does not batch"
+            return kind.stream_batch([c.spec for c in claims], inputs, on_step)
+        single = kind.stream(claims[0].spec, inputs[0], on_step)
+
+        def one() -> Iterator[list[dict[str, np.ndarray]]]:
+            try:
+                for full in single:
+                    yield [full]
+            finally:
+                close = getattr(single, "close", None)
+                if close is not None:
+                    close()
+
+        return one()
+
+    def _put(self, claim: Claim, full: dict[str, np.ndarray], kept: dict, published: dict) -> bool:
+        """Store a job's next frame; False once the job is cancelled (ended here) or lost."""
+        kind, queue = claim.kind, self.queue
+        kept[claim.key].append(full)
+        frames = published[claim.key]
+        frames.append(kind.publish(claim.spec, full))
+        verdict = self._store(queue.put_frame, claim, len(frames) - 1, frames[-1])
+        if verdict == "ok":
+            return True
+        if verdict == "cancel":
+            step = int(frames[-1]["step"])
+            self._store(
+                queue.end, claim, JobState.CANCELLED, f"cancelled at step {step}/{claim.spec.steps}"
+            )
+            log.info("job %s: cancelled at step %d", claim.key, step)
+        else:
+            log.warning("job %s: taken from this worker; dropped", claim.key)
+        return False
 
 
 # ---- a pool of worker processes ------------------------------------------------------
