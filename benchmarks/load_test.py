@@ -43,7 +43,8 @@ example it queues at start-up is trained (the workers idle), N browsers, one
 thread each, load the page, then all press Train at the same moment (a
 barrier) on N distinct default-sized configs (`DEFAULTS` with base seeds
 1..N), through the same real `show_config` submit, and poll like the page
-(every 0.3 s) until done. Prints the time from the first submit to the last
+(every 0.3 s, or at the period an answer sets: 2 s while others are ahead
+in line) until done. Prints the time from the first submit to the last
 job seen done, the per-job submit → done p50/p95, whether that is within the
 target, the same from the job records (submitted → finished, and each job's
 training time on its worker) and the load average before and after.
@@ -87,7 +88,8 @@ ARRIVAL_SPREAD = 5.0  # clients arrive over this many seconds (a class, not one 
 OVERSIZED = BASE.replace(steps=20_000, batch=2048)
 # burst mode
 BURST_TARGET = 90.0  # seconds from the first submit to the last job done
-BURST_POLL_EVERY = 0.3  # as the explorer page's dcc.Interval (app/pages/explorer.py, POLL_MS)
+BURST_POLL_EVERY = 0.3  # as the explorer page's dcc.Interval (app/pages/explorer.py, POLL_MS),
+# until an answer sets another period (WAITING_POLL_MS while others are ahead in line)
 BURST_DEADLINE = 900.0  # seconds a burst client waits for its job (a failure beyond)
 
 
@@ -285,6 +287,7 @@ def train_and_wait(
         outcome.update(outcome="refused" if status == 200 else f"http {status}", message=text)
         return outcome
     job = answer.get(JOB, {}).get("data") or {}
+    every = _interval(answer, every)
     deadline = time.monotonic() + wait
     n = 0
     while job.get("state") not in ("done", "failed", "cancelled") and not text.startswith("Done"):
@@ -301,11 +304,19 @@ def train_and_wait(
         answer = _outputs_of(payload)
         job = answer.get(JOB, {}).get("data") or job
         bar = answer.get(STATUS, {}).get("data") or bar
+        every = _interval(answer, every)
         text = str(bar.get("text", ""))
     outcome["ended"] = time.monotonic()
     outcome.setdefault("outcome", job.get("state") or ("done" if text.startswith("Done") else "?"))
     outcome.setdefault("message", text)
     return outcome
+
+
+def _interval(answer: dict[str, Any], every: float) -> float:
+    """The poll period the page was told to use (the explorer slows its poll while a job
+    waits behind others), else `every`: s."""
+    ms = answer.get(POLL, {}).get("interval")
+    return every if ms is None else float(ms) / 1000.0
 
 
 def run_client(

@@ -48,6 +48,11 @@ from tempsup.run import Run
 ACTIVE = (JobState.QUEUED, JobState.RUNNING)
 FINAL = (JobState.DONE.value, JobState.CANCELLED.value)  # runs that no longer change
 POLL_MS = 300
+# While a job waits behind others, only its place in line changes: a slower poll leaves
+# the cores to the workers (30 waiting pages polling every 0.3 s took over half a core of
+# web work in the burst benchmark). The job next in line keeps the fast poll, so its first
+# frame shows as soon as it starts.
+WAITING_POLL_MS = 2000
 WIDGET = JobWidget(ids.EXPLORER)
 JOB, STATUS, POLL = WIDGET.store, WIDGET.status, WIDGET.poll
 TRAIN = WIDGET.id(ids.RUN)
@@ -189,8 +194,14 @@ def cached_state(config: RunConfig, seed: int | None = None) -> dict[str, Any] |
     run = kept_run(queue, config, status)
     if run is None:
         return None
-    job, view, _, bar, options, seed = _finished(run, status, seed, 0)
+    job, view, _, bar, options, seed, _ = _finished(run, status, seed, 0)
     return {"job": job, "view": view, "status": bar, "options": options, "seed": seed}
+
+
+def poll_interval(status: JobStatus) -> int:
+    """The poll's period for a job in this state (ms): slow while others are ahead of it."""
+    waiting = status.state == JobState.QUEUED and (status.position or 0) > 1
+    return WAITING_POLL_MS if waiting else POLL_MS
 
 
 SHOW_OUTPUTS = (
@@ -200,6 +211,7 @@ SHOW_OUTPUTS = (
     Output(STATUS, "data"),
     Output(ids.SEED_PICK, "options"),
     Output(ids.SEED_PICK, "value"),
+    Output(POLL, "interval"),
 )
 
 
@@ -212,6 +224,7 @@ def _start(status: JobStatus, seed: int | None) -> tuple[Any, ...]:
         job_status(status.key, status),
         [],
         None,
+        poll_interval(status),
     )
 
 
@@ -227,6 +240,7 @@ def _finished(run: Run, status: JobStatus, seed: int | None, feature: int) -> tu
         job_status(status.key, status),
         seed_options(run),
         shown,
+        POLL_MS,
     )
 
 
@@ -270,12 +284,13 @@ def show_config(
             job_status(config.key, None, text),
             [],
             None,
+            POLL_MS,
         )
     try:
         status = submit(config, client)
     except TempsupError as exc:  # the job bar shows the refusal: it is about this config
         refused = job_status(config.key, None, f"Refused: {exc}")
-        return (_untrained(config), no_update, True, refused, no_update, no_update)
+        return (_untrained(config), no_update, True, refused, no_update, no_update, no_update)
     if status.state == JobState.DONE:
         run = queue.run(config.key)
         if run is not None:
@@ -290,6 +305,7 @@ POLL_OUTPUTS = (
     Output(STATUS, "data", allow_duplicate=True),
     Output(ids.SEED_PICK, "options", allow_duplicate=True),
     Output(ids.SEED_PICK, "value", allow_duplicate=True),
+    Output(POLL, "interval", allow_duplicate=True),
 )
 
 
@@ -307,7 +323,7 @@ def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feat
     config = _config(store)
     if not isinstance(job, dict) or config is None or job.get("key") != config.key:
         # the user moved on: this poll belongs to an old job; show_config restarts it if needed
-        return (no_update, no_update, True, no_update, no_update, no_update)
+        return (no_update, no_update, True, no_update, no_update, no_update, no_update)
     queue = job_queue()
     status = queue.status(config.key)
     if status is None:
@@ -319,20 +335,21 @@ def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feat
             job_status(config.key, None, text),
             no_update,
             no_update,
+            no_update,
         )
     feature = _feature(feature, config)
     cursor = _int_or_none(job.get("cursor")) or 0
     kept = kept_run(queue, config, status)
     if kept is not None:
-        job_, view, disabled, bar, options, seed = _finished(
+        job_, view, disabled, bar, options, seed, interval = _finished(
             kept, status, _picked_seed(job), feature
         )
-        return (view, job_, disabled, bar, options, seed)
+        return (view, job_, disabled, bar, options, seed, interval)
     ended = status.state not in ACTIVE
     bar = job_status(config.key, status)
     frames = queue.frames(config.key, 0) if status.n_frames > cursor else []
     if len(frames) <= cursor:
-        return (no_update, no_update, ended, bar, no_update, no_update)
+        return (no_update, no_update, ended, bar, no_update, no_update, poll_interval(status))
     run = Run.from_frames(config, frames)
     seed = _picked_seed(job)
     if seed is None or seed >= config.seeds:
@@ -353,7 +370,7 @@ def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feat
     for name, value in shared_parts(run, seed, feature).items():
         view[name] = value
     new_job = {**job, "cursor": run.n_frames, "seed": seed, "state": status.state.value}
-    return (view, new_job, ended, bar, no_update, no_update)
+    return (view, new_job, ended, bar, no_update, no_update, POLL_MS)
 
 
 @callback(
