@@ -55,6 +55,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import signal
 import statistics
 import subprocess
@@ -500,9 +501,11 @@ def _burst(backend: str, n: int, cache: Path, env: dict[str, str]) -> dict:
             t.start()
         ready.wait()
         load_before = load_average()
+        cpu_before = resource.getrusage(resource.RUSAGE_SELF)
         for t in threads:
             t.join(BURST_DEADLINE + 60)
         load_after = load_average()
+        cpu_after = resource.getrusage(resource.RUSAGE_SELF)
         records = {c.key: queue.details(c.key) or {} for c in configs}
         queue.close()
 
@@ -525,6 +528,10 @@ def _burst(backend: str, n: int, cache: Path, env: dict[str, str]) -> dict:
         "warm_up_s": round(warm_up, 1),
         "load_average_at_submit": load_before,
         "load_average_at_end": load_after,
+        # the simulated browsers run on the server's cores (a classroom's do not)
+        "clients_cpu_s": round(
+            cpu_after.ru_utime + cpu_after.ru_stime - cpu_before.ru_utime - cpu_before.ru_stime, 1
+        ),
         "outcomes": _count(o["outcome"] for o in outcomes),
         "refusals": sorted({o["message"] for o in outcomes if o["outcome"] == "refused"}),
         "total_s": round(total, 1),
@@ -625,7 +632,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{'within' if report['within_target'] else 'MISSED'}); submit -> done "
             f"p50 {report['submit_to_done_s']['p50']} s, p95 {report['submit_to_done_s']['p95']} s"
             f"; load average {report['load_average_at_submit']} at submit, "
-            f"{report['load_average_at_end']} at the end"
+            f"{report['load_average_at_end']} at the end; the simulated browsers used "
+            f"{report['clients_cpu_s']} s of CPU"
         )
     problems = check_burst(report, args.burst) if args.burst else check(report)
     for p in problems:
