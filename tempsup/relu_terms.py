@@ -331,14 +331,17 @@ def network_tables(
     bb = b[..., None, None, None, None, :]
     Wht = np.swapaxes(W_h, -1, -2)[..., None, None, None, :, :]
     d_all, j = np.arange(T), np.arange(n_x)
+    weights = np.stack([w, u * w, v * w], axis=-1)  # (n, 3): E[·], E[U ·], E[V ·]
     for s in range(T):
-        y = act_y(h @ Wy + bb)  # (..., d, j, j', n, i)
-        stats = [
-            (y**2 * w[:, None]).sum(-2),
-            (y * (u * w)[:, None]).sum(-2),
-            (y * (v * w)[:, None]).sum(-2),
-        ]
-        sq, cu, cv = (np.moveaxis(x, -1, -4) for x in stats)  # (..., i, d, j, j')
+        y = h @ Wy  # (..., d, j, j', n, i): a fresh array, so the ReLU can work in place
+        if not homogeneous:
+            y += bb
+        if relu_readout:
+            np.maximum(y, 0.0, out=y)
+        yt = np.swapaxes(y, -1, -2)  # (..., i, n): the node sums as products
+        sq = np.moveaxis((yt * yt) @ w, -1, -4)  # (..., i, d, j, j')
+        both = np.moveaxis(yt @ weights[:, 1:], -2, -5)  # (..., i, d, j, j', 2)
+        cu, cv = both[..., 0], both[..., 1]
         d = d_all[: T - s]  # h keeps the offsets whose older slot s + d is in the window
         qn = np.broadcast_to((s * n_x + j)[None, :, None], (d.size, n_x, n_x))
         qo = np.broadcast_to(((s + d)[:, None] * n_x + j)[:, None, :], (d.size, n_x, n_x))
