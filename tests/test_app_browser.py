@@ -374,10 +374,14 @@ def test_gallery_fills_in_the_background_and_opens_a_preset(tmp_path_factory, br
         # the first preset (the linear spiral sink) is trained first: its claims appear
         spiral = "#preset-spiral-sink"
         wait_for(lambda: "held" in find(browser, spiral).text, 240, "spiral-sink claims")
-        assert "seeds" in find(browser, spiral).text
+
+        def card() -> tuple[str, int]:  # read in one go: the gallery redraws cards as runs finish
+            text = browser.find_element("css selector", spiral).text
+            return text, len(browser.find_elements("css selector", f"{spiral} .claims li"))
+
         # the numbers behind each claim and its criterion are on the card (visible text)
-        shown = find(browser, spiral).text
-        n_claims = len(browser.find_elements("css selector", f"{spiral} .claims li"))
+        shown, n_claims = wait_for(card, 30, "the spiral-sink card")
+        assert "seeds" in shown
         assert n_claims and shown.count("measured: ") == shown.count("criterion: ") == n_claims
         find(browser, f"{spiral} a.chip").click()
         wait_for(lambda: "model=linear" in browser.current_url, 20, "explorer opened")

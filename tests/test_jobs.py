@@ -700,3 +700,28 @@ def test_a_job_that_starts_from_an_active_job_waits_for_it(make_queue):
     Worker(queue.copy()).run(once=True)
     failed = queue.status(orphan.key)
     assert failed.state == JobState.FAILED and "warm_start:" in failed.message
+
+
+def test_claim_batch_takes_companions_of_one_batch_key_and_one_priority(make_queue):
+    """claim_batch: the first job in line, then later ones of its batch key and priority,
+    in line order, up to the limit; another shape, a warm start or a background job stays
+    in line."""
+    queue = make_queue(max_per_client=20)
+    first = tiny(seed=1)
+    other_shape = tiny(seed=2, hidden=3)
+    mates = [tiny(seed=3, k=2), tiny(seed=4, sparsity=0.7), tiny(seed=5)]
+    background = tiny(seed=6)
+    warm = tiny(seed=7, warm_start="0123456789abcdef")
+    for cfg in [first, other_shape, *mates, warm]:
+        queue.submit(cfg)
+    queue.submit(background, client="presets", priority=LOW)
+    claims = queue.claim_batch(3)
+    assert [c.key for c in claims] == [first.key, mates[0].key, mates[1].key]
+    assert len({c.token for c in claims}) == 3
+    assert all(queue.status(c.key).state == JobState.RUNNING for c in claims)
+    assert queue.queued() == [other_shape.key, mates[2].key, warm.key, background.key]
+    (alone,) = queue.claim_batch(8)  # the next in line has no companion left
+    assert alone.key == other_shape.key
+    assert [c.key for c in queue.claim_batch(8)] == [mates[2].key]  # not the background job
+    assert queue.claim_batch(0) == []
+    queue.close()

@@ -445,8 +445,9 @@ class BaseQueue(ABC):
         """`claim`, plus up to `limit` − 1 more queued jobs that train in one batch with it.
 
         Jobs batch when their kind says so (`JobKind.batch_key`: equal and not None,
-        e.g. runs that differ only in seed, k, sparsity or curriculum); they are
-        taken in line order, each RUNNING with its own token. Empty: nothing to claim.
+        e.g. runs that differ only in seed, k, sparsity or curriculum) and they have
+        the first's priority (a user's job is not slowed by background presets); they
+        are taken in line order, each RUNNING with its own token. Empty: nothing to claim.
         """
 
         def txn(db: Txn) -> list[Claim]:
@@ -459,6 +460,7 @@ class BaseQueue(ABC):
             queue = [k for k in queue if k in queued]  # drop entries of jobs no longer queued
             claims: list[Claim] = []
             batch: str | None = None
+            first_priority = NORMAL
             for key in sorted(queued, key=lambda k: records[k].priority):  # stable: FIFO within
                 if len(claims) >= limit:
                     break
@@ -468,6 +470,7 @@ class BaseQueue(ABC):
                     found is None
                     or found[0] is not claims[0].kind
                     or batch is None
+                    or rec.priority != first_priority
                     or found[0].batch_key(found[1]) != batch
                 ):
                     continue  # not a companion of the first: it waits for its own turn
@@ -479,8 +482,8 @@ class BaseQueue(ABC):
                     self._put_record(db, transition(rec, JobState.FAILED, message=msg))
                     continue
                 claims.append(self._take(db, rec, found, pid))
-                if len(claims) == 1:
-                    batch = found[0].batch_key(found[1])
+                if len(claims) == 1:  # a user's job never waits for background (LOW) ones
+                    batch, first_priority = found[0].batch_key(found[1]), rec.priority
             if queue != original:
                 write_list(db, QUEUE, queue)
             return claims
@@ -489,9 +492,7 @@ class BaseQueue(ABC):
             return []
         return self.store.atomic(txn)
 
-    def _take(
-        self, db: Txn, rec: JobRecord, found: tuple[JobKind, Any], pid: int | None
-    ) -> Claim:
+    def _take(self, db: Txn, rec: JobRecord, found: tuple[JobKind, Any], pid: int | None) -> Claim:
         """A queued job becomes RUNNING under this process (pid) with a fresh token."""
         now = time.time()
         claim = Claim(rec.key, found[1], uuid.uuid4().hex, found[0])
