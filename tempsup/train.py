@@ -1,8 +1,10 @@
 """The training loop: many models as one batch, yielding snapshots as it goes.
 
 `train(configs)` trains every seed of every config together (one config is a
-run; several configs that differ only in sparsity and k are a sweep) and
-yields a `Snapshot` of all models' weights every `snapshot_every` steps. The
+run; several configs that differ only in sparsity and k are a sweep; a
+worker's batch of runs may also differ in base seed, each base seed drawing
+its own data stream, so a run is the same in any batch) and yields a
+`Snapshot` of all models' weights every `snapshot_every` steps. The
 caller decides what to do with frames (write a run file, stream them to a
 browser) and may stop iterating at any frame: that is cancellation.
 
@@ -10,8 +12,9 @@ Recipe (science.md §1b, measured on the paper's setting): Adam, lr 1e-2 with
 cosine decay to 0, batch 512, W_x ~ N(0, 1), W_h ~ N(0, 0.25/N_h), tied
 readout, best of 8 seeds. The loss is L = Σ_t Σ_i I_i (y_t,i − ŷ_t,i)²,
 averaged over the batch, summed over models (`tempsup.losses` computes it by
-the fastest exact path of each model); with `objective="expected"` (linear
-only) it is the exact expected loss instead, and no batches are drawn.
+the fastest exact path of each model); with `objective="expected"` it is the
+expected loss instead (exact for the linear model, to second order in p for
+the SSM), and no batches are drawn.
 Seeds, the batching rule, the schedule and the snapshot loop are shared with
 the bows lab (`tempsup._training`).
 """

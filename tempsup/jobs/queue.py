@@ -30,7 +30,9 @@ result marks the job FAILED so that the next `submit` recomputes it.
 Jobs have a priority: workers claim NORMAL jobs (what visitors ask for) before
 LOW ones (presets the server trains in the background); LOW jobs come from
 the server itself, so the per-client limits do not count them and they do
-not fill the queue for visitors.
+not fill the queue for visitors. `claim_batch` lets a worker take the first
+job in line together with later jobs that train in one batch with it (same
+kind, batch key and priority: `tempsup.jobs.kinds.JobKind.batch_key`).
 """
 
 from __future__ import annotations
