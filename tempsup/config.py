@@ -278,13 +278,18 @@ def _query_text(value: Any) -> str:
     return str(value)
 
 
+def shape_key(config: RunConfig, free: tuple[str, ...]) -> str:
+    """Every field of `config` but the `free` ones, as text: configs with equal keys
+    may train as one batch (`free` = SWEEPABLE for a sweep, BATCHABLE for a worker)."""
+    shape = {k: v for k, v in config.to_dict().items() if k not in free}
+    return json.dumps(shape, sort_keys=True)
+
+
 def batch_key(config: RunConfig) -> str | None:
-    """What runs trained as one batch share (every field but BATCHABLE); None: trains alone.
+    """What runs a worker trains as one batch share (`shape_key` over BATCHABLE); None:
+    trains alone.
 
     A warm start gives every model of a run its source's weights, so a run with
     one is not batched with others.
     """
-    if config.warm_start is not None:
-        return None
-    shape = {k: v for k, v in config.to_dict().items() if k not in BATCHABLE}
-    return json.dumps(shape, sort_keys=True)
+    return None if config.warm_start is not None else shape_key(config, BATCHABLE)

@@ -95,6 +95,7 @@ def train(
     base_seeds = sorted({c.seed for c in configs})
     gens = [torch.Generator().manual_seed(s + 7_919) for s in base_seeds]
     stream = torch.tensor([base_seeds.index(c.seed) for c in configs for _ in range(c.seeds)])
+    members = [torch.nonzero(stream == s).squeeze(1) for s in range(len(gens))]  # per stream
     opt = _training.adam(model.parameters(), cfg.lr)
 
     def batch_loss(p: torch.Tensor) -> torch.Tensor:
@@ -104,8 +105,7 @@ def train(
             x = sample_inputs(gens[0], p, cfg.batch, cfg.seq_len, cfg.inputs, cfg.input_dist)
             return sampled_loss(model, x, p, weights)  # (M,)
         x = p.new_empty(n_models, cfg.seq_len, cfg.inputs, cfg.batch)
-        for s, gen in enumerate(gens):
-            idx = torch.nonzero(stream == s).squeeze(1)
+        for gen, idx in zip(gens, members, strict=True):
             xs = sample_inputs(gen, p[idx], cfg.batch, cfg.seq_len, cfg.inputs, cfg.input_dist)
             x[idx] = xs  # (1 or M_s, ...) broadcast to the stream's models
         return sampled_loss(model, x, p, weights, stream)  # (M,)

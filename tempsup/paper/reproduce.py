@@ -23,13 +23,12 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tempsup.config import MODEL_NAMES, RunConfig
+from tempsup.config import MODEL_NAMES, SWEEPABLE, RunConfig, shape_key
 from tempsup.errors import TempsupError
 from tempsup.jobs.record import JobState
 from tempsup.paper.preset import ClaimResult, Preset, format_measured
 from tempsup.paper.presets import preset_configs, presets
 from tempsup.run import Run
-from tempsup.train import SWEEPABLE
 
 if TYPE_CHECKING:
     from tempsup.jobs.queue import JobQueue
@@ -50,8 +49,7 @@ def batches(configs: Sequence[RunConfig]) -> list[list[RunConfig]]:
     """
     groups: dict[str, list[RunConfig]] = {}
     for cfg in configs:
-        shape = {k: v for k, v in cfg.to_dict().items() if k not in SWEEPABLE}
-        groups.setdefault(json.dumps(shape, sort_keys=True), []).append(cfg)
+        groups.setdefault(shape_key(cfg, SWEEPABLE), []).append(cfg)
     return list(groups.values())
 
 
