@@ -407,3 +407,58 @@ def test_animation_and_export_of_wide_models(hidden: int, inputs: int) -> None:
     fig = figures.animation_figure(run)
     assert len(fig.frames) == 3 and fig.layout.margin.b == 230
     assert "Plotly.newPlot" in figures.export_html(run, None, None)
+
+
+# ---- rounding and the canonical-gauge memo --------------------------------------------
+
+
+def test_rnd_is_the_four_digit_decimal_as_python_parses_it():
+    """The array route gives exactly float(f"{v:.4g}") (None for NaN and ±inf), also at
+    ties, powers of ten, subnormals, huge values, float32 inputs and signed zeros."""
+    import math
+
+    from tempsup.figures._common import rnd
+
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(200_000) * 10.0 ** rng.uniform(-320, 307, 200_000)
+    for d in range(6):  # short decimals, as losses and weights often are
+        x[d::30] = np.round(rng.standard_normal(x[d::30].size), d)
+    x[::7] = 10.0 ** rng.integers(-30, 30, x[::7].size)
+    x[::11] = rng.standard_normal(x[::11].size).astype(np.float32)
+    x[::13] = rng.integers(0, 20000, x[::13].size) + 0.5  # exact ties of the 4th digit
+    x[:8] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 9999.5, 5e-324, 1.2345]
+    got = rnd(x)
+    want = [float(f"{v:.4g}") if math.isfinite(v) else None for v in x.tolist()]
+    assert got == want
+    assert [math.copysign(1, v) for v in got[3:5]] == [-1.0, 1.0]
+    assert rnd(np.float32(0.1)) == 0.1 and rnd(np.nan) is None
+    assert rnd([[1.23456, np.nan], [2.0, 3.0]]) == [[1.235, None], [2.0, 3.0]]
+
+
+def test_canonical_weights_are_computed_once_per_frame_and_equal_the_batched_solve(
+    monkeypatch,
+):
+    """A streaming page rebuilds its Run each poll: the frames seen before come from the
+    memo (by content), only the new ones are solved, and the result is the solve of all."""
+    from tempsup.figures import _common
+
+    rng = np.random.default_rng(3)
+    run = make_run(0.9 * rot(50), rng.standard_normal((2, 1)), frames=6, model="rnn", k=2)
+    cfg = run.config
+    want = gauge.canonical(
+        run["W_x"][:, 1], run["W_h"][:, 1], run["W_y"][:, 1], run["b_y"][:, 1],
+        cfg.k, cfg.relu_hidden, cfg.tied,
+    )  # fmt: skip
+    solved = []
+    real = gauge.canonical
+    monkeypatch.setattr(
+        _common.gauge, "canonical", lambda W_x, *a: solved.append(len(W_x)) or real(W_x, *a)
+    )
+    for n in (2, 5, 6):  # polls that see 2, then 5, then all 6 frames (fresh arrays each time)
+        part = Run(cfg, {k: np.array(v[:n]) for k, v in run.arrays.items()})
+        got = _common.canonical_weights(_common.select(part, 1))
+        for name in ("W_x", "W_h", "W_y", "G"):
+            np.testing.assert_allclose(got[name], want[name][:n], rtol=1e-9, atol=1e-12)
+    assert solved == [2, 3, 1]
+    _common.canonical_weights(_common.select(part, 1))  # the same arrays: no solve, no hashing
+    assert solved == [2, 3, 1]

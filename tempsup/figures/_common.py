@@ -5,9 +5,12 @@ lab's loss panel uses them too). The panel protocol itself is `tempsup.figures.p
 
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
 from typing import Any
 
+import cachetools
 import numpy as np
 
 from tempsup import gauge
@@ -35,39 +38,91 @@ def select(run: Run, seed: int | None, feature: int = 0) -> Selection:
     return Selection(run, int(s), int(feature))
 
 
-# The last few canonical-gauge results, keyed by the run's W_h array (identity, not value):
-# the directions and eigen panels of one view share one computation.
-_CANONICAL: list[tuple[np.ndarray, int, dict[str, np.ndarray]]] = []
-_CANONICAL_KEEP = 4
+# Canonical-gauge results per frame, keyed by the frame's weights (content, not identity):
+# a streaming page rebuilds its Run on every poll, and only the frames new since the last
+# poll need the Newton solve. Bounded by bytes; shared by the threads of a web process.
+_CANONICAL: cachetools.LRUCache = cachetools.LRUCache(
+    maxsize=64 * 2**20, getsizeof=lambda cw: sum(v.nbytes for v in cw.values())
+)
+_CANONICAL_LOCK = threading.Lock()
+_WEIGHTS = ("W_x", "W_h", "W_y", "b_y")
+# and the last few whole results by the run's W_h array (identity): the panels of one
+# view ask for the same selection several times
+_RECENT: list[tuple[np.ndarray, int, dict[str, np.ndarray]]] = []
+_RECENT_KEEP = 4
 
 
 def canonical_weights(sel: Selection) -> dict[str, np.ndarray]:
     """Every frame of the selected seed in the canonical gauge (`tempsup.gauge.canonical`):
     "W_x", "W_h", "W_y", "b_y" as (F, ...) float arrays. Panels draw gauge-dependent things
     (arrows w_s, ‖w_0‖, kθ) from these, so two runs computing the same function look alike."""
-    W_h = sel.run["W_h"]
-    for arr, seed, cw in _CANONICAL:
-        if arr is W_h and seed == sel.seed:
-            return cw
     cfg, s = sel.config, sel.seed
-    cw = gauge.canonical(
-        sel.run["W_x"][:, s], W_h[:, s], sel.run["W_y"][:, s], sel.run["b_y"][:, s],
-        cfg.k, cfg.relu_hidden, cfg.tied,
-    )  # fmt: skip
-    _CANONICAL.insert(0, (W_h, sel.seed, cw))
-    del _CANONICAL[_CANONICAL_KEEP:]
+    for arr, seed, cw in list(_RECENT):
+        if arr is sel.run["W_h"] and seed == s:
+            return cw
+    weights = [np.ascontiguousarray(sel.run[name][:, s]) for name in _WEIGHTS]
+    problem = f"{cfg.k} {cfg.relu_hidden} {cfg.tied}".encode()
+    keys = [_frame_key(problem, [w[f] for w in weights]) for f in range(len(weights[0]))]
+    with _CANONICAL_LOCK:
+        found = [_CANONICAL.get(key) for key in keys]
+    missing = [f for f, cw in enumerate(found) if cw is None]
+    if missing:  # one batched solve for every frame not seen before
+        new = gauge.canonical(*(w[missing] for w in weights), cfg.k, cfg.relu_hidden, cfg.tied)
+        with _CANONICAL_LOCK:
+            for j, f in enumerate(missing):
+                found[f] = {name: value[j] for name, value in new.items()}
+                _CANONICAL[keys[f]] = found[f]
+    cw = {name: np.stack([c[name] for c in found]) for name in found[0]}
+    with _CANONICAL_LOCK:
+        _RECENT.insert(0, (sel.run["W_h"], s, cw))
+        del _RECENT[_RECENT_KEEP:]
     return cw
 
 
+def _frame_key(problem: bytes, arrays: list[np.ndarray]) -> bytes:
+    digest = hashlib.blake2b(problem, digest_size=16)
+    for a in arrays:
+        digest.update(a.tobytes())
+    return digest.digest()
+
+
 def rnd(x: Any) -> Any:
-    """Plain-JSON copy of a number or array: SIG_DIGITS significant digits, NaN/inf -> None."""
+    """Plain-JSON copy of a number or array: SIG_DIGITS significant digits, NaN/inf -> None.
+
+    Each value is float(f"{v:.4g}"), computed for whole arrays (a figure holds
+    thousands): the leading digits as an integer m, then m / 10^n or m · 10^n, one
+    correctly rounded operation on exact operands, which is the double nearest that
+    decimal, as float() parses it. Values whose digits could round either way (a
+    near-tie, or a power of ten at the edge of the exponent) go through the string.
+    """
     arr = np.asarray(x, dtype=float)
-    flat = [
-        float(f"{v:.{SIG_DIGITS}g}") if math.isfinite(v) else None for v in arr.ravel().tolist()
-    ]
-    if arr.ndim == 0:
-        return flat[0]
-    return np.array(flat, dtype=object).reshape(arr.shape).tolist()
+    flat = arr.ravel()
+    out = np.full(flat.shape, np.nan)
+    ok = np.isfinite(flat) & (flat != 0)
+    v = flat[ok]
+    shift = SIG_DIGITS - 1 - np.floor(np.log10(np.abs(v)))  # digits right of the point
+    safe = np.abs(shift) <= 22  # 10^n exact in a double
+    scaled = np.where(safe, v * 10.0 ** np.where(safe, shift, 0.0), np.nan)
+    digits = np.rint(scaled)
+    exact = (
+        safe
+        & (np.abs(digits) >= 10 ** (SIG_DIGITS - 1))
+        & (np.abs(digits) < 10**SIG_DIGITS)
+        & (np.abs(np.abs(scaled - np.trunc(scaled)) - 0.5) > 1e-6)  # no near-tie
+    )
+    power = 10.0 ** np.abs(np.where(safe, shift, 0.0))
+    sub = np.where(exact, np.where(shift >= 0, digits / power, digits * power), np.nan)
+    for i in np.flatnonzero(~exact):  # rare: the string route
+        sub[i] = float(f"{v[i]:.{SIG_DIGITS}g}")
+    out[ok] = sub
+    out[flat == 0] = flat[flat == 0]  # keeps the sign of -0.0, as the string route does
+    out = out.reshape(arr.shape)
+    gaps = np.isnan(out)
+    if not gaps.any():
+        return out.tolist()
+    values = out.astype(object)
+    values[gaps] = None
+    return values.tolist()
 
 
 def thin(n: int, limit: int) -> np.ndarray:
