@@ -215,9 +215,38 @@ def _outputs_of(payload: bytes) -> dict[str, Any]:
 # ---- the server ------------------------------------------------------------------------
 
 
+class Served(str):
+    """The base URL of a running server, which also knows the server's process id."""
+
+    pid: int
+
+    def __new__(cls, base: str, pid: int) -> Served:
+        self = super().__new__(cls, base)
+        self.pid = pid
+        return self
+
+
+def server_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds used so far by the server's processes, by role: "web" (gunicorn's
+    master and web workers) and "training" (the worker programs it started)."""
+    import psutil
+
+    out = {"web": 0.0, "training": 0.0}
+    root = psutil.Process(pid)
+    for p in [root, *root.children(recursive=True)]:
+        try:
+            role = "web" if "gunicorn" in " ".join(p.cmdline()) else "training"
+            t = p.cpu_times()
+            out[role] += t.user + t.system
+        except psutil.Error:  # a process that ended in between
+            continue
+    return out
+
+
 @contextmanager
 def server(cache: Path, env_extra: dict[str, str]):
-    """gunicorn on 127.0.0.1:free port with 2 training workers; yields the base URL."""
+    """gunicorn on 127.0.0.1:free port with 2 training workers; yields the base URL
+    (a `Served`, which carries the master's pid)."""
     port = free_port()
     env = {
         **os.environ,
@@ -240,7 +269,7 @@ def server(cache: Path, env_extra: dict[str, str]):
     base = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(base, proc, 90, log.name)
-        yield base
+        yield Served(base, proc.pid)
     finally:
         proc.send_signal(signal.SIGTERM)  # gunicorn stops its web workers, then the pool
         try:
@@ -502,10 +531,12 @@ def _burst(backend: str, n: int, cache: Path, env: dict[str, str]) -> dict:
         ready.wait()
         load_before = load_average()
         cpu_before = resource.getrusage(resource.RUSAGE_SELF)
+        server_before = server_cpu(base.pid)
         for t in threads:
             t.join(BURST_DEADLINE + 60)
         load_after = load_average()
         cpu_after = resource.getrusage(resource.RUSAGE_SELF)
+        server_after = server_cpu(base.pid)
         records = {c.key: queue.details(c.key) or {} for c in configs}
         queue.close()
 
@@ -532,6 +563,8 @@ def _burst(backend: str, n: int, cache: Path, env: dict[str, str]) -> dict:
         "clients_cpu_s": round(
             cpu_after.ru_utime + cpu_after.ru_stime - cpu_before.ru_utime - cpu_before.ru_stime, 1
         ),
+        # where the server's cores went during the burst: answering polls or training
+        "server_cpu_s": {k: round(server_after[k] - server_before[k], 1) for k in server_after},
         "outcomes": _count(o["outcome"] for o in outcomes),
         "refusals": sorted({o["message"] for o in outcomes if o["outcome"] == "refused"}),
         "total_s": round(total, 1),
@@ -633,7 +666,9 @@ def main(argv: list[str] | None = None) -> int:
             f"p50 {report['submit_to_done_s']['p50']} s, p95 {report['submit_to_done_s']['p95']} s"
             f"; load average {report['load_average_at_submit']} at submit, "
             f"{report['load_average_at_end']} at the end; the simulated browsers used "
-            f"{report['clients_cpu_s']} s of CPU"
+            f"{report['clients_cpu_s']} s of CPU, the server's web processes "
+            f"{report['server_cpu_s']['web']} s and its training workers "
+            f"{report['server_cpu_s']['training']} s"
         )
     problems = check_burst(report, args.burst) if args.burst else check(report)
     for p in problems:

@@ -481,21 +481,34 @@ def test_a_large_heatmap_thumbnail_shows_colours_not_a_number_per_cell() -> None
 
 def test_a_page_polls_slowly_while_its_job_waits_behind_others(tmp_path) -> None:
     """A waiting job's page polls every WAITING_POLL_MS (its place in line is all that
-    changes); the job next in line and a running one poll at POLL_MS."""
-    from app.pages.explorer import POLL_MS, WAITING_POLL_MS, poll_interval
+    changes); the job next in line and a running one poll at POLL_MS while few jobs are
+    active, and slower (up to MAX_STREAM_POLL_MS) as more pages stream at once."""
+    from app.pages.explorer import (
+        FAST_STREAMS,
+        MAX_STREAM_POLL_MS,
+        POLL_MS,
+        WAITING_POLL_MS,
+        active_jobs,
+        poll_interval,
+    )
     from tempsup.jobs import JobQueue
 
     queue = JobQueue(tmp_path / "jobs")
     configs = [RunConfig(steps=40, batch=32, seeds=1, hidden=h) for h in (2, 3, 4)]
     statuses = [queue.submit(c, client=f"page {i}") for i, c in enumerate(configs)]
     assert [s.position for s in statuses] == [1, 2, 3]
-    assert [poll_interval(queue.status(c.key)) for c in configs] == [
+    assert active_jobs(queue) == 3
+    assert [poll_interval(queue.status(c.key), active_jobs(queue)) for c in configs] == [
         POLL_MS, WAITING_POLL_MS, WAITING_POLL_MS,
     ]  # fmt: skip
     assert WAITING_POLL_MS > POLL_MS
     claim = queue.claim()  # the first starts; the second is next in line now
     assert claim is not None and claim.key == configs[0].key
-    assert [poll_interval(queue.status(c.key)) for c in configs] == [
+    assert active_jobs(queue) == 3
+    assert [poll_interval(queue.status(c.key), active_jobs(queue)) for c in configs] == [
         POLL_MS, POLL_MS, WAITING_POLL_MS,
     ]  # fmt: skip
+    running = queue.status(configs[0].key)
+    periods = [poll_interval(running, n) for n in (1, FAST_STREAMS, 2 * FAST_STREAMS, 1000)]
+    assert periods == [POLL_MS, POLL_MS, 2 * POLL_MS, MAX_STREAM_POLL_MS]
     queue.close()

@@ -35,7 +35,16 @@ def test_a_frame_comes_back_exactly() -> None:
     for name, value in frame.items():
         assert back[name].dtype == value.dtype and back[name].shape == value.shape, name
         np.testing.assert_array_equal(back[name], value)
-    back["W_h"][0, 0, 0] = 99.0  # a writable copy, not a view of the stored bytes
+    # decoded once per process and shared by every reader, so read-only: a reader that
+    # wrote into it would change what every later reader sees
+    with pytest.raises(ValueError, match="read-only"):
+        back["W_h"][0, 0, 0] = 99.0
+    again = frame_from_bytes(frame_to_bytes(frame), NAMES)
+    assert again["W_h"] is back["W_h"]
+    other = dict(frame, loss=frame["loss"] + 1.0)
+    np.testing.assert_array_equal(
+        frame_from_bytes(frame_to_bytes(other), NAMES)["loss"], other["loss"]
+    )
 
 
 def test_a_frame_written_by_np_savez_still_reads() -> None:

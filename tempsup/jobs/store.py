@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+import cachetools
 import diskcache
 import numpy as np
 
@@ -90,12 +91,30 @@ def frame_to_bytes(frame: dict[str, np.ndarray]) -> bytes:
     return b"".join(parts)
 
 
+# Decoded frames by the digest of their bytes: a streaming page reads every frame of its
+# job on each poll, and all but the newest were decoded before. The arrays are read-only
+# (shared by every reader in the process); bounded by bytes.
+_DECODED: cachetools.LRUCache = cachetools.LRUCache(
+    maxsize=32 * 2**20, getsizeof=lambda arrays: sum(a.nbytes for a in arrays.values()) + 512
+)
+_DECODED_LOCK = threading.Lock()
+
+
 def frame_from_bytes(data: bytes, names: tuple[str, ...]) -> dict[str, np.ndarray]:
-    """Decode a stored frame holding the arrays `names`; TempsupError if it is not one."""
-    try:
-        arrays = _decode_frame(data)
-    except Exception as exc:  # damaged data fails in many ways
-        raise TempsupError(f"stored frame: expected a tempsup frame ({exc})") from None
+    """Decode a stored frame holding the arrays `names` (read-only arrays); TempsupError
+    if it is not one."""
+    digest = hashlib.blake2b(data, digest_size=16).digest()
+    with _DECODED_LOCK:
+        arrays = _DECODED.get(digest)
+    if arrays is None:
+        try:
+            arrays = _decode_frame(data)
+        except Exception as exc:  # damaged data fails in many ways
+            raise TempsupError(f"stored frame: expected a tempsup frame ({exc})") from None
+        for a in arrays.values():
+            a.flags.writeable = False
+        with _DECODED_LOCK:
+            _DECODED[digest] = arrays
     missing = [name for name in names if name not in arrays]
     if missing:
         raise TempsupError(f"stored frame: missing {', '.join(missing)}")
