@@ -49,6 +49,7 @@ minus the expansion without) is booked under the mean correction.
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -319,39 +320,100 @@ def network_tables(
         y1 = act_y(a1[..., None] * x1 + b[..., None, :, None, None])  # (..., T, i, j, n)
         single_sq, single_lin = (y1**2 * w1).sum(-1), (y1 * x1 * w1).sum(-1)
     to_slots = lambda t: np.moveaxis(t, -3, -2).reshape(lead + (n_x, T * n_x))  # noqa: E731
+    pair_sq, pair_cross = _pair_tables(
+        W_x, W_h, W_y, b, resp, lead, dist, homogeneous, act_h, relu_readout
+    )
+    return Tables(to_slots(single_sq), to_slots(single_lin), pair_sq, pair_cross, act_y(b) ** 2)
+
+
+_CHUNK_BYTES = 4 * 2**20  # readouts computed at once by `_pair_tables` (measured: 2-8 MB)
+
+
+def _pair_tables(
+    W_x: np.ndarray,
+    W_h: np.ndarray,
+    W_y: np.ndarray,
+    b: np.ndarray,
+    resp: np.ndarray,
+    lead: tuple[int, ...],
+    dist: str,
+    homogeneous: bool,
+    act_h: Any,
+    relu_readout: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """pair_sq and pair_cross (lead + (N_x, Q, Q)) of `network_tables` by forward passes.
+
+    Layout: the hidden units come right after the flattened leading axes, all
+    pairs and nodes after them, h (L, N_h, d, j, j', node); so each product with
+    W_h or W_y is one matrix product per model over every pair at once, and each
+    node sum one matrix-vector product (stacks of tiny products are slow).
+    """
+    T, n_h, n_x = resp.shape[-3], W_x.shape[-2], W_x.shape[-1]
+    L = math.prod(lead)
+    flat = lambda a, tail: np.broadcast_to(a, lead + tail).reshape((L, *tail))  # noqa: E731
+    Wx, Wh = flat(W_x, (n_h, n_x)), flat(W_h, (n_h, n_h))
+    Wy_t = np.swapaxes(flat(W_y, (n_h, n_x)), 1, 2)  # (L, i, N_h)
+    bb = flat(b, (n_x,))[:, :, None]  # (L, i, 1)
+    r = np.moveaxis(flat(resp, (T, n_h, n_x)), 2, 1)  # (L, N_h, d, j')
     u, v, w = pair_nodes(dist, homogeneous)
     Q = T * n_x
-    pair_sq = np.zeros(lead + (n_x, Q, Q))
-    pair_cross = np.zeros(lead + (n_x, Q, Q))
-    # h: (..., d, j (newer), j' (older), node, N_h)
-    newer = np.swapaxes(W_x, -1, -2)[..., None, :, None, None, :] * u[:, None]
-    older = np.swapaxes(resp, -1, -2)[..., :, None, :, None, :] * v[:, None]
-    h = newer + older
-    Wy = W_y[..., None, None, None, :, :]
-    bb = b[..., None, None, None, None, :]
-    Wht = np.swapaxes(W_h, -1, -2)[..., None, None, None, :, :]
+    pair_sq = np.zeros((L, n_x, Q, Q))
+    pair_cross = np.zeros((L, n_x, Q, Q))
+    # a few models at a time: the readouts of every pair of one model (N_x · T · N_x² ·
+    # nodes numbers) are already megabytes, and a pass over them stays in the cache
+    step = max(1, _CHUNK_BYTES // (8 * n_x * T * n_x * n_x * u.size))
+    for lo in range(0, L, step):
+        part = slice(lo, lo + step)
+        _pairs_into(
+            pair_sq[part], pair_cross[part], Wx[part], Wh[part], Wy_t[part], bb[part],
+            r[part], (u, v, w), homogeneous, act_h, relu_readout,
+        )  # fmt: skip
+    shape = lead + (n_x, Q, Q)
+    return pair_sq.reshape(shape), pair_cross.reshape(shape)
+
+
+def _pairs_into(
+    pair_sq: np.ndarray,
+    pair_cross: np.ndarray,
+    Wx: np.ndarray,
+    Wh: np.ndarray,
+    Wy_t: np.ndarray,
+    bb: np.ndarray,
+    r: np.ndarray,
+    nodes: tuple[np.ndarray, np.ndarray, np.ndarray],
+    homogeneous: bool,
+    act_h: Any,
+    relu_readout: bool,
+) -> None:
+    """Fill pair_sq and pair_cross (L, N_x, Q, Q) of L models (see `_pair_tables`)."""
+    L, n_h, T, n_x = r.shape
+    u, v, w = nodes
+    n = u.size
+    # state just after the newer input: u W_x[:, j] + v w_d[:, j'], (L, N_h, d, j, j', node)
+    h = Wx[:, :, None, :, None, None] * u + r[:, :, :, None, :, None] * v
     d_all, j = np.arange(T), np.arange(n_x)
-    weights = np.stack([w, u * w, v * w], axis=-1)  # (n, 3): E[·], E[U ·], E[V ·]
+    weights = np.stack([u * w, v * w], axis=-1)  # (node, 2): E[U ·], E[V ·]
     for s in range(T):
-        y = h @ Wy  # (..., d, j, j', n, i): a fresh array, so the ReLU can work in place
+        D = T - s  # h keeps the offsets whose older slot s + d is in the window
+        y = Wy_t @ h.reshape(L, n_h, -1)  # (L, i, D·j·j'·node), a fresh array
         if not homogeneous:
             y += bb
         if relu_readout:
             np.maximum(y, 0.0, out=y)
-        yt = np.swapaxes(y, -1, -2)  # (..., i, n): the node sums as products
-        sq = np.moveaxis((yt * yt) @ w, -1, -4)  # (..., i, d, j, j')
-        both = np.moveaxis(yt @ weights[:, 1:], -2, -5)  # (..., i, d, j, j', 2)
-        cu, cv = both[..., 0], both[..., 1]
-        d = d_all[: T - s]  # h keeps the offsets whose older slot s + d is in the window
-        qn = np.broadcast_to((s * n_x + j)[None, :, None], (d.size, n_x, n_x))
-        qo = np.broadcast_to(((s + d)[:, None] * n_x + j)[:, None, :], (d.size, n_x, n_x))
-        pair_sq[..., qn, qo] = sq
-        pair_sq[..., qo, qn] = sq
-        pair_cross[..., qn, qo] = cu
-        pair_cross[..., qo, qn] = cv
+        rows = y.reshape(-1, n)  # one row per (model, readout, pair)
+        both = (rows @ weights).reshape(L, n_x, D, n_x, n_x, 2)
+        sq = (np.square(rows, out=rows) @ w).reshape(L, n_x, D, n_x, n_x)
+        d = d_all[:D]
+        qn = np.broadcast_to((s * n_x + j)[None, :, None], (D, n_x, n_x))
+        qo = np.broadcast_to(((s + d)[:, None] * n_x + j)[:, None, :], (D, n_x, n_x))
+        pair_sq[:, :, qn, qo] = sq
+        pair_sq[:, :, qo, qn] = sq
+        pair_cross[:, :, qn, qo] = both[..., 0]
+        pair_cross[:, :, qo, qn] = both[..., 1]
         if s < T - 1:
-            h = act_h(h[..., : T - s - 1, :, :, :, :]) @ Wht
-    return Tables(to_slots(single_sq), to_slots(single_lin), pair_sq, pair_cross, act_y(b) ** 2)
+            h = (Wh @ act_h(h[:, :, : D - 1]).reshape(L, n_h, -1)).reshape(
+                L, n_h, D - 1, n_x, n_x, n
+            )
 
 
 def _relu(z: np.ndarray) -> np.ndarray:

@@ -121,6 +121,26 @@ def test_ssm_closed_forms_agree_with_forward_passes() -> None:
     np.testing.assert_allclose(forward, closed, rtol=1e-3, atol=1e-4 * np.abs(closed).max())
 
 
+@pytest.mark.parametrize("bias", [None, 0.15], ids=["homogeneous", "bias"])
+def test_forward_pass_tables_do_not_depend_on_how_models_are_grouped(monkeypatch, bias) -> None:
+    """The pair tables are computed a few models at a time (to stay in the cache): one
+    model per group, and broadcast leading axes, give what all models at once give."""
+    rng = np.random.default_rng(11)
+    W_x = rng.standard_normal((3, 2, 2, 3))
+    W_h = 0.6 * rng.standard_normal((1, 2, 2, 2))  # broadcast over the first leading axis
+    W_y = rng.standard_normal((3, 2, 2, 3))
+    b = None if bias is None else np.full((3, 2, 3), bias)
+    whole = relu_terms.network_tables(W_x, W_h, W_y, b, 6, "exponential", True)
+    monkeypatch.setattr(relu_terms, "_CHUNK_BYTES", 1)  # one model per group
+    grouped = relu_terms.network_tables(W_x, W_h, W_y, b, 6, "exponential", True)
+    for a, c in zip(whole, grouped, strict=True):  # equal but for the order of sums
+        np.testing.assert_allclose(a, c, rtol=1e-13, atol=1e-15)
+    one = relu_terms.network_tables(W_x[2, 1], W_h[0, 1], W_y[2, 1], None if b is None else b[2, 1],
+                                    6, "exponential", True)  # fmt: skip
+    for a, c in zip(whole, one, strict=True):
+        np.testing.assert_allclose(a[2, 1], c, rtol=1e-13, atol=1e-15)
+
+
 # ---- second order is exact: the strata of one and two active inputs ---------------
 
 
