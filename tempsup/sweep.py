@@ -51,13 +51,13 @@ def train_runs(
     on_step: Callable[[int], None] | None = None,
 ) -> list[Run]:
     """Train all configs together; return one Run per config."""
-    from tempsup.run import Run, frame, split_snapshot
+    from tempsup.run import Run, batch_frames
     from tempsup.train import train
 
     frames: list[list[dict[str, np.ndarray]]] = [[] for _ in configs]
     for snap in train(configs, init=init, on_step=on_step):
-        for i, (cfg, part) in enumerate(zip(configs, split_snapshot(snap, configs), strict=True)):
-            frames[i].append(frame(cfg, part))
+        for i, f in enumerate(batch_frames(configs, snap)):
+            frames[i].append(f)
     return [Run.from_frames(cfg, f) for cfg, f in zip(configs, frames, strict=True)]
 
 

@@ -18,6 +18,7 @@ from tempsup.run import (
     DERIVED,
     SUCCESS_FRACTION,
     Run,
+    batch_frames,
     derived,
     frame,
     split_snapshot,
@@ -250,6 +251,26 @@ def test_split_snapshot_gives_each_config_its_own_models() -> None:
                 getattr(part, name), getattr(snap, name)[2 * c : 2 * c + 2]
             )
         assert part.step == snap.step
+
+
+@pytest.mark.parametrize("model", ["linear", "ssm", "rnn"])
+def test_batch_frames_are_each_configs_own_frames(model: str) -> None:
+    """A worker's batch: configs equal but for the base seed share one `derived` call,
+    another sparsity gets its own; every config's frame is what `frame` gives it alone."""
+    configs = [
+        RunConfig(model=model, seeds=2, seed=1, sparsity=0.9, k=2),
+        RunConfig(model=model, seeds=2, seed=2, sparsity=0.9, k=2),
+        RunConfig(model=model, seeds=2, seed=3, sparsity=0.7, k=2),
+        RunConfig(model=model, seeds=2, seed=4, sparsity=0.9, k=2),
+    ]
+    snap = random_snapshot(8, 2, 1, seed=5)
+    got = batch_frames(configs, snap)
+    for cfg, part, f in zip(configs, split_snapshot(snap, configs), got, strict=True):
+        alone = frame(cfg, part)
+        assert list(f) == list(alone)
+        for name, value in alone.items():
+            np.testing.assert_allclose(f[name], value, rtol=1e-6, err_msg=name)
+    assert not np.allclose(got[0]["terms"], got[2]["terms"])  # each its own models and p
 
 
 # ---- shapes: the seed axis is always there ------------------------------------------------

@@ -215,14 +215,13 @@ def _run_stream_batch(
     configs: list[RunConfig], _inits: list[Any], on_step: OnStep | None
 ) -> Iterator[list[Frame]]:
     """Runs of one batch key (no warm starts) trained together, cut into their frames."""
-    from tempsup.run import frame, split_snapshot
+    from tempsup.run import batch_frames
     from tempsup.train import train
 
     snapshots = train(configs, on_step=on_step)
     try:
         for snap in snapshots:
-            parts = split_snapshot(snap, configs)
-            yield [frame(cfg, part) for cfg, part in zip(configs, parts, strict=True)]
+            yield batch_frames(configs, snap)
     finally:
         snapshots.close()
 
