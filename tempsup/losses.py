@@ -61,7 +61,11 @@ def sampled_loss(
     if model.relu_hidden or seq_len * n_x > CONV_MAX_SIDE:
         return recurrent_loss(model, x, weights)
     groups = _groups(p, model.k, stream)
-    if model.relu_readout and len(groups) > 1 and _recurrence_is_cheaper(model, seq_len, n_x):
+    if (
+        model.relu_readout
+        and len(groups) > 1
+        and _recurrence_is_cheaper(model, seq_len, n_x, len(groups))
+    ):
         return recurrent_loss(model, x, weights)
     kernel = model.kernel(seq_len)  # (M, T, N_x(i), N_x(j))
     bias = model.b_y  # (M, N_x) or None
@@ -80,17 +84,19 @@ def sampled_loss(
     return _ungroup(losses, order)
 
 
-def _recurrence_is_cheaper(model: BatchedRNN, seq_len: int, n_x: int) -> bool:
+def _recurrence_is_cheaper(model: BatchedRNN, seq_len: int, n_x: int, n_groups: int) -> bool:
     """Whether an SSM whose models see several inputs trains faster by the time loop.
 
-    The Toeplitz product pays T·N_x multiply-adds per readout, sample and time step,
-    and one small product per group of models sharing inputs; the recurrence pays
-    about N_h (N_h + 2 N_x) for all models at once. Measured on a batch of 8 runs of
-    8 models (N_h = 2, T = 20): the time loop 15.9 ms a step, the Toeplitz path per
-    group 20.7 ms (one group of 64 models: 8.3 against 5.3, so one group keeps it).
+    The Toeplitz path pays, per group of models sharing inputs, for its lagged input
+    matrix (B·T × T·N_x) and the passes over it, nearly whatever the group's size; the
+    recurrence pays about N_h (N_h + 2 N_x) per model, sample and time step. Measured
+    (N_h = 2, T = 20, batch 512, one thread, ms a step, loop against Toeplitz): 8 groups
+    of 8 models 14.8 / 28.3, 10 of 8 17.6 / 31.9, 8 of 16 26.0 / 25.3, 10 of 16
+    30.9 / 25.4 (a Toeplitz group costs ~2.8 ms, a looped model ~0.18 ms): the loop
+    wins up to about 15 models a group.
     """
-    n_h = model.W_h.shape[1]
-    return n_h * (n_h + 2 * n_x) <= seq_len * n_x * n_x
+    n_h, per_group = model.W_h.shape[1], model.W_h.shape[0] / n_groups
+    return per_group * n_h * (n_h + 2 * n_x) <= 6 * seq_len * n_x * n_x
 
 
 def expected_loss(
