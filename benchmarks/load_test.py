@@ -44,10 +44,12 @@ thread each, load the page, then all press Train at the same moment (a
 barrier) on N distinct default-sized configs (`DEFAULTS` with base seeds
 1..N), through the same real `show_config` submit, and poll like the page
 (every 0.3 s, or at the period an answer sets: 2 s while others are ahead
-in line) until done. Prints the time from the first submit to the last
-job seen done, the per-job submit → done p50/p95, whether that is within the
-target, the same from the job records (submitted → finished, and each job's
-training time on its worker) and the load average before and after.
+in line, up to 1.5 s while many jobs are active) until done. Prints the time
+from the first submit to the last job seen done, the per-job submit → done
+p50/p95, whether that is within the target, the same from the job records
+(submitted → finished, and each job's training time on its worker), the
+load average before and after, and the CPU seconds the server's web
+processes and its training workers used meanwhile.
 """
 
 from __future__ import annotations
@@ -90,7 +92,8 @@ OVERSIZED = BASE.replace(steps=20_000, batch=2048)
 # burst mode
 BURST_TARGET = 90.0  # seconds from the first submit to the last job done
 BURST_POLL_EVERY = 0.3  # as the explorer page's dcc.Interval (app/pages/explorer.py, POLL_MS),
-# until an answer sets another period (WAITING_POLL_MS while others are ahead in line)
+# until an answer sets another period (WAITING_POLL_MS while others are ahead in line, up to
+# MAX_STREAM_POLL_MS while many jobs are active: explorer.poll_interval)
 BURST_DEADLINE = 900.0  # seconds a burst client waits for its job (a failure beyond)
 
 
