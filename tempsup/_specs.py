@@ -15,6 +15,7 @@ line and the app shows it beside the control that caused it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -78,9 +79,12 @@ class Spec(ABC):
     def from_json(cls, text: str) -> Any:
         return cls.from_dict(parse_json(text, cls.what))
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
-        """Stable content hash of `_key_payload`: the job id, cache key and share-link id."""
+        """Stable content hash of `_key_payload`: the job id, cache key and share-link id.
+
+        Computed once per spec (specs are frozen): a poll asks a config for it a
+        dozen times."""
         return content_key(self._key_payload())
 
 
