@@ -402,12 +402,15 @@ class _ReluKernelLoss(torch.autograd.Function):
 def recurrent_loss(model: BatchedRNN, x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     """Per-model loss (M,) by the time loop, any model; x (1 or M, T, N_x, B)."""
     y = _delayed(x, model.k)  # (T, M or 1, N_x, B)
+    # time-major and contiguous: the gradient's products over every t run 3x faster
+    # on a contiguous copy than on the strided view (per-model inputs: a few MB)
+    xt = x.transpose(0, 1)
     return _RecurrentLoss.apply(
         model.W_x,
         model.W_h,
         model.readout(),
         model.b_y,
-        x.transpose(0, 1),
+        xt if x.shape[0] == 1 else xt.contiguous(),
         y,
         weights,
         model.relu_hidden,
