@@ -3,9 +3,10 @@
 The plain baseline is what one would write first: one model at a time, a
 Python loop over time steps, h of shape (B, N_h), Adam. tempsup trains M
 models as one tensor program, each model by its fastest exact loss path
-(`tempsup.losses`). Both are measured side by side in this one process,
-alternating, and the script prints model-steps per second and the ratio to
-the baseline — compare ratios, not seconds, on a shared machine.
+(`tempsup.losses`). Both are measured side by side in this one process, in
+turns (one call of every variant per round, the median of the rounds), and
+the script prints model-steps per second and the ratio to the baseline —
+compare ratios, not seconds, on a shared machine.
 
     python benchmarks/bench_train.py [--steps 200] [--models 64] [--repeats 3]
 
@@ -67,14 +68,17 @@ def tempsup_train(model: str, steps: int, cfg: RunConfig, n_models: int) -> None
         pass
 
 
-def measure(fn, repeats: int, clock=time.process_time) -> float:
-    """Median seconds of `repeats` calls."""
-    times = []
+def measure(fns: dict, repeats: int, clock=time.process_time) -> dict:
+    """Median seconds of `repeats` calls of each of `fns` (by name), taken in turns —
+    one call of each per round — so that a slow spell of a shared machine falls on
+    every variant alike rather than on whichever ran then."""
+    times: dict = {name: [] for name in fns}
     for _ in range(repeats):
-        t0 = clock()
-        fn()
-        times.append(clock() - t0)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            t0 = clock()
+            fn()
+            times[name].append(clock() - t0)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def main() -> None:
@@ -109,7 +113,8 @@ def bench_models(args: argparse.Namespace, cfg: RunConfig, clock) -> None:
                 partial(tempsup_train, model, args.steps, cfg, args.models),
             ),
         }
-        rates = {name: n / measure(fn, args.repeats, clock) for name, (n, fn) in runs.items()}
+        seconds = measure({name: fn for name, (_, fn) in runs.items()}, args.repeats, clock)
+        rates = {name: n / seconds[name] for name, (n, _) in runs.items()}
         base = rates["plain loop, M=1"]
         for name, rate in rates.items():
             print(f"{model:7} {name:18} {rate:14.0f} {rate / base:8.2f}")
@@ -119,15 +124,18 @@ def bench_default_run(args: argparse.Namespace, clock) -> None:
     """The explorer's default run (frames every 20 steps) against the plain loop."""
     cfg = RunConfig().replace(steps=args.steps)
     plain_steps = max(20, args.steps // 4)
-    plain = plain_steps / measure(
-        partial(plain_train, cfg.model, plain_steps, cfg), args.repeats, clock
-    )
 
     def run() -> None:
         for _ in train(cfg):
             pass
 
-    rate = cfg.steps * cfg.seeds / measure(run, args.repeats, clock)
+    seconds = measure(
+        {"plain": partial(plain_train, cfg.model, plain_steps, cfg), "run": run},
+        args.repeats,
+        clock,
+    )
+    plain = plain_steps / seconds["plain"]
+    rate = cfg.steps * cfg.seeds / seconds["run"]
     print(
         f"default run ({cfg.model}, {cfg.seeds} seeds, batch {cfg.batch}, a frame every "
         f"{cfg.snapshot_every} steps): {rate:.0f} model-steps/s, plain loop {plain:.0f}, "

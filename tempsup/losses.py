@@ -449,10 +449,10 @@ class _RecurrentLoss(torch.autograd.Function):
         w_x_flat = w_x.reshape(m * n_h, n_x)
         hs, acts, xs = h.unbind(0), act.unbind(0), xt.unbind(0)  # views per t, taken once
         for t in range(seq_len):
-            if shared:  # W_x x_t: (M·N_h, N_x) @ (N_x, B)
-                torch.mm(w_x_flat, xs[t][0], out=hs[t].view(m * n_h, batch))
-            elif n_x == 1:  # an outer product per model: one broadcast multiply
+            if n_x == 1:  # an outer product per model: one broadcast multiply (mm: 1.6x slower)
                 torch.mul(w_x, xs[t], out=hs[t])
+            elif shared:  # W_x x_t: (M·N_h, N_x) @ (N_x, B)
+                torch.mm(w_x_flat, xs[t][0], out=hs[t].view(m * n_h, batch))
             else:
                 torch.bmm(w_x, xs[t], out=hs[t])
             if t > 0:
