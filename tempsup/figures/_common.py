@@ -70,7 +70,8 @@ def canonical_weights(sel: Selection) -> dict[str, np.ndarray]:
         new = gauge.canonical(*(w[missing] for w in weights), cfg.k, cfg.relu_hidden, cfg.tied)
         with _CANONICAL_LOCK:
             for j, f in enumerate(missing):
-                found[f] = {name: value[j] for name, value in new.items()}
+                # copies: a view would keep the whole batch alive past the memo's byte count
+                found[f] = {name: value[j].copy() for name, value in new.items()}
                 _CANONICAL[keys[f]] = found[f]
     cw = {name: np.stack([c[name] for c in found]) for name in found[0]}
     with _CANONICAL_LOCK:
