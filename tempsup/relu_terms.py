@@ -298,7 +298,7 @@ def network_tables(
     state just after the newer input is u W_x[:, j] + v w_d[:, j'] (w_d the
     older input's impulse response d steps on: exact by positive homogeneity);
     then s more steps h ← W_h σ_h(h), and the readout. All offsets d, features
-    and nodes run at once: T steps of small batched matmuls.
+    and nodes run at once: T steps, each one matrix product per model (`_pair_tables`).
     """
     _, nu = input_moments(dist)
     n_h, n_x = W_x.shape[-2], W_x.shape[-1]

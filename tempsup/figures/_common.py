@@ -87,6 +87,9 @@ def _frame_key(problem: bytes, arrays: list[np.ndarray]) -> bytes:
     return digest.digest()
 
 
+_RND_SMALL = 64  # measured: below this many values the string route is as quick
+
+
 def rnd(x: Any) -> Any:
     """Plain-JSON copy of a number or array: SIG_DIGITS significant digits, NaN/inf -> None.
 
@@ -126,9 +129,6 @@ def rnd(x: Any) -> Any:
     values = out.astype(object)
     values[gaps] = None
     return values.tolist()
-
-
-_RND_SMALL = 64  # measured: below this many values the string route is as quick
 
 
 def _rnd_strings(arr: np.ndarray) -> Any:

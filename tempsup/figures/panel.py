@@ -110,8 +110,9 @@ _PREPARED_KEEP = 8
 _PREPARED_LOCK = threading.Lock()
 
 
-def _prepared(mod: Panel, sel: Selection) -> Any:
-    """`mod.prepare(sel)`, once per panel and selection while it is among the recent ones."""
+def prepared(mod: Panel, sel: Selection) -> Any:
+    """`mod.prepare(sel)`, once per panel and selection while it is among the recent ones
+    (what else reads a panel's data, e.g. the status line, asks here too)."""
     with _PREPARED_LOCK:
         for m, run, seed, feature, data in _PREPARED:
             if m is mod and run is sel.run and seed == sel.seed and feature == sel.feature:
@@ -150,14 +151,14 @@ class PanelSet:
     ) -> list[dict[str, Any]]:
         """The traces of one panel at one frame: plain JSON-able dicts (no numpy)."""
         mod, sel = self.module(panel), self.select(run, seed, feature)
-        return mod.traces(sel, _prepared(mod, sel), frame_index(run, frame))
+        return mod.traces(sel, prepared(mod, sel), frame_index(run, frame))
 
     def all_frame_traces(
         self, panel: str, run: Any, seed: int | None = None, feature: int = 0, start: int = 0
     ) -> list[list[dict[str, Any]]]:
         """`frame_traces` for frames start … F-1, preparing the panel once."""
         mod, sel = self.module(panel), self.select(run, seed, feature)
-        data = _prepared(mod, sel)
+        data = prepared(mod, sel)
         return [mod.traces(sel, data, f) for f in range(frame_index(run, start), run.n_frames)]
 
     def moving_traces(
@@ -165,13 +166,13 @@ class PanelSet:
     ) -> list[int]:
         """Indices into `frame_traces` of the traces that change with the frame."""
         mod, sel = self.module(panel), self.select(run, seed, feature)
-        return list(mod.parts(sel, _prepared(mod, sel)).moving)
+        return list(mod.parts(sel, prepared(mod, sel)).moving)
 
     def panel_layout(self, panel: str, run: Any, seed: int | None = None, feature: int = 0):
         """The layout of one panel, fixed across frames: plain JSON, template included."""
         mod, sel = self.module(panel), self.select(run, seed, feature)
         revision = f"{sel.config.key}:{sel.seed}:{sel.feature}:{panel}"
-        return layout_from_parts(mod.parts(sel, _prepared(mod, sel)), revision)
+        return layout_from_parts(mod.parts(sel, prepared(mod, sel)), revision)
 
     def panel_figure(
         self, panel: str, run: Any, seed: int | None = None, frame: int = -1, feature: int = 0

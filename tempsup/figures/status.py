@@ -15,7 +15,7 @@ import numpy as np
 
 from tempsup.figures import eigen
 from tempsup.figures._common import feature_name, fmt, select
-from tempsup.figures.panel import frame_index
+from tempsup.figures.panel import frame_index, prepared
 from tempsup.run import SUCCESS_FRACTION, Run, success_mask
 
 # What "near the best loss" means, for a tooltip or a caption beside the line.
@@ -30,7 +30,7 @@ NEAR_BEST = (
 def status_lines(run: Run, seed: int | None = None, feature: int = 0, start: int = 0) -> list[str]:
     """The status line of frames `start` … F-1 for one seed (None: the best) and feature."""
     sel = select(run, seed, feature)
-    d = eigen.prepare(sel)
+    d = prepared(eigen, sel)  # the eigen panel's own data, computed once per view
     loss = np.asarray(run["loss"], dtype=float)  # (F, M)
     which = f" (feature {feature_name(sel.feature)})" if sel.config.inputs > 1 else ""
     lines = []
