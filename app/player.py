@@ -150,8 +150,11 @@ def layout(
                             "feature ",
                             dcc.Dropdown(
                                 id=ids.FEATURE_PICK,
-                                options=[],
+                                # the page opens with the one-feature choice the callback
+                                # gives for N_x = 1: the menu's button is never nameless
+                                options=feature_options(1),
                                 value=0,
+                                disabled=True,
                                 clearable=False,
                                 className="feature-pick",
                             ),

@@ -512,3 +512,28 @@ def test_a_page_polls_slowly_while_its_job_waits_behind_others(tmp_path) -> None
     periods = [poll_interval(running, n) for n in (1, FAST_STREAMS, 2 * FAST_STREAMS, 1000)]
     assert periods == [POLL_MS, POLL_MS, 2 * POLL_MS, MAX_STREAM_POLL_MS]
     queue.close()
+
+
+def _dropdowns(component) -> list:
+    from dash import dcc
+
+    found = [component] if isinstance(component, dcc.Dropdown) else []
+    children = getattr(component, "children", None)
+    for child in children if isinstance(children, (list, tuple)) else [children]:
+        if child is not None and not isinstance(child, str):
+            found += _dropdowns(child)
+    return found
+
+
+def test_every_menu_shows_a_word_before_any_callback_runs() -> None:
+    """A menu's button is named by what it shows: a chosen option or a placeholder.
+    A page is checked (axe) as soon as it is drawn, before its callbacks answer,
+    so the layout itself must never leave a menu blank."""
+    from app.pages import ordered
+
+    menus = [(page.path, d) for page in ordered() for d in _dropdowns(page.layout())]
+    assert len(menus) >= 3
+    for path, menu in menus:
+        shown = {o["value"] if isinstance(o, dict) else o for o in menu.options or []}
+        placeholder = getattr(menu, "placeholder", None)
+        assert placeholder or menu.value in shown, f"{path}: menu {menu.id} starts blank"
