@@ -82,6 +82,17 @@ def find(driver, css: str, timeout: float = 30.0):
     return wait_for(lambda: driver.find_element("css selector", css), timeout, css)
 
 
+def click(driver, css: str, timeout: float = 30.0) -> None:
+    """Click the element once it is there, finding it again if a callback redrew it
+    between the finding and the click (a failed click is not performed: safe to retry)."""
+
+    def attempt() -> bool:
+        driver.find_element("css selector", css).click()
+        return True
+
+    wait_for(attempt, timeout, f"click on {css}")
+
+
 def n_traces(driver, graph: str) -> int:
     """How many traces the graph (a CSS selector) draws."""
     return driver.execute_script(
@@ -123,7 +134,7 @@ def status_text(driver) -> str:
 
 def seed_menu(driver) -> list[str]:
     """The seed menu's entries (opens and closes it)."""
-    find(driver, "#seed-pick").click()
+    click(driver, "#seed-pick")
     texts = wait_for(
         lambda: [
             o.text
@@ -133,23 +144,23 @@ def seed_menu(driver) -> list[str]:
         10,
         "seed menu",
     )
-    find(driver, "#seed-pick").click()
+    click(driver, "#seed-pick")
     return texts
 
 
 def pick_seed(driver, seed: int) -> None:
     """Choose `seed` in the seed menu, as a user does."""
-    find(driver, "#seed-pick").click()
-    option = wait_for(
-        lambda: next(
+    click(driver, "#seed-pick")
+
+    def choose() -> bool:  # found and clicked in one go: a new frame redraws the menu
+        next(
             o
             for o in driver.find_elements("css selector", ".dash-dropdown-option")
             if o.text.startswith(f"seed {seed}:") or o.text.startswith(f"seed {seed} (")
-        ),
-        10,
-        f"seed {seed} in the menu",
-    )
-    option.click()
+        ).click()
+        return True
+
+    wait_for(choose, 10, f"seed {seed} in the menu")
     wait_for(lambda: f"· seed {seed}:" in frame_label(driver), 20, f"seed {seed} shown")
 
 
@@ -159,7 +170,7 @@ def go_to_frame(driver, index: int) -> None:
         cur, _ = wait_for(lambda: frame_count(driver)[1] and frame_count(driver), 10, "frames")
         if cur - 1 == index:
             return
-        find(driver, PREV if cur - 1 > index else NEXT).click()
+        click(driver, PREV if cur - 1 > index else NEXT)
         wait_for(lambda c=cur: frame_count(driver)[0] != c, 10, "the frame to change")
 
 
@@ -206,7 +217,7 @@ def test_page_loads_with_trained_default_example(server, browser):
 def test_moving_a_control_changes_the_url(server, browser):
     browser.get(server)
     wait_for(lambda: "model" in query(browser), 30, "URL with the config")
-    find(browser, "#ctl-model input[value='linear']").click()
+    click(browser, "#ctl-model input[value='linear']")
     wait_for(lambda: query(browser).get("model") == ["linear"], 10, "model=linear in the URL")
 
 
@@ -218,15 +229,15 @@ def test_train_shows_progress_then_frames_and_play_advances(server, browser):
     cur, total = frame_count(browser)
     assert total == 21 and cur == total
     # change a control: not trained yet; Train trains it with a progress bar
-    find(browser, "#ctl-model input[value='ssm']").click()
+    click(browser, "#ctl-model input[value='ssm']")
     wait_for(lambda: "press Train" in find(browser, STATUS).text, 20, "hint")
-    find(browser, TRAIN).click()
+    click(browser, TRAIN)
     bar = find(browser, BAR)
     wait_for(lambda: bar.get_attribute("style") != "width: 0%;", 30, "progress bar moves")
     wait_for(lambda: "Done" in find(browser, STATUS).text, 60, "ssm done")
     # play from the start advances the scrubber
-    find(browser, PREV).click()
-    find(browser, PLAY).click()
+    click(browser, PREV)
+    click(browser, PLAY)
     first = frame_count(browser)[0]
     wait_for(lambda: frame_count(browser)[0] > first, 10, "playing advances frames")
 
@@ -237,7 +248,7 @@ LONG = "model=rnn&k=3&sparsity=0.9&steps=100000&seeds=4&snapshot_every=100"
 def test_cancel_stops_a_long_job_and_keeps_its_frames(server, browser, store):
     browser.get(f"{server}/?{LONG}")
     wait_for(lambda: frame_count(browser)[1] >= 2, 90, "frames streaming in")
-    find(browser, CANCEL).click()
+    click(browser, CANCEL)
     # the worker's own words, written when it stopped (not the "Cancelling…" of the click)
     wait_for(lambda: "cancelled at step" in status_text(browser), 60, "cancelled by the worker")
     status = store.status(config_of(LONG).key)
@@ -247,7 +258,7 @@ def test_cancel_stops_a_long_job_and_keeps_its_frames(server, browser, store):
     wait_for(lambda: frame_count(browser) == kept, 30, "the kept frames")
     assert len(seed_menu(browser)) == 4
     # and Export exports it (it said "Nothing to export yet" after Cancel)
-    find(browser, "#btn-export-html").click()
+    click(browser, "#btn-export-html")
     path = wait_for(lambda: next(iter(browser.download_dir.glob("*.html")), None), 60, "export")
     assert path.name == f"tempsup-{status.key}.html"
     assert "Nothing to export" not in status_text(browser)
@@ -257,7 +268,7 @@ def test_export_downloads_html_with_frames(server, browser):
     browser.get(f"{server}/?{TINY}&seed=12&view_seed=1")
     wait_for(lambda: "Done" in status_text(browser), 60, "done")
     wait_for(lambda: shown_seed(browser) == 1, 20, "seed 1 shown")
-    find(browser, "#btn-export-html").click()
+    click(browser, "#btn-export-html")
     path = wait_for(lambda: next(iter(browser.download_dir.glob("*.html")), None), 30, "download")
     text = path.read_text()
     config = config_of(TINY + "&seed=12")
@@ -297,7 +308,7 @@ def test_phase_sweep_draws_and_a_click_opens_the_point(server, browser):
         el = find(browser, box)
         el.clear()
         el.send_keys(value + "\n")
-    find(browser, css(ids.job(ids.RUN, ids.PHASE))).click()
+    click(browser, css(ids.job(ids.RUN, ids.PHASE)))
     wait_for(
         lambda: "Done" in find(browser, css(ids.job(ids.TEXT, ids.PHASE))).text, 90, "sweep done"
     )
@@ -322,7 +333,7 @@ def test_compare_two_runs_with_one_scrubber(server, browser):
     for side in ("left", "right"):
         assert n_traces(browser, css(ids.compare_graph(side, "directions"))) > 0
     # the linked scrubber: start of training on both sides
-    find(browser, css(ids.player(ids.PLAY, ids.COMPARE))).click()
+    click(browser, css(ids.player(ids.PLAY, ids.COMPARE)))
     wait_for(lambda: frame_label_compare(browser).count("frame 21/21") == 0, 10, "scrub")
 
 
@@ -335,7 +346,7 @@ def test_lab_trains_and_shows_the_four_panels(server, browser):
     epochs = find(browser, "#lab-epochs")
     epochs.clear()
     epochs.send_keys("3")
-    find(browser, css(ids.job(ids.RUN, ids.LAB))).click()
+    click(browser, css(ids.job(ids.RUN, ids.LAB)))
     wait_for(
         lambda: "Done" in find(browser, css(ids.job(ids.TEXT, ids.LAB))).text, 90, "lab run done"
     )
@@ -354,7 +365,7 @@ def test_lab_sweep_over_m(server, browser):
         el = find(browser, box)
         el.clear()
         el.send_keys(value + "\n")
-    find(browser, css(ids.job(ids.RUN, ids.LAB_SWEEP))).click()
+    click(browser, css(ids.job(ids.RUN, ids.LAB_SWEEP)))
     wait_for(
         lambda: "Done" in find(browser, css(ids.job(ids.TEXT, ids.LAB_SWEEP))).text,
         90,
@@ -383,7 +394,7 @@ def test_gallery_fills_in_the_background_and_opens_a_preset(tmp_path_factory, br
         shown, n_claims = wait_for(card, 30, "the spiral-sink card")
         assert "seeds" in shown
         assert n_claims and shown.count("measured: ") == shown.count("criterion: ") == n_claims
-        find(browser, f"{spiral} a.chip").click()
+        click(browser, f"{spiral} a.chip")
         wait_for(lambda: "model=linear" in browser.current_url, 20, "explorer opened")
         wait_for(lambda: "Done" in find(browser, STATUS).text, 30, "preset run served")
 
@@ -498,7 +509,7 @@ def test_share_link_restores_seed_and_frame_in_a_fresh_browser(server, browser, 
         "Browser.grantPermissions",
         {"origin": server, "permissions": ["clipboardReadWrite", "clipboardSanitizedWrite"]},
     )
-    find(browser, "#share-link").click()
+    click(browser, "#share-link")
     wait_for(lambda: find(browser, "#share-feedback").text == "copied", 10, "copied feedback")
     href = find(browser, "#share-link").get_attribute("href")
     params = parse_qs(urlparse(href).query)
@@ -554,7 +565,7 @@ def test_a_refused_value_names_field_value_and_range(server, browser):
 
     browser.get(f"{server}/?{TINY}&seed=34")
     wait_for(lambda: query(browser).get("model") == ["linear"], 30, "the link's config")
-    find(browser, ".advanced summary").click()
+    click(browser, ".advanced summary")
     for box, typed, field, value in REFUSED:
         el = find(browser, box)
         before = el.get_attribute("value")
@@ -578,7 +589,7 @@ def test_compare_names_a_bad_link(server, browser):
     right = find(browser, "#compare-right")
     right.send_keys(Keys.CONTROL, "a")
     right.send_keys("?model=ssm&k=50", Keys.TAB)
-    find(browser, "#compare-go").click()
+    click(browser, "#compare-go")
     error = wait_for(lambda: find(browser, "#compare-error").text, 10, "a message")
     assert "left:" in error and "names no setting" in error, error
     assert "right: k: expected an integer in [0, 19], got 50" in error, error
@@ -641,7 +652,7 @@ def test_train_and_the_player_stay_in_view_while_the_panels_scroll(server, brows
             assert in_view(browser, part), f"{part} scrolled out of view ({bottom})"
     # the sticky player still works: a step changes the frame on screen
     cur, _ = frame_count(browser)
-    find(browser, PREV).click()
+    click(browser, PREV)
     wait_for(lambda: frame_count(browser)[0] == cur - 1, 10, "the step from the sticky player")
 
 
@@ -674,7 +685,7 @@ def test_the_compare_player_stays_in_view_while_the_panels_scroll(server, browse
 
     # the sticky player still works: steps back (1 % of training each) leave the last frames
     def step_back() -> bool:
-        find(browser, COMPARE_PLAYER[1]).click()
+        click(browser, COMPARE_PLAYER[1])
         return frame_label_compare(browser).count("frame 21/21") == 0
 
     wait_for(step_back, 20, "steps back from the sticky player")
@@ -685,7 +696,7 @@ def test_the_directions_caption_follows_the_model(server, browser):
     caption = find(browser, "#explain-directions")
     wait_for(lambda: "w_s = W_h^s W_x" in caption.text, 20, "the linear caption")
     assert "no free half-space" in caption.text
-    find(browser, "#ctl-model input[value='rnn']").click()
+    click(browser, "#ctl-model input[value='rnn']")
     wait_for(lambda: "rectified impulse response" in caption.text, 20, "the ReLU RNN caption")
     assert "invisible to the readout if it arrives alone" in caption.text
     assert "W_h^s W_x (the ReLU" in caption.text  # named only to say it is not that
