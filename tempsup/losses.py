@@ -22,9 +22,10 @@ The paths differ in where the time goes:
   those columns alone.
 - `rnn` (and any model whose T·N_x is too wide for a Toeplitz matrix): the
   time loop, with a hand-written backward through time on preallocated
-  buffers, in a (T, M, N_h, B) layout. Only the recursion of the hidden
-  gradient stays in the loop; the weight gradients are three batched
-  products after it.
+  buffers, in a (T, M, N_h, B) layout. The forward loop also reads each h_t
+  out while it is in cache; only the recursion of the hidden gradient stays in
+  the backward loop, and the weight gradients are three batched products
+  around it (δ then overwrites h, which keeps the working set small).
 
 Models whose inputs differ (a sweep over p) or whose delays differ (a sweep
 over k) are grouped by (p, k); each group shares one Toeplitz or Gram matrix.
@@ -479,6 +480,9 @@ class _RecurrentLoss(torch.autograd.Function):
         act = torch.empty_like(h) if relu_hidden else h
         w_x_flat = w_x.reshape(m * n_h, n_x)
         hs, acts, xs = h.unbind(0), act.unbind(0), xt.unbind(0)  # views per t, taken once
+        # the readout of each h_t while it is in cache (after the loop: 2x the time)
+        y_hat = h.new_empty(seq_len, m, n_x, batch)
+        y_hats, w_y_t = y_hat.unbind(0), w_y.transpose(1, 2).contiguous()
         for t in range(seq_len):
             if n_x == 1:  # an outer product per model: one broadcast multiply (mm: 1.6x slower)
                 torch.mul(w_x, xs[t], out=hs[t])
@@ -490,7 +494,7 @@ class _RecurrentLoss(torch.autograd.Function):
                 hs[t].baddbmm_(w_h, acts[t - 1])
             if relu_hidden:
                 torch.clamp(hs[t], min=0, out=acts[t])
-        y_hat = _readout(h, w_y)  # (T, M, N_x, B)
+            torch.bmm(w_y_t, hs[t], out=y_hats[t])  # (M, N_x, B)
         if b is not None:
             y_hat += b.view(1, m, n_x, 1)
         if relu_readout:
@@ -504,7 +508,10 @@ class _RecurrentLoss(torch.autograd.Function):
             g = err.mul_(w) if n_x > 1 else err  # (T, M, N_x, B); I_0 = 1
             if relu_readout:  # no gradient where ŷ = 0
                 g = _masked(g, y_hat)
-            delta = torch.empty_like(h)  # δ_t = ∂L/∂h_t
+            grad_y = torch.matmul(h, g.transpose(-1, -2)).sum(0)
+            # δ_t = ∂L/∂h_t overwrites h_t, no longer needed (σ_h(h) has its own buffer): a
+            # smaller working set
+            delta = h if relu_hidden else torch.empty_like(h)
             deltas, gs = delta.unbind(0), g.unbind(0)
             torch.bmm(w_y, gs[-1], out=deltas[-1])
             w_h_t = w_h.transpose(1, 2).contiguous()  # a strided batch is twice as slow
@@ -525,7 +532,7 @@ class _RecurrentLoss(torch.autograd.Function):
             grads = (
                 grad_x * scale,  # (M, N_h, N_x)
                 torch.matmul(delta[1:], act[:-1].transpose(-1, -2)).sum(0) * scale,
-                torch.matmul(h, g.transpose(-1, -2)).sum(0) * scale,
+                grad_y * scale,
                 None if b is None else g.sum(dim=(0, 3)) * scale,  # (M, N_x)
             )
             ctx.save_for_backward(*grads)
@@ -545,17 +552,3 @@ def _masked(grad: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
     (Comparisons and sign() are several times slower than arithmetic here.)
     """
     return torch.ops.aten.threshold_backward(grad, out, 0)
-
-
-def _readout(h: torch.Tensor, w_y: torch.Tensor) -> torch.Tensor:
-    """W_yᵀ h_t for h (T, M, N_h, B), w_y (M, N_h, N_x): (T, M, N_x, B).
-
-    Scalar output: a sum of N_h scaled rows (a batched (1 × N_h) product is slow).
-    """
-    t, m, n_h, _ = h.shape
-    if w_y.shape[2] > 1 or n_h > 16:
-        return torch.matmul(w_y.transpose(1, 2), h)
-    z = h[:, :, 0] * w_y[:, 0].view(1, m, 1)
-    for j in range(1, n_h):
-        z.addcmul_(h[:, :, j], w_y[:, j].view(1, m, 1))
-    return z.unsqueeze(2)
