@@ -327,7 +327,8 @@ class _QuadraticLoss(torch.autograd.Function):
 
     C d is the forward's own product, so the gradient costs two element-wise ops;
     autograd through the float64 casts, the reshapes and the residual's subtraction
-    cost more per-op overhead than the loss itself (a third of a linear step).
+    cost more in per-op overhead (measured, 64 linear models: loss and backward
+    1.29 → 1.12 ms of a 2.7 ms step).
     """
 
     @staticmethod

@@ -354,16 +354,21 @@ def test_the_projection_title_names_both_axes() -> None:
 # ---- the correlations lab (issue 14, item 12) ---------------------------------------------
 
 
-def _texts(component) -> list[str]:
-    """Every string and every link target inside a Dash component tree."""
+def _nodes(component) -> list:
+    """A Dash component tree in pre-order: every component and every string."""
     if isinstance(component, str):
         return [component]
-    out = [getattr(component, "href", None) or ""]
+    out = [component]
     children = getattr(component, "children", None)
-    for child in children if isinstance(children, list) else [children]:
+    for child in children if isinstance(children, (list, tuple)) else [children]:
         if child is not None:
-            out += _texts(child)
+            out += _nodes(child)
     return out
+
+
+def _texts(component) -> list[str]:
+    """Every string and every link target inside a Dash component tree."""
+    return [n if isinstance(n, str) else getattr(n, "href", None) or "" for n in _nodes(component)]
 
 
 def test_the_lab_cites_its_own_paper_and_defines_the_legend_letters() -> None:
@@ -514,24 +519,20 @@ def test_a_page_polls_slowly_while_its_job_waits_behind_others(tmp_path) -> None
     queue.close()
 
 
-def _dropdowns(component) -> list:
-    from dash import dcc
-
-    found = [component] if isinstance(component, dcc.Dropdown) else []
-    children = getattr(component, "children", None)
-    for child in children if isinstance(children, (list, tuple)) else [children]:
-        if child is not None and not isinstance(child, str):
-            found += _dropdowns(child)
-    return found
-
-
 def test_every_menu_shows_a_word_before_any_callback_runs() -> None:
     """A menu's button is named by what it shows: a chosen option or a placeholder.
     A page is checked (axe) as soon as it is drawn, before its callbacks answer,
     so the layout itself must never leave a menu blank."""
+    from dash import dcc
+
     from app.pages import ordered
 
-    menus = [(page.path, d) for page in ordered() for d in _dropdowns(page.layout())]
+    menus = [
+        (page.path, node)
+        for page in ordered()
+        for node in _nodes(page.layout())
+        if isinstance(node, dcc.Dropdown)
+    ]
     assert len(menus) >= 3
     for path, menu in menus:
         shown = {o["value"] if isinstance(o, dict) else o for o in menu.options or []}
