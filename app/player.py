@@ -54,12 +54,33 @@ def row(
 
 def controls(page: str, view: Any = INITIAL_VIEW, request: Any = None) -> list[Any]:
     """The row with its frame label, and `page`'s view store (prefilled with `view`) whose
-    frames the scrubber picks; `request`: the frame a link asks for (`follow` in JS)."""
+    frames the scrubber picks; `request`: the frame a link asks for (`follow` in JS).
+
+    A prefilled page opens its scrubber on the frame it shows, so its panels are drawn
+    once, at that frame, rather than at frame 1 and then again."""
+    n = view.get("n", 0) if isinstance(view, dict) else 0
     return [
-        row(page, label=True),
+        row(page, maximum=max(0, n - 1), value=opening_frame(view, request), label=True),
         dcc.Store(id=ids.player(ids.VIEW, page), data=view),
         dcc.Store(id=ids.player(ids.REQUEST, page), data=request),
     ]
+
+
+def opening_frame(view: Any, request: Any = None) -> int:
+    """The frame (0-based) a page with `view` inside opens on, as `follow` in
+    assets/tempsup.js would move it: the link's frame when it asks for one of this run,
+    else the last frame."""
+    n = view.get("n", 0) if isinstance(view, dict) else 0
+    if not isinstance(n, int) or n <= 0:
+        return 0
+    frame = request.get("frame") if isinstance(request, dict) else None
+    if (
+        isinstance(frame, int)
+        and not isinstance(frame, bool)
+        and request.get("key") == view.get("key")
+    ):
+        return max(0, min(frame, n - 1))
+    return n - 1
 
 
 def _p(part: str) -> dict[str, Any]:

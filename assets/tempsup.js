@@ -173,12 +173,15 @@
 
       // The slider's range follows the frames; while training it follows the newest.
       // `request`: the frame a share link asks for, applied once that run's frames are
-      // all in; the request is then emptied (the third output).
+      // all in; the request is then emptied (the third output). What is already so is
+      // left alone: a frame set again would draw every panel again (a prefilled page
+      // opens on its frame, app/player.py opening_frame).
       follow: function (view, value, max, job, request) {
         const n = view && view.n ? view.n : 0;
         const newMax = Math.max(0, n - 1);
         const training = job && (job.state === "queued" || job.state === "running");
-        const out = (v, clear) => [newMax, v, clear ? null : noUpdate()];
+        const out = (v, clear) => [newMax === max ? noUpdate() : newMax,
+                                   v === value ? noUpdate() : v, clear ? null : noUpdate()];
         if (request && n && !training && view.key === request.key &&
             typeof request.frame === "number") {
           return out(Math.min(request.frame, newMax), true);

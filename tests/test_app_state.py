@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from dash import dcc, html
 
+from app import ids
 from app.controls import FIELD_CONTROLS, config_from_controls, control_values
+from app.player import controls, opening_frame
 from app.urlstate import config_from_query, query_from_config
 from app.view import choose_seed, empty_view, full_view, seed_options
 from tempsup.config import DEFAULTS, RunConfig
@@ -538,3 +541,26 @@ def test_every_menu_shows_a_word_before_any_callback_runs() -> None:
         shown = {o["value"] if isinstance(o, dict) else o for o in menu.options or []}
         placeholder = getattr(menu, "placeholder", None)
         assert placeholder or menu.value in shown, f"{path}: menu {menu.id} starts blank"
+
+
+def test_a_page_with_its_run_inside_opens_on_the_frame_it_shows(small_run) -> None:
+    """The scrubber starts where `follow` (assets/tempsup.js) would put it, so a shared
+    link's panels are drawn once, at that frame, and not first at frame 1."""
+    view = full_view(small_run, small_run.best)
+    last = view["n"] - 1
+    assert opening_frame(view) == last
+    assert opening_frame(view, {"key": view["key"], "seed": None, "frame": 2}) == 2
+    assert opening_frame(view, {"key": view["key"], "seed": 1, "frame": 10**6}) == last
+    assert opening_frame(view, {"key": "another run", "seed": None, "frame": 2}) == last
+    assert opening_frame(view, {"key": view["key"], "seed": 1, "frame": None}) == last
+    assert opening_frame(empty_view("training…")) == 0
+    for request, frame in ((None, last), ({"key": view["key"], "frame": 1}, 1)):
+        slider = _scrubber(controls(ids.EXPLORER, view, request))
+        assert (slider.value, slider.max) == (frame, last)
+    slider = _scrubber(controls(ids.EXPLORER))
+    assert (slider.value, slider.max) == (0, 0)
+
+
+def _scrubber(children: list) -> dcc.Slider:
+    (slider,) = [n for n in _nodes(html.Div(children)) if isinstance(n, dcc.Slider)]
+    return slider
