@@ -37,7 +37,7 @@ from tempsup.figures._common import (
     rnd,
     role,
 )
-from tempsup.figures.panel import Parts, Selection
+from tempsup.figures.panel import MARGIN, Parts, Selection
 from tempsup.palette import HALF_SPACE, HALF_SPACE_EDGE, READOUT, ROLE_COLORS, ROLE_LABELS, ROLES
 
 # The drawn basis is the canonical gauge's (tempsup.gauge); lengths and angles depend on it.
@@ -381,5 +381,5 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
             },
         }
     n_traces = len(_roles(cfg.k)) + 1 + cfg.relu_readout * (1 if mode == "3d" else 2)
-    extra = {"margin": {"l": 60, "r": 20, "t": 130, "b": 110}} if mode == "projection" else {}
+    extra = {"margin": {**MARGIN, "t": 130}} if mode == "projection" else {}
     return Parts(title=title, axes=axes, moving=tuple(range(n_traces)), extra=extra)

@@ -36,7 +36,7 @@ from tempsup.figures._common import (
     step_cursor,
     thin,
 )
-from tempsup.figures.panel import Parts, Selection
+from tempsup.figures.panel import MARGIN, Parts, Selection
 from tempsup.palette import CURSOR, EXPECTED, LOSS, OTHER_SEEDS, REMAINDER, TERM_COLORS
 from tempsup.run import TERM_NAMES
 
@@ -193,4 +193,7 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
         title=title,
         axes=loss_axes(int(steps[-1]) if len(steps) else 1, d["log_range"]),
         moving=(n_traces - 3, n_traces - 2, n_traces - 1),
+        # room for the decades' labels (10⁻⁶) and the nine legend entries in three rows (a
+        # panel 480–970 px wide): with less, automargin draws the panel twice (50 ms)
+        extra={"margin": {**MARGIN, "l": 76, "b": 160}},
     )

@@ -86,10 +86,16 @@ def frame_index(run: Any, frame: int) -> int:
     return int(frame) % n
 
 
+# A panel's margins: the legend sits below the axes. They are what its contents need at
+# the explorer's width: where an axis's labels or the legend need more, Plotly's
+# automargin widens the margin and then draws the whole figure a second time.
+MARGIN = {"l": 64, "r": 20, "t": 80, "b": 110}
+
+
 def layout_from_parts(parts: Parts, revision: str = "") -> dict[str, Any]:
     """A whole single-panel layout: base layout, title, axes, fixed shapes, legend below."""
     layout = base_layout(parts.title, **parts.axes)
-    layout["margin"] = {"l": 60, "r": 20, "t": 80, "b": 110}  # the legend sits below the axes
+    layout["margin"] = dict(MARGIN)
     # at the bottom of the whole figure, not a fraction of the plot's height below it: on a
     # short panel (Compare) that fraction put the legend over the x-axis title
     layout["legend"] = {"orientation": "h", "x": 0, "xanchor": "left",

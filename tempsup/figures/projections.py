@@ -17,7 +17,7 @@ import numpy as np
 
 from tempsup import geometry
 from tempsup.figures._common import feature_name, n_ages, rnd, role
-from tempsup.figures.panel import Parts, Selection
+from tempsup.figures.panel import MARGIN, Parts, Selection
 from tempsup.palette import DIVERGING, HALF_SPACE, ROLE_COLORS, ROLE_LABELS, ROLES
 
 
@@ -132,6 +132,7 @@ def parts(sel: Selection, A: np.ndarray) -> Parts:
                 },
             },
             moving=(0,),
+            extra={"margin": {**MARGIN, "r": 96}},  # the colour bar's width: drawn once
         )
     n = A.shape[1]
     shapes = (
