@@ -700,3 +700,31 @@ def test_the_directions_caption_follows_the_model(server, browser):
     wait_for(lambda: "rectified impulse response" in caption.text, 20, "the ReLU RNN caption")
     assert "invisible to the readout if it arrives alone" in caption.text
     assert "W_h^s W_x (the ReLU" in caption.text  # named only to say it is not that
+
+
+@pytest.mark.parametrize("width", [1600, 1280])  # the panels in two columns, and in one
+def test_every_panel_fits_in_its_declared_margins(server, browser, width):
+    """Each panel's margins hold its axes' labels and its legend at the explorer's usual
+    widths. Where they do not, Plotly's automargin widens them and then draws the whole
+    panel a second time (the loss panel did: 50 ms of a shared link's first draw)."""
+    from tempsup.config import DEFAULTS, query_string
+
+    browser.set_window_size(width, 1400)
+    for link in (query_string(DEFAULTS), f"?{TINY}&seed=7", f"?{TINY}&model=rnn&inputs=3"):
+        browser.get(server + "/" + link)
+        wait_for(lambda: "Done" in status_text(browser), 90, f"{link} trained")
+        wait_for(lambda: n_traces(browser, PANEL_GRAPHS["loss"]) > 0, 20, "the panels drawn")
+        drawn = browser.execute_script(
+            """
+            const out = {};
+            for (const [panel, graph] of Object.entries(arguments[0])) {
+              const fl = document.querySelector(graph + ' .js-plotly-plot')._fullLayout;
+              out[panel] = {declared: fl.margin, used: fl._size, width: fl.width};
+            }
+            return out;
+            """,
+            PANEL_GRAPHS,
+        )
+        for panel, m in drawn.items():
+            pushed = {s: m["used"][s] for s in "lrtb" if abs(m["used"][s] - m["declared"][s]) > 1}
+            assert not pushed, f"{link}: {panel} ({m['width']:.0f} px) widened to {pushed}"
