@@ -195,5 +195,5 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
         moving=(n_traces - 3, n_traces - 2, n_traces - 1),
         # room for the decades' labels (10⁻⁶) and the nine legend entries in three rows (a
         # panel 480–970 px wide): with less, automargin draws the panel twice (50 ms)
-        extra={"margin": {**MARGIN, "l": 76, "b": 160}},
+        extra={"margin": {**MARGIN, "l": 80, "b": 170}},
     )

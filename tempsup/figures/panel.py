@@ -87,9 +87,10 @@ def frame_index(run: Any, frame: int) -> int:
 
 
 # A panel's margins: the legend sits below the axes. They are what its contents need at
-# the explorer's width: where an axis's labels or the legend need more, Plotly's
-# automargin widens the margin and then draws the whole figure a second time.
-MARGIN = {"l": 64, "r": 20, "t": 80, "b": 110}
+# the explorer's widths, with a few pixels to spare (fonts differ): where an axis's labels
+# or the legend need more, Plotly's automargin widens the margin and then draws the whole
+# figure a second time (tests/test_app_browser.py checks that none is widened).
+MARGIN = {"l": 68, "r": 20, "t": 80, "b": 116}
 
 
 def layout_from_parts(parts: Parts, revision: str = "") -> dict[str, Any]:

@@ -132,7 +132,7 @@ def parts(sel: Selection, A: np.ndarray) -> Parts:
                 },
             },
             moving=(0,),
-            extra={"margin": {**MARGIN, "r": 96}},  # the colour bar's width: drawn once
+            extra={"margin": {**MARGIN, "r": 100}},  # the colour bar's width: drawn once
         )
     n = A.shape[1]
     shapes = (
