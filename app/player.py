@@ -58,9 +58,9 @@ def controls(page: str, view: Any = INITIAL_VIEW, request: Any = None) -> list[A
 
     A prefilled page opens its scrubber on the frame it shows, so its panels are drawn
     once, at that frame, rather than at frame 1 and then again."""
-    n = view.get("n", 0) if isinstance(view, dict) else 0
+    last = max(0, _n_frames(view) - 1)
     return [
-        row(page, maximum=max(0, n - 1), value=opening_frame(view, request), label=True),
+        row(page, maximum=last, value=opening_frame(view, request), label=True),
         dcc.Store(id=ids.player(ids.VIEW, page), data=view),
         dcc.Store(id=ids.player(ids.REQUEST, page), data=request),
     ]
@@ -70,8 +70,8 @@ def opening_frame(view: Any, request: Any = None) -> int:
     """The frame (0-based) a page with `view` inside opens on, as `follow` in
     assets/tempsup.js would move it: the link's frame when it asks for one of this run,
     else the last frame."""
-    n = view.get("n", 0) if isinstance(view, dict) else 0
-    if not isinstance(n, int) or n <= 0:
+    n = _n_frames(view)
+    if n == 0:
         return 0
     frame = request.get("frame") if isinstance(request, dict) else None
     if (
@@ -81,6 +81,11 @@ def opening_frame(view: Any, request: Any = None) -> int:
     ):
         return max(0, min(frame, n - 1))
     return n - 1
+
+
+def _n_frames(view: Any) -> int:
+    n = view.get("n", 0) if isinstance(view, dict) else 0
+    return n if isinstance(n, int) and n > 0 else 0
 
 
 def _p(part: str) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import pytest
 from selenium.webdriver.common.keys import Keys
 
 from app import ids
+from tempsup.config import DEFAULTS, query_string
 from tempsup.paper.presets import presets
 from tests.browser import app_server, comparable, css, make_driver
 
@@ -525,7 +526,6 @@ def test_share_link_restores_seed_and_frame_in_a_fresh_browser(server, browser, 
 
 
 def test_enter_commits_a_number_box_and_a_refused_value_says_so(server, browser):
-    from tempsup.config import DEFAULTS
     from tempsup.errors import TempsupError
 
     browser.get(f"{server}/?{TINY}&seed=33")
@@ -707,8 +707,6 @@ def test_every_panel_fits_in_its_declared_margins(server, browser, width):
     """Each panel's margins hold its axes' labels and its legend at the explorer's usual
     widths. Where they do not, Plotly's automargin widens them and then draws the whole
     panel a second time (the loss panel did: 50 ms of a shared link's first draw)."""
-    from tempsup.config import DEFAULTS, query_string
-
     browser.set_window_size(width, 1400)
     for link in (query_string(DEFAULTS), f"?{TINY}&seed=7", f"?{TINY}&model=rnn&inputs=3"):
         browser.get(server + "/" + link)

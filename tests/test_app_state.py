@@ -526,8 +526,6 @@ def test_every_menu_shows_a_word_before_any_callback_runs() -> None:
     """A menu's button is named by what it shows: a chosen option or a placeholder.
     A page is checked (axe) as soon as it is drawn, before its callbacks answer,
     so the layout itself must never leave a menu blank."""
-    from dash import dcc
-
     from app.pages import ordered
 
     menus = [
