@@ -726,3 +726,17 @@ def test_every_panel_fits_in_its_declared_margins(server, browser, width):
         for panel, m in drawn.items():
             pushed = {s: m["used"][s] for s in "lrtb" if abs(m["used"][s] - m["declared"][s]) > 1}
             assert not pushed, f"{link}: {panel} ({m['width']:.0f} px) widened to {pushed}"
+
+
+def test_a_shared_link_with_its_run_does_not_scroll_sideways_on_a_phone(server, browser):
+    """With a run on screen the seed menu is wide and pushes the feature menu to the
+    right edge; nothing of it (Dash's hidden focus box included) may reach past it."""
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": False},
+    )
+    browser.get(f"{server}/?model=ssm&k=3&hidden=2&inputs=1&seed=6&steps=400&view_seed=1&frame=5")
+    wait_for(lambda: "Done" in status_text(browser), 60, "done")
+    wait_for(lambda: "frame 5/" in frame_label(browser), 20, "the link's frame")
+    width = browser.execute_script("return document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width} px wide at 390 px"
