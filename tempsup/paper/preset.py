@@ -46,9 +46,13 @@ class ClaimResult:
     """One claim measured on trained runs.
 
     `successes` of `seeds` seeds satisfy it (for claims spanning several runs,
-    `seeds` counts every seed of every run examined: see `criterion`); `held`
-    is the verdict on the best seed(s); `measured` holds the numbers behind it
-    (plain JSON: floats, ints, strings, lists).
+    `seeds` counts every seed of every run examined: see `criterion`); `counted`
+    names what the count counts when "seeds" alone would mislead (e.g. "seeds
+    switch basin on their own" beside a claim about the best seed); `held` is the
+    verdict on the best seed(s); `measured` holds the numbers behind it (plain
+    JSON: floats, ints, strings, lists) and `statement` is the one sentence that
+    says them, written by the claim's own function in its preset module, so the
+    gallery, the lesson, the report and the README say the same words.
     """
 
     claim: str
@@ -57,6 +61,8 @@ class ClaimResult:
     seeds: int
     held: bool
     criterion: str = ""
+    statement: str = ""
+    counted: str = "seeds"
 
     @property
     def rate(self) -> float:
@@ -66,18 +72,87 @@ class ClaimResult:
     def rate_text(self) -> str:
         return f"{self.successes} of {self.seeds}"
 
+    @property
+    def count_text(self) -> str:
+        """The seed count with what it counts: "3 of 16 seeds"."""
+        return f"{self.successes} of {self.seeds} {self.counted}"
+
     def to_dict(self) -> dict[str, Any]:
         """The fields as plain JSON: claim, measured, successes, seeds, held, criterion."""
         return asdict(self)
 
 
+Said = Callable[[dict[str, Any]], str]  # a claim's measured numbers -> its one sentence
+
+
 def result(
-    claim: str, ok: np.ndarray, held: bool, measured: dict[str, Any], criterion: str
+    claim: str,
+    ok: np.ndarray,
+    held: bool,
+    measured: dict[str, Any],
+    criterion: str,
+    said: Said | None = None,
+    counted: str = "seeds",
 ) -> ClaimResult:
-    """A claim from its per-seed verdicts `ok` (any shape), the verdict on the best seed(s)
-    and the numbers behind it."""
+    """A claim from its per-seed verdicts `ok` (any shape), the verdict on the best seed(s),
+    the numbers behind it and `said`, the claim's function writing them as one sentence
+    (without one, the numbers are listed as `name = value` items)."""
     ok = np.asarray(ok, dtype=bool).ravel()
-    return ClaimResult(claim, measured, int(ok.sum()), int(ok.size), bool(held), criterion)
+    statement = said(measured) if said is not None else "; ".join(measured_items(measured))
+    return ClaimResult(
+        claim, measured, int(ok.sum()), int(ok.size), bool(held), criterion, statement, counted
+    )
+
+
+def measured_items(measured: dict[str, Any], prefix: str = "") -> list[str]:
+    """A claim's numbers as short `name = value` items (nested names joined by spaces;
+    floats to 4 significant digits, long lists shortened)."""
+    out = []
+    for key, value in measured.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out += measured_items(value, name + " ")
+        else:
+            out.append(f"{name} = {_short(value)}")
+    return out
+
+
+def _short(value: Any, limit: int = 8) -> str:
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, (list, tuple)):
+        shown = [_short(v) for v in value[:limit]]
+        return "[" + ", ".join(shown) + (", …" if len(value) > limit else "") + "]"
+    return str(value)
+
+
+def num(x: float | None, digits: int = 3) -> str:
+    """A number for a sentence: `digits` significant digits, a true minus sign, "—" for None."""
+    if x is None:
+        return "—"
+    text = f"{float(x):.{digits}g}"
+    return text.replace("-", "−")
+
+
+def fixed(x: float | None, decimals: int = 3) -> str:
+    """A number for a sentence with a fixed number of decimals (losses: 1.300, not 1.3)."""
+    if x is None:
+        return "—"
+    text = f"{float(x):.{decimals}f}"
+    return (text.lstrip("-") if float(text) == 0 else text).replace("-", "−")
+
+
+def deg(x: float | None, decimals: int = 0) -> str:
+    """An angle for a sentence, e.g. "−108°" or (decimals = 1) "90.9°"."""
+    return "—" if x is None else f"{float(x):.{decimals}f}°".replace("-", "−")
+
+
+def listed(values: Sequence[Any], decimals: int = 2) -> str:
+    """Numbers for a sentence, comma separated: whole numbers as they are, others with
+    `decimals` decimals."""
+    return ", ".join(str(v) if isinstance(v, (int, str)) else fixed(v, decimals) for v in values)
 
 
 def rounded(x: Any, digits: int = 3) -> Any:

@@ -12,11 +12,13 @@ Sources: science.md §1, §1b.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from tempsup.analysis import angle_gap, kernel, leading_eigenvalue, staircase, term_values
+from tempsup.analysis import angle_gap, kernel, leading_eigenvalue, staircase, swept, term_values
 from tempsup.config import RunConfig
-from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, deg, fixed, listed, num, result, rounded
 from tempsup.run import Run
 
 NAME = "spiral-sink"
@@ -45,9 +47,11 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
                 "k_arg_lambda_deg": rounded(k_arg[b], 1),
                 "k_arg_lambda_deg_per_seed": rounded(k_arg, 0),
                 "complex_seeds": int(complex_pair.sum()),
+                "k_theta_deg": rounded(swept(run)[b], 1),
             },
             "per seed: |Im λ| > 1e-3, |λ| < 1 and |k·arg λ − 90°| ≤ 20° (λ the leading "
             "eigenvalue of W_h); held on the best seed",
+            said=said_sink,
         )
     ]
 
@@ -72,6 +76,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             },
             "per seed: argmax_s a_s = k (a_k > 0), ≥ 2 sign changes over s < T and "
             "max_{s ≥ T/2} |a_s| ≤ 0.25·a_k; held on the best seed",
+            said=said_oscillation,
         )
     )
 
@@ -100,6 +105,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             "per seed: |measured − expected| / expected ≤ 5 %, both averaged over the last "
             "quarter of the frames (the measured loss of a frame is a minibatch average); "
             "held on the best seed",
+            said=said_terms,
         )
     )
 
@@ -114,9 +120,56 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             "per seed, on the exact expected loss over training: ≥ 2 drops whose rate falls "
             "below half the smaller peak between them (tempsup.analysis.staircase); "
             "held on the best seed",
+            said=said_staircase,
         )
     )
     return out
+
+
+def said_sink(m: dict[str, Any]) -> str:
+    """The spiral-sink claim in one sentence: the eigenvalue's rotation over k steps (gauge
+    free) beside the kθ the eigen panel prints (canonical gauge), and why they differ."""
+    re, im = m["lambda"]
+    return (
+        f"λ = {fixed(re)} ± {fixed(abs(im))}i, |λ| = {num(m['abs_lambda'], 2)}: k·arg λ = "
+        f"{deg(m['k_arg_lambda_deg'], 1)}, the eigenvalue's rotation over k steps, the same "
+        f"in every hidden basis; the panels print kθ = {deg(m['k_theta_deg'], 1)}, the angle "
+        "swept from w_0 to w_k in the canonical gauge, where W_h is a rotation seen through "
+        "a stretch, so the arrows do not turn by equal angles each step."
+    )
+
+
+def said_oscillation(m: dict[str, Any]) -> str:
+    """a_s of the best seed and how it rises, peaks at k and dies away."""
+    return (
+        f"a_0…a_{len(m['a']) - 1} = {listed(m['a'])}: the peak at s = {m['argmax_s']}, "
+        f"{m['sign_changes']} sign changes, the tail (s ≥ T/2) at most "
+        f"{num(m['tail_over_a_k'], 2)}·a_k."
+    )
+
+
+def said_terms(m: dict[str, Any]) -> str:
+    """The four terms, their sum and the measured loss."""
+    t = m["terms"]
+    return (
+        f"task {fixed(t['task'], 4)} + mean correction {fixed(t['mean_correction'], 4)} + "
+        f"projection {fixed(t['projection'], 4)} + composition {fixed(t['composition'], 4)} = "
+        f"{fixed(m['expected_loss'], 4)} against a measured {fixed(m['measured_loss'], 4)} "
+        f"({num(100 * m['relative_error'], 2)} % apart, late frames)."
+    )
+
+
+def said_staircase(m: dict[str, Any]) -> str:
+    """Where the expected loss drops and how far its rate falls between the drops."""
+    steps = m.get("drop_steps") or []
+    where = f" at steps {listed(steps)}" if steps else ""
+    depth = m.get("plateau_depth")
+    between = (
+        f"; between them the rate falls to {num(100 * depth, 2)} % of the smaller peak"
+        if depth is not None and len(steps) >= 2
+        else ""
+    )
+    return f"{m['drops']} drops{where}{between}."
 
 
 def build(quick: bool = False) -> Preset:

@@ -11,11 +11,13 @@ Sources: science.md §1, §1b.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from tempsup.analysis import ALIVE, TOL, angle_gap, canonical, kernel, leading_eigenvalue, swept
 from tempsup.config import RunConfig
-from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, deg, fixed, listed, result, rounded
 from tempsup.run import Run
 
 NAME = "ssm-dense-vs-sparse"
@@ -55,6 +57,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             {"k_theta_deg": rounded(th_d[bd], 1), "k_theta_deg_per_seed": rounded(th_d, 0)},
             "per seed: ||kθ| − 100°| ≤ 30° (kθ swept from w_0 to w_k, sign = handedness); "
             "held on the best seed",
+            said=said_angle,
         ),
         result(
             f"sparse (S = {sparse.config.sparsity:g}): they span |kθ| ≈ 270°",
@@ -62,6 +65,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             bool(ok_s[bs]),
             {"k_theta_deg": rounded(th_s[bs], 1), "k_theta_deg_per_seed": rounded(th_s, 0)},
             "per seed: ||kθ| − 270°| ≤ 30°; held on the best seed",
+            said=said_angle,
         ),
     ]
     ok_rho = rho_s < rho_d[bd]
@@ -78,6 +82,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             },
             "per sparse seed: ρ(W_h) below the dense best seed's; held when the sparse best "
             "seed's ρ is below the dense best seed's (‖w_0‖ reported too, in the canonical gauge)",
+            said=said_radius,
         )
     )
     a_s, a_d = kernel(sparse), kernel(dense)
@@ -94,6 +99,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
                 "dense_intermediate_free": int((a_d[bd, :k] <= TOL).sum()),
             },
             f"per seed: a_s ≤ {TOL} for every s < k and a_k ≥ {ALIVE}; held on the best seed",
+            said=said_free,
         )
     )
     big_s, order_s = largest_free(sparse, k)
@@ -114,9 +120,43 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             f"per seed: the k largest |a_s| (s ≠ k, s < T; gauge free, unlike ‖w_s‖) all "
             f"have a_s ≤ {TOL}, and "
             f"a_k ≥ {ALIVE}; held on the best seed",
+            said=said_largest,
         )
     )
     return out
+
+
+def said_angle(m: dict[str, Any]) -> str:
+    """The best seed's kθ and where the other seeds ended."""
+    others = sorted(set(m["k_theta_deg_per_seed"]))
+    return f"kθ = {deg(m['k_theta_deg'], 1)}; the seeds end at {listed(others, 0)}°."
+
+
+def said_radius(m: dict[str, Any]) -> str:
+    """ρ(W_h) and ‖w_0‖ of the dense and the sparse best seed."""
+    return (
+        f"ρ(W_h) {fixed(m['rho_dense'])} → {fixed(m['rho_sparse'])}; ‖w_0‖ "
+        f"{fixed(m['w0_norm_dense'], 2)} → {fixed(m['w0_norm_sparse'], 2)} (canonical gauge)."
+    )
+
+
+def said_free(m: dict[str, Any]) -> str:
+    """The projections a_s of the sparse and the dense best seed."""
+    return (
+        f"a_0…a_{len(m['a_sparse']) - 1} sparse = {listed(m['a_sparse'])}; dense = "
+        f"{listed(m['a_dense'])} ({m['dense_intermediate_free']} dense intermediate "
+        "direction(s) ≤ 0)."
+    )
+
+
+def said_largest(m: dict[str, Any]) -> str:
+    """Which ages have the largest |a_s| and on which side of the readout they lie."""
+    return (
+        f"sparse: the largest |a_s| at s = {listed(m['largest_ages_sparse'])} with a_s = "
+        f"{listed(m['their_a_sparse'])}; dense: s = {listed(m['largest_ages_dense'])} with "
+        f"a_s = {listed(m['their_a_dense'])}"
+        f"{' (also all ≤ 0)' if m['dense_all_free'] else ' (not all ≤ 0)'}."
+    )
 
 
 def build(quick: bool = False) -> Preset:
