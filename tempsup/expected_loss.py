@@ -38,6 +38,14 @@ GRID = 1024  # least points of the convolution grid (the sum's whole support fit
 LAW_NODES = 32  # quadrature nodes per input law on the grid
 MC_SEQUENCES = 3072  # sequences behind the ReLU RNN's estimate (about 1 % standard error)
 MC_SEED = 20_260_101  # fixed: common random numbers across frames
+# The convolution's accuracy (module docstring, about 0.03 %): two SSM losses closer than
+# this fraction are not told apart.
+SSM_REL_ERROR = 3e-4
+# Refining a Monte Carlo estimate (`refine`): fresh sets of MC_SEQUENCES sequences, each on
+# its own fixed seed (REFINE_SEED, REFINE_SEED + 1, …), so a refined estimate is the same in
+# every process; at most REFINE_CHUNKS of them per network (standard error ÷ 8).
+REFINE_SEED = MC_SEED + 1
+REFINE_CHUNKS = 64
 
 
 def _law_nodes(dist: str) -> tuple[np.ndarray, np.ndarray]:
@@ -234,6 +242,42 @@ def network_expected_loss(
     mean = exact + (probs * means).sum(-1)
     se = np.sqrt((probs**2 * var_k / sizes).sum(-1))
     return mean, se
+
+
+def refine(
+    W_x: np.ndarray,
+    W_h: np.ndarray,
+    W_y: np.ndarray,
+    b_y: np.ndarray | None,
+    k: int,
+    p: float,
+    dist: str,
+    T: int,
+    importance: np.ndarray | None,
+    low_orders: Deltas | None,
+    chunks: int,
+    first: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """More Monte Carlo samples of `network_expected_loss` (ReLU hidden and readout): the
+    estimates and standard errors of chunks `first` … `first + chunks − 1`, (chunks, lead)
+    each. Chunk c uses the fixed seed REFINE_SEED + c, independent of the frames' own
+    sequences (MC_SEED); `pooled` combines them. Used to tell apart seeds whose frame
+    estimates lie within a standard error of each other (`tempsup.run.choose_best`)."""
+    means, ses = [], []
+    for c in range(first, first + chunks):
+        m, s = network_expected_loss(
+            W_x, W_h, W_y, b_y, k, p, dist, T, importance,
+            seed=REFINE_SEED + c, low_orders=low_orders,
+        )  # fmt: skip
+        means.append(m)
+        ses.append(s)
+    return np.array(means), np.array(ses)
+
+
+def pooled(means: np.ndarray, ses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The mean of independent equal-size estimates (axis 0) and its standard error."""
+    n = means.shape[0]
+    return means.mean(axis=0), np.sqrt((ses**2).sum(axis=0)) / n
 
 
 @functools.lru_cache(maxsize=8)

@@ -19,17 +19,28 @@ format other tools read (README, "Run file format"):
     expected_loss    (F, M)     E[L] of each frame's weights (all orders in p)
     expected_loss_se (F, M)     its Monte Carlo standard error (0 unless `rnn`)
     success  (M,)               seed reached (close to) the best seed's loss
-    best     ()                 index of the seed with the lowest final loss
+    best     ()                 index of the best seed (`Run.best_seed`: lowest expected loss)
     config   ()                 the RunConfig as JSON
 
 The seed axis is always present (size 1 for a single seed), so readers never
 special-case it.
+
+The best seed (`Run.best_seed`, `choose_best`) is chosen on the final frame's expected
+loss, not on the noisy measured batch loss: exactly where it is exact (linear, SSM);
+where it is a Monte Carlo estimate (ReLU RNN) the seeds within TIE_Z standard errors of
+the lowest get more samples first, and seeds that still cannot be told apart are
+reported as tied, so every surface can say so instead of letting a coin decide; where it
+was not computed (large models), on the measured loss, saying so.
 """
 
 from __future__ import annotations
 
+import hashlib
+import time
+from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
+from functools import cached_property
 
 import numpy as np
 
@@ -52,6 +63,13 @@ TERM_NAMES = ("task", "mean correction", "projection interference", "composition
 # the silent network (zero output) and the best seed: dead ReLU networks and
 # the mirror/real-eigenvalue local minima of science.md §1b fall below it.
 SUCCESS_FRACTION = 0.9
+# Two seeds' expected losses are told apart when they differ by more than TIE_Z standard
+# errors of the difference (Monte Carlo), or by more than the method's relative accuracy
+# (exact: float32 storage for the linear closed form, the convolution's grid for the SSM).
+TIE_Z = 2.0
+EXACT_REL = {"linear": 1e-6, "ssm": expected_loss_.SSM_REL_ERROR}
+REFINE_SECONDS = 4.0  # what refining the best seed's Monte Carlo estimate may cost, at most
+REFINE_ROUND = 8  # chunks of sequences per round of refinement, between eliminations
 
 
 def _stale(config: RunConfig, version: int) -> bool:
@@ -170,6 +188,172 @@ def success_mask(config: RunConfig, final_loss: np.ndarray) -> np.ndarray:
     return (final_loss <= threshold) & (final_loss < SUCCESS_FRACTION * silent)
 
 
+@dataclass(frozen=True)
+class BestSeed:
+    """Which seed is best, by what criterion, and which seeds cannot be told apart from it.
+
+    `criterion`: "expected" (the exact expected loss), "estimated" (its Monte Carlo
+    estimate, refined where seeds were close) or "measured" (the final batch loss: the
+    expected loss was not computed). `value`/`error`: the best seed's number and its
+    standard error (0 when exact or measured). `tied`: the other seeds whose number is
+    within TIE_Z standard errors (or the exact method's accuracy) of the best, closest
+    first; `gap`: the largest relative gap to one of them. `sequences`: how many Monte
+    Carlo sequences stand behind the refined estimates (0: none refined); `seconds`: what
+    the refinement took.
+    """
+
+    seed: int
+    criterion: str
+    value: float
+    error: float = 0.0
+    tied: tuple[int, ...] = ()
+    gap: float = 0.0
+    sequences: int = 0
+    seconds: float = 0.0
+
+    @property
+    def seeds(self) -> tuple[int, ...]:
+        """The best seed and the seeds tied with it."""
+        return (self.seed, *self.tied)
+
+    @property
+    def reason(self) -> str:
+        """Why this seed, in words: "lowest expected loss", ..."""
+        if self.criterion == "expected":
+            return "lowest expected loss"
+        if self.criterion == "estimated":
+            return f"lowest expected loss, Monte Carlo ± {self.error:.2g}"
+        return "lowest final measured loss: expected loss not computed"
+
+    @property
+    def tie_text(self) -> str:
+        """'seeds 3 and 5 within 0.12 %' when seeds are tied, else ''."""
+        if not self.tied:
+            return ""
+        return f"{seed_list(self.seeds)} within {percent(self.gap)}"
+
+    def verdict(self, ok: Sequence[bool] | np.ndarray) -> bool | None:
+        """A per-seed verdict on the best seed and its ties: True or False when they all
+        agree, None when tied seeds disagree (a claim then must say so)."""
+        values = {bool(np.asarray(ok)[s]) for s in self.seeds}
+        return values.pop() if len(values) == 1 else None
+
+    def to_dict(self) -> dict[str, object]:
+        """The fields as plain JSON, with `reason` and `tie_text`."""
+        d = asdict(self)
+        return {**d, "tied": list(self.tied), "reason": self.reason, "tie": self.tie_text}
+
+
+def seed_list(seeds: Sequence[int]) -> str:
+    """'seed 3', 'seeds 3 and 5', 'seeds 3, 5 and 6'."""
+    names = [str(s) for s in seeds]
+    if len(names) == 1:
+        return f"seed {names[0]}"
+    return f"seeds {', '.join(names[:-1])} and {names[-1]}"
+
+
+def percent(fraction: float) -> str:
+    """A small relative gap as a percentage with two significant digits ('0.12 %')."""
+    value = 100 * fraction
+    return "0 %" if value == 0 else f"{value:.2g} %" if value >= 0.01 else "< 0.01 %"
+
+
+_BEST: OrderedDict[str, BestSeed] = OrderedDict()  # by the final frame's content
+_BEST_SIZE = 256
+
+
+def choose_best(config: RunConfig, arrays: dict[str, np.ndarray]) -> BestSeed:
+    """The best seed of a run's frames (module docstring), memoised per final frame.
+
+    Deterministic: the refinement's sequences have fixed seeds, so every process (web,
+    worker, CLI) makes the same choice; memoised because refining costs up to
+    REFINE_SECONDS and every surface asks.
+    """
+    h = hashlib.sha1(config.key.encode())
+    for name in ("step", "W_x", "W_h", "W_y", "b_y", "loss", "expected_loss", "expected_loss_se"):
+        h.update(np.ascontiguousarray(arrays[name][-1]).tobytes())
+    digest = h.hexdigest()
+    if digest not in _BEST:
+        _BEST[digest] = _choose_best(config, arrays)
+        while len(_BEST) > _BEST_SIZE:
+            _BEST.popitem(last=False)
+    _BEST.move_to_end(digest)
+    return _BEST[digest]
+
+
+def _choose_best(config: RunConfig, arrays: dict[str, np.ndarray]) -> BestSeed:
+    value = np.asarray(arrays["expected_loss"][-1], dtype=float)
+    se = np.asarray(arrays["expected_loss_se"][-1], dtype=float)
+    if not (np.isfinite(value).all() and np.isfinite(se).all()):
+        loss = np.asarray(arrays["loss"][-1], dtype=float)
+        best = int(np.nanargmin(loss)) if np.isfinite(loss).any() else 0
+        return BestSeed(best, "measured", float(loss[best]))
+    if not (se > 0).any():
+        best = int(np.argmin(value))
+        rel = (value - value[best]) / max(abs(value[best]), 1e-12)
+        return _tied(best, "expected", value, rel, rel <= EXACT_REL.get(config.model, 1e-6))
+    t0 = time.perf_counter()
+    value, se, sequences = _refined(config, arrays, value, se)
+    best = int(np.argmin(value))
+    rel = (value - value[best]) / max(abs(value[best]), 1e-12)
+    close = value - value[best] <= TIE_Z * np.hypot(se, se[best])
+    choice = _tied(best, "estimated", value, rel, close, float(se[best]))
+    return replace(choice, sequences=sequences, seconds=time.perf_counter() - t0)
+
+
+def _tied(
+    best: int, criterion: str, value: np.ndarray, rel: np.ndarray, close: np.ndarray,
+    error: float = 0.0,
+) -> BestSeed:  # fmt: skip
+    others = [int(s) for s in np.argsort(value, kind="stable") if close[s] and s != best]
+    gap = max((float(rel[s]) for s in others), default=0.0)
+    return BestSeed(best, criterion, float(value[best]), error, tuple(others), gap)
+
+
+def _refined(
+    config: RunConfig, arrays: dict[str, np.ndarray], value: np.ndarray, se: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """The final frame's estimates with the seeds near the lowest refined: more sequences
+    in rounds, dropping a seed once it is TIE_Z standard errors above the lowest, within
+    REFINE_SECONDS (estimated beforehand by `tempsup.budget`). Returns the estimates,
+    their standard errors, and the sequences behind each refined one (0: none refined)."""
+    value, se = value.copy(), se.copy()
+    alive = np.flatnonzero(value - value.min() <= TIE_Z * np.hypot(se, se[np.argmin(value)]))
+    if len(alive) < 2:
+        return value, se, 0
+    per_chunk = budget.frame_seconds(config)[1] / max(config.seeds, 1)  # one seed, one chunk
+    affordable = int(REFINE_SECONDS / max(per_chunk * len(alive), 1e-9))
+    chunks = min(expected_loss_.REFINE_CHUNKS, affordable // REFINE_ROUND * REFINE_ROUND)
+    if chunks < REFINE_ROUND:
+        return value, se, 0
+    p = config.p_at(int(arrays["step"][-1]))
+    importance = np.asarray(importance_weights(config))
+    means: dict[int, list[np.ndarray]] = {int(s): [] for s in alive}
+    errors: dict[int, list[np.ndarray]] = {int(s): [] for s in alive}
+    done = 0
+    while done < chunks and len(alive) > 1:
+        w = [np.asarray(arrays[n][-1][alive], dtype=float) for n in ("W_x", "W_h", "W_y", "b_y")]
+        bias = w[3] if config.bias else None
+        _, deltas = relu_terms.analyse(
+            w[0], w[1], w[2], bias, config.k, p, config.input_dist, config.seq_len,
+            config.relu_hidden, importance,
+        )  # fmt: skip
+        m, e = expected_loss_.refine(
+            w[0], w[1], w[2], bias, config.k, p, config.input_dist, config.seq_len,
+            importance, deltas, REFINE_ROUND, done,
+        )  # fmt: skip
+        done += REFINE_ROUND
+        for i, s in enumerate(alive):
+            means[int(s)].append(m[:, i])
+            errors[int(s)].append(e[:, i])
+            value[s], se[s] = expected_loss_.pooled(
+                np.concatenate(means[int(s)]), np.concatenate(errors[int(s)])
+            )
+        low = alive[np.argmin(value[alive])]
+        alive = alive[value[alive] - value[low] <= TIE_Z * np.hypot(se[alive], se[low])]
+    return value, se, done * expected_loss_.MC_SEQUENCES
+
+
 @dataclass
 class Run(_files.RunFile):
     """A run's frames stacked: axis 0 frames, axis 1 seeds; `save` and `load` its file."""
@@ -195,10 +379,15 @@ class Run(_files.RunFile):
     def final_loss(self) -> np.ndarray:
         return self.arrays["loss"][-1]
 
+    @cached_property
+    def best_seed(self) -> BestSeed:
+        """The best seed, why, and the seeds tied with it (`choose_best`), computed once."""
+        return choose_best(self.config, self.arrays)
+
     @property
     def best(self) -> int:
-        """Seed with the lowest final measured loss."""
-        return int(np.argmin(self.final_loss))
+        """The best seed's index (`best_seed`: lowest expected loss, not batch noise)."""
+        return self.best_seed.seed
 
     @property
     def success(self) -> np.ndarray:
