@@ -3,13 +3,18 @@
 One callback keeps three things in step, in both directions: the controls, the
 query string (so a copied link restores the view) and the `CONFIG` store that
 the rest of the app reads. Moving a control never trains by itself: it shows
-a cached run at once if there is one; opening a link trains if there is not.
+a cached run at once if there is one, else waits for Train. A link that names a
+configuration is the sender's intent: opening it trains that run at once if it is not
+trained yet (identical configs share one job); a bare page or a link with refused
+values waits for Train (`link_autostart`).
 
 The four main settings each have a slider over the teaching range and a number
 box holding the exact value (Enter or Tab commits it), which takes anything
 `RunConfig` accepts — the same limits as a link. A value `RunConfig` refuses is
 never applied silently: the controls go back to the config on screen and the
 message says what was refused, in `RunConfig`'s own words, and what was kept.
+The message is a notice fixed at the top of the window (`notice`), so it is in view
+wherever the control was, at any width, and a screen reader hears it (role="alert").
 """
 
 from __future__ import annotations
@@ -17,11 +22,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from dash import Input, Output, State, callback, ctx, dcc, html, no_update
+from dash import Input, Output, State, callback, clientside_callback, ctx, dcc, html, no_update
 
 from app import ids
-from app.urlstate import config_from_query, query_from_config, view_from_query
-from app.widgets import choice_group, model_choice, number_box, number_field
+from app.urlstate import config_from_query, names_a_config, query_from_config, view_from_query
+from app.widgets import choice_group, js, model_choice, number_box, number_field
 from tempsup.config import DEFAULTS, INPUT_DISTS, RunConfig
 from tempsup.errors import TempsupError
 
@@ -77,7 +82,8 @@ SLIDERS = (
         0.0,
         0.99,
         0.01,
-        {0: "0", 0.5: "0.5", 0.9: "0.9", 0.99: "0.99"},
+        # no label at the end (0.99): beside "0.9" the two overlapped at any width
+        {0: "0", 0.5: "0.5", 0.9: "0.9"},
     ),  # fmt: skip
     SliderSpec(ids.HIDDEN, ids.HIDDEN_BOX, "hidden", 1, 16, 1, {v: str(v) for v in HIDDEN_MARKS}),
     SliderSpec(ids.INPUTS, ids.INPUTS_BOX, "inputs", 1, 16, 1, {v: str(v) for v in INPUT_MARKS}),
@@ -164,9 +170,22 @@ def _card() -> html.Div:
                     ),
                 ],
             ),
-            html.Div(id=ids.CONFIG_ERROR, className="error", role="alert"),
+            notice(),
         ],
     )
+
+
+def notice() -> html.Div:
+    """What was refused (from a link or a control), fixed at the top of the window while it
+    has something to say; × dismisses it (assets/style.css `.notice`)."""
+    return html.Div(
+        className="notice",
+        children=[
+            html.Div(id=ids.CONFIG_ERROR, className="error", role="alert"),
+            html.Button("×", id=ids.NOTICE_CLOSE, n_clicks=0, title="dismiss",
+                        **{"aria-label": "dismiss the message"}),
+        ],
+    )  # fmt: skip
 
 
 SLIDER_LABELS = {
@@ -228,7 +247,14 @@ def config_from_controls(values: list[Any], options: list[str] | None) -> RunCon
 
 
 def config_store(config: RunConfig, autostart: bool) -> dict[str, Any]:
+    """The CONFIG store; `autostart`: train the config if it is not trained yet (a link)."""
     return {"config": config.to_dict(), "key": config.key, "autostart": autostart}
+
+
+def link_autostart(search: str | None, errors: list[str]) -> bool:
+    """Whether opening this link trains its config: only a link that names a configuration
+    and was taken whole (a bare page, or one with refused values, waits for Train)."""
+    return names_a_config(search) and not errors
 
 
 def refused(exc: Exception, controls: list[Any], current: RunConfig) -> str:
@@ -277,8 +303,9 @@ def sync_controls(search: str | None, *values: Any) -> tuple[Any, ...]:
             return (url,) + (no_update,) * (3 + n_controls)
         request, view_errors = view_from_query(search, config)
         errors += view_errors
+        autostart = link_autostart(search, errors)
         message = "Ignored from the link: " + "; ".join(errors) if errors else ""
-        return (url, config_store(config, autostart=True), request, message,
+        return (url, config_store(config, autostart), request, message,
                 *control_values(config), *slider_values(config))  # fmt: skip
     for sl, value in zip(SLIDERS, sliders, strict=True):
         if ctx.triggered_id == sl.id:  # a slider moved: its value replaces its box's
@@ -306,3 +333,12 @@ def _config_or_defaults(store: dict[str, Any] | None) -> RunConfig:
         return RunConfig.from_dict(store["config"]) if store else DEFAULTS
     except (TempsupError, KeyError, TypeError):
         return DEFAULTS
+
+
+# × on the notice empties it (the next refusal fills it again)
+clientside_callback(
+    js("dismiss"),
+    Output(ids.CONFIG_ERROR, "children", allow_duplicate=True),
+    Input(ids.NOTICE_CLOSE, "n_clicks"),
+    prevent_initial_call=True,
+)

@@ -48,7 +48,9 @@ INPUT_DIST = "ctl-input-dist"
 SNAPSHOT_EVERY = "ctl-snapshot-every"
 CURRICULUM = "ctl-curriculum"
 OPTIONS = "ctl-options"  # checklist: tied, bias
-CONFIG_ERROR = "config-error"
+CONFIG_ERROR = "config-error"  # what a link or a control had refused (in the notice)
+NOTICE_CLOSE = "notice-close"  # × on the notice fixed at the top of the window
+LINK_NOTE = "link-note"  # under the job bar: "training started from the link"
 
 # ---- the job widget (app/jobwidget.py): one per job a page runs --------------------------
 # parts: the buttons, the progress bar and status line, the error line, and the stores
@@ -120,6 +122,8 @@ PHASE_SEEDS = "phase-seeds"
 PHASE_STEPS = "phase-steps"
 PHASE_HIDDEN = "phase-hidden"
 PHASE_GRAPH = "phase-graph"
+PHASE_URL = "phase-url"  # the sweep shown, in the query string (a reload re-opens it)
+PHASE_NOTE = "phase-note"  # "sweep started from the link"
 
 # compare page
 COMPARE_URL = "compare-url"

@@ -20,6 +20,7 @@ from app import ids
 from app.view import empty_view
 from app.widgets import js, scrubber
 from tempsup.figures import NEAR_BEST
+from tempsup.frames import frame_label
 
 TICK_MS = 120  # ~8 frames a second: 100 frames play in about 12 s
 INITIAL_VIEW = empty_view("loading…")
@@ -81,6 +82,18 @@ def opening_frame(view: Any, request: Any = None) -> int:
     ):
         return max(0, min(frame, n - 1))
     return n - 1
+
+
+def label(view: Any, frame: Any) -> str:
+    """The line under the player at `frame` (0-based) of `view`, as assets/tempsup.js
+    `draw` writes it: `tempsup.frames.frame_label` and that frame's status line."""
+    n = _n_frames(view)
+    if not n:
+        return str(view.get("message", "")) if isinstance(view, dict) else ""
+    i = max(0, min(frame if isinstance(frame, int) else n - 1, n - 1))
+    summaries = view.get("summaries") or []
+    summary = summaries[i] if i < len(summaries) else ""
+    return frame_label(i, n, view["steps"][i]) + (f" · {summary}" if summary else "")
 
 
 def _n_frames(view: Any) -> int:
@@ -148,9 +161,13 @@ def layout(
     seed: int | None = None,
     view: Any = INITIAL_VIEW,
     request: Any = None,
+    n_features: int = 1,
 ) -> html.Div:
     """The explorer's player card (sticky: it stays in view while the panels scroll); a
-    prefilled page passes its run's seeds, its view and the view its link asks for."""
+    prefilled page passes its run's seeds, its view, the view its link asks for and its
+    number of features (the menu opens on the link's feature)."""
+    feature = _asked_feature(request, request.get("key") if isinstance(request, dict) else None,
+                             n_features)  # fmt: skip
     return html.Div(
         className="card player",
         children=[
@@ -178,9 +195,9 @@ def layout(
                                 id=ids.FEATURE_PICK,
                                 # the page opens with the one-feature choice the callback
                                 # gives for N_x = 1: the menu's button is never nameless
-                                options=feature_options(1),
-                                value=0,
-                                disabled=True,
+                                options=feature_options(n_features),
+                                value=0 if feature is None else feature,
+                                disabled=n_features == 1,
                                 clearable=False,
                                 className="feature-pick",
                             ),
@@ -221,18 +238,33 @@ def _feature_name(i: int) -> str:
     Output(ids.FEATURE_PICK, "value"),
     Input(ids.CONFIG, "data"),
     State(ids.FEATURE_PICK, "value"),
+    State(ids.player(ids.REQUEST, ids.EXPLORER), "data"),
 )
-def update_features(store: dict | None, current: object):
-    """One entry per input feature; keep the chosen one while it exists."""
+def update_features(store: dict | None, current: object, request: Any = None):
+    """One entry per input feature; the one a link asks for (its `feature`), else keep the
+    chosen one while it exists."""
     n = 1
     if isinstance(store, dict) and isinstance(store.get("config"), dict):
         value = store["config"].get("inputs")
         n = value if isinstance(value, int) and 1 <= value <= 128 else 1
+    asked = _asked_feature(request, store.get("key") if isinstance(store, dict) else None, n)
+    if asked is not None:
+        return feature_options(n), n == 1, asked
     keep = isinstance(current, int) and not isinstance(current, bool) and 0 <= current < n
     return feature_options(n), n == 1, current if keep else 0
 
 
-# The link to exactly this view: the config (the URL's query), the seed shown, the frame.
+def _asked_feature(request: Any, key: Any, n_features: int) -> int | None:
+    """The feature (0-based) a share link asks for (REQUEST store) of the config `key`."""
+    if not isinstance(request, dict) or request.get("key") != key or key is None:
+        return None
+    feature = request.get("feature")
+    valid = isinstance(feature, int) and not isinstance(feature, bool)
+    return feature if valid and 0 <= feature < n_features else None
+
+
+# The link to exactly this view: the config (the URL's query), the seed shown, the frame
+# and the feature (named as the menu names it).
 clientside_callback(
     js("share_link"),
     Output(ids.SHARE_LINK, "href"),
@@ -240,6 +272,8 @@ clientside_callback(
     Input(ids.player(ids.FRAME, ids.EXPLORER), "value"),
     Input(ids.job(ids.STORE, ids.EXPLORER), "data"),
     Input(ids.player(ids.VIEW, ids.EXPLORER), "data"),
+    Input(ids.FEATURE_PICK, "value"),
+    State(ids.FEATURE_PICK, "options"),
 )
 
 # A per-browser id for the per-client job limit, made once and kept locally.

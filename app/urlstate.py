@@ -2,10 +2,11 @@
 
 A shared link is the whole state of a view, so `?model=rnn&k=3&sparsity=0.97`
 must rebuild exactly that config, and the share link adds the view on top:
-`view_seed` (the seed shown, 0-based as in the seed menu) and `frame` (1-based,
-as the player's label counts). Parsing never raises past this module: a bad
-value falls back to the default for that field and comes back as a message the
-page shows beside the controls.
+`view_seed` (the seed shown, 0-based as in the seed menu), `frame` (1-based,
+as the player's label counts) and `feature` (named as the feature menu names it:
+A, B, C, …). The phase page keeps its sweep in its own query (`phase_query`).
+Parsing never raises past this module: a bad value falls back to the default for
+that field and comes back as a message the page shows where the user looks.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from urllib.parse import parse_qsl, urlencode, urlparse
 
 from tempsup.config import DEFAULTS, RunConfig, query_string
 from tempsup.errors import TempsupError
+from tempsup.frames import frame_index
 
 # Query values longer than this are refused outright (no field needs more).
 MAX_VALUE_LEN = 40
@@ -25,8 +27,24 @@ MAX_VALUE_LEN = 40
 RUN_KEY = re.compile(r"^[0-9a-f]{16}$")
 
 _FIELDS = frozenset(f.name for f in dataclasses.fields(RunConfig))
-# The view on top of the config (share link only): the seed shown and the frame.
-VIEW_SEED, VIEW_FRAME = "view_seed", "frame"
+# The view on top of the config (share link only): the seed shown, the frame, the feature.
+VIEW_SEED, VIEW_FRAME, VIEW_FEATURE = "view_seed", "frame", "feature"
+
+
+def feature_name(index: int) -> str:
+    """The name of input feature `index` as the feature menu shows it: A, B, … Z, x26, …"""
+    return chr(ord("A") + index) if index < 26 else f"x{index}"
+
+
+def feature_index(text: str, n_inputs: int) -> int:
+    """The 0-based feature a link names (`feature_name`, any case); TempsupError naming the
+    features this config has otherwise."""
+    for index in range(n_inputs):
+        if text.strip().upper() == feature_name(index).upper():
+            return index
+    last = feature_name(n_inputs - 1)
+    names = "A" if n_inputs == 1 else f"A … {last}"
+    raise TempsupError(f"feature: expected one of {names}, got {text[:MAX_VALUE_LEN]!r}")
 
 
 def parse_value(name: str, text: str) -> Any:
@@ -39,6 +57,12 @@ def parse_value(name: str, text: str) -> Any:
     if name == "warm_start" and value is not None and not RUN_KEY.match(value):
         raise TempsupError(f"warm_start: expected a 16-character run key, got {text!r}")
     return value
+
+
+def names_a_config(search: str | None) -> bool:
+    """Whether a query names at least one setting of a run (a bare page names none)."""
+    query = search.lstrip("?") if isinstance(search, str) else ""
+    return any(name in _FIELDS for name, _ in parse_qsl(query, keep_blank_values=True)[:64])
 
 
 def config_from_query(search: str | None) -> tuple[RunConfig, list[str]]:
@@ -81,10 +105,12 @@ def compare_href(left: RunConfig, right: RunConfig) -> str:
 def view_from_query(
     search: str | None, config: RunConfig
 ) -> tuple[dict[str, Any] | None, list[str]]:
-    """The view a share link asks for: {"key", "seed", "frame"} (frame 0-based), or None.
+    """The view a share link asks for: {"key", "seed", "frame"} (frame 0-based, and
+    "feature", 0-based, when the link names one), or None.
 
-    `view_seed` must name one of the config's seeds and `frame` one of its
-    frames (1 … config.n_snapshots); anything else is dropped with a message.
+    `view_seed` must name one of the config's seeds, `frame` one of its frames
+    (1 … config.n_snapshots) and `feature` one of its input features (A …);
+    anything else is dropped with a message.
     """
     params = dict(parse_qsl(search.lstrip("?") if isinstance(search, str) else ""))
     limits = {VIEW_SEED: (0, config.seeds - 1), VIEW_FRAME: (1, config.n_snapshots)}
@@ -103,11 +129,78 @@ def view_from_query(
             errors.append(f"{name}: expected an integer in [{lo}, {hi}], got {got!r}")
         else:
             values[name] = value
-    if values[VIEW_SEED] is None and values[VIEW_FRAME] is None:
+    feature = None
+    if params.get(VIEW_FEATURE) is not None:
+        try:
+            feature = feature_index(params[VIEW_FEATURE], config.inputs)
+        except TempsupError as exc:
+            errors.append(str(exc))
+    if values[VIEW_SEED] is None and values[VIEW_FRAME] is None and feature is None:
         return None, errors
     frame = values[VIEW_FRAME]
-    index = None if frame is None else frame - 1
-    return {"key": config.key, "seed": values[VIEW_SEED], "frame": index}, errors
+    index = None if frame is None else frame_index(frame, config.n_snapshots, from_end=False)
+    request = {"key": config.key, "seed": values[VIEW_SEED], "frame": index}
+    return (request if feature is None else {**request, "feature": feature}), errors
+
+
+# The phase page's query: its controls, which name the sweep it shows. Whole-number
+# boxes and their limits as the page's boxes have them.
+PHASE_NUMBERS = {"seeds": (1, 64), "steps": (1, 200_000), "hidden": (1, 16)}
+PHASE_LISTS = {"sparsities": float, "k": int}
+
+
+def phase_query(model: str, sparsities: Any, ks: Any, seeds: int, steps: int, hidden: int) -> str:
+    """The phase page's link for a sweep: `?model=ssm&sparsities=0.1,0.9&k=3&seeds=…`."""
+    lists = {"sparsities": sparsities, "k": ks}
+    return "?" + urlencode(
+        {
+            "model": model,
+            **{name: ",".join(str(v) for v in values) for name, values in lists.items()},
+            "seeds": seeds,
+            "steps": steps,
+            "hidden": hidden,
+        },
+        safe=",",
+    )
+
+
+def phase_from_query(search: str | None) -> tuple[dict[str, Any], list[str]]:
+    """The phase controls a query sets ({"model", "sparsities", "k", "seeds", "steps",
+    "hidden"}: lists as the boxes show them, "0.1, 0.5"), each only when present and
+    valid, and a message for each value refused (field, expected, received)."""
+    query = search.lstrip("?") if isinstance(search, str) else ""
+    values: dict[str, Any] = {}
+    errors: list[str] = []
+    for name, text in parse_qsl(query, keep_blank_values=True)[:16]:
+        text = text.strip()
+        if name == "model":
+            try:
+                values[name] = RunConfig(model=RunConfig.field_value("model", text[:40])).model
+            except TempsupError as exc:
+                errors.append(str(exc))
+        elif name in PHASE_LISTS:
+            parts = [p.strip() for p in text[:400].replace(";", ",").split(",") if p.strip()]
+            try:
+                numbers = [PHASE_LISTS[name](p) for p in parts]
+            except ValueError:
+                numbers = []
+            if not numbers:
+                errors.append(f"{name}: expected comma-separated numbers, got {text[:80]!r}")
+            else:
+                values[name] = ", ".join(str(v) for v in numbers)
+        elif name in PHASE_NUMBERS:
+            lo, hi = PHASE_NUMBERS[name]
+            try:
+                number = int(text[:MAX_VALUE_LEN])
+            except ValueError:
+                number = None
+            if number is None or not lo <= number <= hi:
+                errors.append(
+                    f"{name}: expected an integer in [{lo}, {hi}], got {text[:MAX_VALUE_LEN]!r}"
+                )
+            else:
+                values[name] = number
+    return values, errors
 
 
 def public_link(href: Any) -> str | None:

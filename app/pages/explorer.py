@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dash import Input, Output, Patch, State, callback, ctx, dcc, html, no_update
+from dash import Input, Output, Patch, State, callback, ctx, dcc, html, no_update, set_props
 
 from app import controls, ids, panels, player
 from app.controls import config_store
@@ -59,6 +59,11 @@ WAITING_POLL_MS = 2000
 # cores for training (the burst benchmark: polls took as much CPU as the workers).
 FAST_STREAMS = 4
 MAX_STREAM_POLL_MS = 1500
+# Under the job bar when opening a link started training (app/controls.py link_autostart).
+LINK_STARTED = (
+    "Training started from the link: a link trains the run it names; after moving a "
+    "control, press Train."
+)
 WIDGET = JobWidget(ids.EXPLORER)
 JOB, STATUS, POLL = WIDGET.store, WIDGET.status, WIDGET.poll
 TRAIN = WIDGET.id(ids.RUN)
@@ -74,8 +79,9 @@ def layout(query: str | None = None) -> html.Div:
         request, view_errors = view_from_query(query, parsed)
         if not errors + view_errors:  # a link with problems goes through the callbacks,
             seed = request["seed"] if request else None  # which explain them
+            feature = request.get("feature", 0) if request else 0
             try:
-                config, state = parsed, cached_state(parsed, seed)
+                config, state = parsed, cached_state(parsed, seed, feature)
             except TempsupError:  # the job store is unreachable: the callbacks will say so
                 config, state = parsed, None
     stores: dict[str, Any] = {"config": None, "job": None, "view": player.INITIAL_VIEW,
@@ -93,7 +99,8 @@ def layout(query: str | None = None) -> html.Div:
             poll_ms=POLL_MS,
             job=stores["job"],
             status=stores["status"],
-        ),
+        )
+        + [html.Div(id=ids.LINK_NOTE, className="status link-note", role="status")],
     )
     return html.Div(
         children=[
@@ -113,6 +120,7 @@ def layout(query: str | None = None) -> html.Div:
                                 stores["seed"],
                                 stores["view"],
                                 request if state is not None else None,
+                                config.inputs,
                             ),
                             player.hint(),
                             panels.grid(config),
@@ -168,6 +176,14 @@ def _picked_seed(job: Any) -> int | None:
     return _int_or_none(job.get("seed")) if isinstance(job, dict) and job.get("picked") else None
 
 
+def _requested_feature(request: Any, config: RunConfig) -> int | None:
+    """The feature a share link asks for (REQUEST store), if it is for this config."""
+    if not isinstance(request, dict) or request.get("key") != config.key:
+        return None
+    feature = _int_or_none(request.get("feature"))
+    return feature if feature is not None and 0 <= feature < config.inputs else None
+
+
 def _requested_seed(request: Any, config: RunConfig) -> int | None:
     """The seed a share link asks for (REQUEST store), if it is for this config."""
     if not isinstance(request, dict) or request.get("key") != config.key:
@@ -189,18 +205,20 @@ def kept_run(queue: Any, config: RunConfig, status: JobStatus | None) -> Run | N
     return None
 
 
-def cached_state(config: RunConfig, seed: int | None = None) -> dict[str, Any] | None:
+def cached_state(
+    config: RunConfig, seed: int | None = None, feature: int = 0
+) -> dict[str, Any] | None:
     """Everything the page shows for an already trained config, or None.
 
     Used to build a shared link's page with its run already inside, so a cached
-    link needs no callback round trip at all; `seed` is the link's `view_seed`.
+    link needs no callback round trip at all; `seed` and `feature` are the link's.
     """
     queue = job_queue()
     status = queue.status(config.key)
     run = kept_run(queue, config, status)
     if run is None:
         return None
-    job, view, _, bar, options, seed, _ = _finished(run, status, seed, 0)
+    job, view, _, bar, options, seed, _ = _finished(run, status, seed, feature)
     return {"job": job, "view": view, "status": bar, "options": options, "seed": seed}
 
 
@@ -269,15 +287,21 @@ def _finished(run: Run, status: JobStatus, seed: int | None, feature: int) -> tu
 def show_config(
     store: dict[str, Any] | None, _clicks: int, client: Any, feature: Any, request: Any
 ):
-    """Serve, join or start the job of the config being viewed."""
+    """Serve, join or start the job of the config being viewed. Train starts it; so does
+    opening a link that names it (`autostart`, app/controls.py link_autostart), which the
+    line under the job bar then says; a cancelled run's kept frames stay until Train."""
     config = _config(store)
     if config is None:
         return (no_update,) * len(SHOW_OUTPUTS)
     queue = job_queue()
-    feature = _feature(feature, config)
+    asked = _requested_feature(request, config)
+    feature = _feature(feature, config) if asked is None else asked
     seed = _requested_seed(request, config)
     status = queue.status(config.key)
-    wants_training = ctx.triggered_id == TRAIN or bool(store.get("autostart"))
+    from_link = ctx.triggered_id != TRAIN and store.get("autostart") is True
+    wants_training = ctx.triggered_id == TRAIN or from_link
+    kept_first = from_link and status is not None and status.state == JobState.CANCELLED
+    set_props(ids.LINK_NOTE, {"children": ""})
     if status is not None and status.state == JobState.DONE:
         run = queue.run(config.key)
         if run is not None:
@@ -285,10 +309,11 @@ def show_config(
         status = None  # an unreadable cached run: train it again
     if status is not None and status.state in ACTIVE:
         return _start(status, seed, active_jobs(queue))
-    if not wants_training:
+    if not wants_training or kept_first:
         kept = kept_run(queue, config, status)
         if kept is not None:  # cancelled: what was trained stays on screen
             return _finished(kept, status, seed, feature)
+    if not wants_training:
         text = describe(status) if status else None
         return (
             _untrained(config),
@@ -308,6 +333,8 @@ def show_config(
         run = queue.run(config.key)
         if run is not None:
             return _finished(run, status, seed, feature)
+    if from_link:
+        set_props(ids.LINK_NOTE, {"children": LINK_STARTED})
     return _start(status, seed, active_jobs(queue))
 
 
