@@ -30,6 +30,29 @@ ROLE_LABELS = {
     "output": "output (s = k)",
     "old": "old (s > k)",
 }
+# Input features A, B, C, … (vector input): each its own colour, A in the output role's
+# vermillion so a one-feature picture and feature A's look the same. Okabe–Ito first, then
+# Paul Tol's muted colours (both readable with the common colour-vision deficiencies); no
+# role blue, role grey or readout black among them. Cycled beyond ten features.
+FEATURE_COLORS = (
+    "#D55E00",  # A vermillion
+    "#E69F00",  # B orange
+    "#009E73",  # C bluish green
+    "#CC79A7",  # D reddish purple
+    "#56B4E9",  # E sky blue
+    "#882255",  # F wine
+    "#999933",  # G olive
+    "#44AA99",  # H teal
+    "#AA4499",  # I purple
+    "#DDCC77",  # J sand
+)
+
+
+def feature_color(j: int) -> str:
+    """Feature j's colour (the palette cycles beyond ten features)."""
+    return FEATURE_COLORS[j % len(FEATURE_COLORS)]
+
+
 READOUT = "#111111"  # w_y: drawn dashed black, on top of everything
 HALF_SPACE = "rgba(0, 158, 115, 0.13)"  # interference-free half-space fill (bluish green)
 HALF_SPACE_EDGE = "rgba(0, 158, 115, 0.55)"

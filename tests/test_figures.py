@@ -220,16 +220,25 @@ def test_many_hidden_units_are_projected_onto_readout_and_output_direction():
     np.testing.assert_allclose(along, a, rtol=2e-3, atol=1e-4)
 
 
-def test_vector_input_draws_the_chosen_feature_and_a_heatmap():
+def test_vector_input_draws_every_feature_and_highlights_the_chosen_one_and_a_heatmap():
     rng = np.random.default_rng(2)
     W_x, W_h, W_y = rng.normal(size=(2, 3)), 0.5 * rot(40), rng.normal(size=(2, 3))
     run = make_run(W_h, W_x, W_y=W_y, model="rnn")
     traces = figures.frame_traces("directions", run, None, -1, feature=1)
     c = canon(run)
     w_c = geometry.feature_directions(c["W_x"], c["W_h"], n_ages(3), True)  # (n, N_h, N_x)
-    np.testing.assert_allclose(tips(by_name(traces, "output"))[0], w_c[3, :, 1], rtol=1e-3)
+    np.testing.assert_allclose(
+        tips(by_name(traces, "w<sub>k</sub> of B (highlighted)"))[0], w_c[3, :, 1], rtol=1e-3
+    )
+    # every feature's w_k, each in its own colour; the chosen one's other ages by role
+    arrows = [t for t in traces if t.get("legendgroup") in ("picked", "features")]
+    assert len(arrows) == 3 and len({t["line"]["color"] for t in arrows}) == 3
+    for j, t in enumerate(arrows):
+        np.testing.assert_allclose(tips(t)[0], w_c[3, :, j], rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(tips(by_name(traces, "highlighted feature: intermediate")),
+                               w_c[:3, :, 1], rtol=1e-3, atol=1e-4)  # fmt: skip
     w = geometry.feature_directions(run["W_x"][-1, 0], W_h, n_ages(3), True)
-    assert "feature B" in figures.panel_layout("directions", run, None, feature=1)["title"]["text"]
+    assert "B: every" in figures.panel_layout("directions", run, None, feature=1)["title"]["text"]
     (heat,) = figures.frame_traces("projections", run, None, -1)
     assert heat["type"] == "heatmap" and heat["x"] == ["A", "B", "C"]
     np.testing.assert_allclose(heat["z"], W_y.T @ w[3], rtol=1e-3, atol=1e-4)

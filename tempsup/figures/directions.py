@@ -12,7 +12,14 @@ not" exactly; its second axis is fixed by the last frame (`second_axis`): w_k's
 part orthogonal to w_y (the plane span(w_y, w_k)), or, under the tied readout
 where w_y = w_k makes that span a line, the direction orthogonal to w_y in which
 the other directions spread most.
-With vector input one feature's directions and its own readout are drawn.
+With vector input (N_x > 1) every feature's w_k is drawn, each in its own colour
+(`palette.FEATURE_COLORS`): the direction its readout reads, so at k = 0 these are the
+columns of W_x and the pentagon of five features in a plane is there to see. The feature
+picked in the menu is highlighted: its other ages (s ≠ k, coloured by role), its readout,
+its half-space and count. Only w_k for the others, not every age of every feature: ten
+features at k = 2 would be 60 arrows, and one arrow per feature stays readable at
+N_x = 5 and N_x = 10 (beyond `FEATURE_TRACES` features they share one trace and legend
+entry, their markers still coloured per feature).
 Everything is drawn in the canonical gauge (`tempsup.gauge`: the minimum-norm
 hidden basis, w_y along +h_1, kθ >= 0 for N_h = 2), because the arrows' lengths
 and angles depend on the hidden basis while a_s = w_yᵀw_s (the hover text, the
@@ -38,7 +45,15 @@ from tempsup.figures._common import (
     role,
 )
 from tempsup.figures.panel import MARGIN, Parts, Selection
-from tempsup.palette import HALF_SPACE, HALF_SPACE_EDGE, READOUT, ROLE_COLORS, ROLE_LABELS, ROLES
+from tempsup.palette import (
+    HALF_SPACE,
+    HALF_SPACE_EDGE,
+    READOUT,
+    ROLE_COLORS,
+    ROLE_LABELS,
+    ROLES,
+    feature_color,
+)
 
 # The drawn basis is the canonical gauge's (tempsup.gauge); lengths and angles depend on it.
 GAUGE_NOTE = {
@@ -48,6 +63,7 @@ GAUGE_NOTE = {
 ARROW_SIZE = 13
 RANGE_PAD = 1.15  # axes reach 15 % beyond the longest arrow of any frame
 LABEL_MIN = 0.05  # arrows shorter than this fraction of the axis range get no "s=…" label
+FEATURE_TRACES = 10  # up to this many features: one trace (and legend entry) per feature
 
 
 # ---- data: every frame of the selected seed and feature --------------------------------
@@ -65,13 +81,17 @@ def prepare(sel: Selection) -> dict[str, Any]:
     b = run["b_y"][:, s, f].astype(float) if cfg.bias else np.zeros(len(w))  # (F,)
     a = np.einsum("fh,fnh->fn", w_y, w)  # (F, n): a_s = w_yᵀ w_s
     free = geometry.interference_free(a[..., None, None], b[:, None])[..., 0, 0]  # (F, n)
-    pts, ry = _coords(w, w_y, cfg.k, cfg.tied)  # (F, n, d), (F, d)
-    scale = max(float(np.abs(pts).max(initial=0.0)), float(np.abs(ry).max(initial=0.0)))
+    w_k = np.swapaxes(W_s[:, cfg.k], -1, -2)  # (F, N_x, N_h): every feature's w_k
+    pts, ry, k_pts = _coords(w, w_y, cfg.k, cfg.tied, w_k)  # (F, n, d), (F, d), (F, N_x, d)
+    drawn = [pts, ry] + ([k_pts] if cfg.inputs > 1 else [])
+    scale = max(float(np.abs(x).max(initial=0.0)) for x in drawn)
     R = RANGE_PAD * scale if scale > 0 else 1.0
     norm = np.linalg.norm(w, axis=-1)  # (F, n): ‖w_s‖ in the canonical gauge
+    # every feature's own a_k = w_y(j)ᵀw_k(j) and ‖w_k(j)‖, for the hover of its arrow
+    k_a = np.einsum("fhj,fjh->fj", cw["W_y"], w_k)  # (F, N_x)
     return {
         "w": w, "w_y": w_y, "b": b, "a": a, "free": free, "pts": pts, "ry": ry, "R": R,
-        "norm": norm,
+        "norm": norm, "k_pts": k_pts, "k_a": k_a, "k_norm": np.linalg.norm(w_k, axis=-1),
     }  # fmt: skip
 
 
@@ -79,18 +99,26 @@ def _mode(n_h: int) -> str:
     return "2d" if n_h <= 2 else "3d" if n_h == 3 else "projection"
 
 
-def _coords(w: np.ndarray, w_y: np.ndarray, k: int, tied: bool) -> tuple[np.ndarray, np.ndarray]:
-    """Drawing coordinates of directions (F, n, d) and readout (F, d), d = 2 or 3."""
+def _coords(
+    w: np.ndarray, w_y: np.ndarray, k: int, tied: bool, extra: np.ndarray | None = None
+) -> tuple[np.ndarray, ...]:
+    """Drawing coordinates of directions (F, n, d) and readout (F, d), d = 2 or 3, and,
+    given `extra` (F, m, N_h) (other features' vectors), theirs (F, m, d) in the same
+    drawing: the projection is the selected feature's."""
     n_h = w.shape[-1]
     if n_h == 1:  # the hidden state is a line: draw it as the x axis
-        return np.concatenate([w, np.zeros_like(w)], -1), np.concatenate(
-            [w_y, np.zeros_like(w_y)], -1
-        )
+        out = [np.concatenate([v, np.zeros_like(v)], -1) for v in (w, w_y)]
+        if extra is not None:
+            out.append(np.concatenate([extra, np.zeros_like(extra)], -1))
+        return tuple(out)
     if n_h <= 3:
-        return w, w_y
+        return (w, w_y) if extra is None else (w, w_y, extra)
     fixed = second_axis(w[-1], w_y[-1], k, tied)  # one vector for every frame
     bases = np.stack([_plane_basis(w_y[i], w[i], k, fixed) for i in range(len(w))])  # (F, 2, N_h)
-    return np.einsum("fch,fnh->fnc", bases, w), np.einsum("fch,fh->fc", bases, w_y)
+    out = [np.einsum("fch,fnh->fnc", bases, w), np.einsum("fch,fh->fc", bases, w_y)]
+    if extra is not None:
+        out.append(np.einsum("fch,fnh->fnc", bases, extra))
+    return tuple(out)
 
 
 def second_axis(w: np.ndarray, w_y: np.ndarray, k: int, tied: bool) -> np.ndarray:
@@ -184,8 +212,14 @@ def plane_in_cube(R: float, n: np.ndarray, b: float) -> np.ndarray:
 # ---- traces ---------------------------------------------------------------------------
 
 
-def _roles(k: int) -> list[str]:
-    return [r for r in ROLES if r != "intermediate" or k > 0]
+def _roles(k: int, inputs: int = 1) -> list[str]:
+    """The role traces of the selected feature; with vector input its w_k is drawn with
+    the other features' (in its feature colour), so "output" is not among them."""
+    return [r for r in ROLES if (r != "intermediate" or k > 0) and (r != "output" or inputs == 1)]
+
+
+def _n_feature_traces(inputs: int) -> int:
+    return 0 if inputs == 1 else inputs if inputs <= FEATURE_TRACES else 1
 
 
 def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
@@ -197,13 +231,17 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
     out: list[dict[str, Any]] = []
     if cfg.relu_readout:
         out.append(_half_space_3d(R, ry, b, cfg.bias) if is3d else _half_space_2d(R, ry, b, cfg))
-    for r in _roles(k):
+    for r in _roles(k, cfg.inputs):
         ages = [s for s in range(len(pts)) if role(s, k) == r]
-        out.append(_arrows(r, ages, pts, a, d["norm"][frame], R, is3d))
+        out.append(_arrows(r, ages, pts, a, d["norm"][frame], R, is3d, cfg.inputs > 1))
+    if cfg.inputs > 1:
+        out += _feature_arrows(sel, d, frame, is3d)
     out.append(_readout(ry, cfg.tied, is3d))
     if cfg.relu_readout:
         n_free = int(sum(free[s] for s in range(len(pts)) if s != k))
         text = f"{n_free} of {len(pts) - 1} directions in the interference-free half-space"
+        if cfg.inputs > 1:
+            text = f"{feature_name(sel.feature)}: {text}"
         if k > 0:
             text += f"<br>({int(free[:k].sum())} of {k} intermediate)"
         if is3d:  # a 3-D scene has no fixed corner: the count goes into the legend entry
@@ -253,10 +291,18 @@ def _half_space_3d(R: float, ry: np.ndarray, b: float, bias: bool) -> dict[str, 
 
 
 def _arrows(
-    r: str, ages: list[int], pts: np.ndarray, a: np.ndarray, norm: np.ndarray, R: float, is3d: bool
+    r: str,
+    ages: list[int],
+    pts: np.ndarray,
+    a: np.ndarray,
+    norm: np.ndarray,
+    R: float,
+    is3d: bool,
+    of_picked: bool = False,
 ) -> dict:
     """One trace per role: a segment origin → w_s per age, separated by gaps; the hover
-    gives a_s (gauge-free) and ‖w_s‖ (canonical gauge, the full vector when projected)."""
+    gives a_s (gauge-free) and ‖w_s‖ (canonical gauge, the full vector when projected).
+    `of_picked`: with vector input, these are the highlighted feature's other ages."""
     dims = ("x", "y", "z")[: pts.shape[-1]]
     coords: dict[str, list] = {c: [] for c in dims}
     text, size, custom = [], [], []
@@ -272,7 +318,7 @@ def _arrows(
         "type": "scatter3d" if is3d else "scatter",
         **coords,
         "mode": "lines+markers+text",
-        "name": ROLE_LABELS[r],
+        "name": ("highlighted feature: " if of_picked else "") + ROLE_LABELS[r],
         "legendgroup": r,
         "line": {"color": color, "width": 3 if r != "old" else 2},
         "text": text,
@@ -288,6 +334,70 @@ def _arrows(
     else:
         trace["marker"] = {"size": size, "color": color, "symbol": "arrow", "angleref": "previous"}
     return trace
+
+
+def _feature_arrows(
+    sel: Selection, d: dict[str, Any], frame: int, is3d: bool
+) -> list[dict[str, Any]]:
+    """Every feature's w_k, each in its own colour and labelled with its letter; the
+    highlighted feature's arrow is the thicker. One trace per feature up to
+    `FEATURE_TRACES` features, else one trace whose markers carry the colours."""
+    k, n_x = sel.config.k, sel.config.inputs
+    pts, ka, kn, R = d["k_pts"][frame], d["k_a"][frame], d["k_norm"][frame], d["R"]
+    dims = ("x", "y", "z")[: pts.shape[-1]]
+
+    def segment(js: list[int]) -> dict[str, Any]:
+        coords: dict[str, list] = {c: [] for c in dims}
+        text, size, custom, colors = [], [], [], []
+        for j in js:
+            for c, dim in enumerate(dims):
+                coords[dim] += [0.0, rnd(pts[j, c]), None]
+            short = np.linalg.norm(pts[j]) < LABEL_MIN * R
+            text += ["", "" if short else feature_name(j), ""]
+            size += [0, ARROW_SIZE if not is3d else 5, 0]
+            custom += [[None] * 3, [feature_name(j), rnd(ka[j]), rnd(kn[j])], [None] * 3]
+            colors += [feature_color(j)] * 3
+        return {
+            "type": "scatter3d" if is3d else "scatter",
+            **coords,
+            "mode": "lines+markers+text",
+            "text": text,
+            "textposition": "top center",
+            "customdata": custom,
+            "hovertemplate": f"feature %{{customdata[0]}}, s = k = {k}: w<sub>y</sub>ᵀw<sub>k</sub>"
+            " = %{customdata[1]} (its own readout, gauge-free)<br>‖w<sub>k</sub>‖ = "
+            "%{customdata[2]} (canonical gauge)<extra></extra>",
+            "legendgroup": "features",
+            "marker": {"size": size, "color": colors, "symbol": "diamond" if is3d else "arrow"},
+            "_colors": colors,
+        }
+
+    groups = [[j] for j in range(n_x)] if n_x <= FEATURE_TRACES else [list(range(n_x))]
+    out = []
+    for js in groups:
+        t = segment(js)
+        colors = t.pop("_colors")
+        one = len(js) == 1
+        color = colors[0] if one else "#9A9A9A"
+        picked = one and js[0] == sel.feature
+        # two legend entries, not ten: the highlighted feature's, and one for the others
+        # (each arrow carries its letter; clicking the entry hides or shows them all)
+        first_other = js[0] == (1 if sel.feature == 0 else 0)
+        t["name"] = (
+            f"w<sub>k</sub> of {feature_name(js[0])} (highlighted)"
+            if picked
+            else "w<sub>k</sub> of the other features (lettered)"
+            if one
+            else f"w<sub>k</sub> of each of the {n_x} features (lettered)"
+        )
+        t["legendgroup"] = "picked" if picked else "features"
+        t["showlegend"] = picked or first_other or not one
+        t["line"] = {"color": color, "width": 4.5 if picked else 2.5}
+        t["textfont"] = {"color": color if one else colors[1::3], "size": 12 if picked else 11}
+        if not is3d:
+            t["marker"]["angleref"] = "previous"
+        out.append(t)
+    return out
 
 
 def _readout(ry: np.ndarray, tied: bool, is3d: bool) -> dict[str, Any]:
@@ -344,7 +454,10 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
     mode = _mode(cfg.hidden)
     title = f"Feature directions w<sub>s</sub>, s = 0…{n - 1} (k = {cfg.k})"
     if cfg.inputs > 1:
-        title += f", feature {feature_name(sel.feature)}"
+        title = (
+            f"w<sub>k</sub> of all {cfg.inputs} features (k = {cfg.k}); "
+            f"{feature_name(sel.feature)}: every w<sub>s</sub>, s = 0…{n - 1}"
+        )
     note = {
         "2d": MODEL_NAMES[cfg.model],
         "3d": f"{MODEL_NAMES[cfg.model]}; drag to rotate",
@@ -380,6 +493,11 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
                 "constrain": "domain",
             },
         }
-    n_traces = len(_roles(cfg.k)) + 1 + cfg.relu_readout * (1 if mode == "3d" else 2)
+    n_traces = (
+        len(_roles(cfg.k, cfg.inputs))
+        + _n_feature_traces(cfg.inputs)
+        + 1
+        + cfg.relu_readout * (1 if mode == "3d" else 2)
+    )
     extra = {"margin": {**MARGIN, "t": 130}} if mode == "projection" else {}
     return Parts(title=title, axes=axes, moving=tuple(range(n_traces)), extra=extra)

@@ -4,8 +4,11 @@ Scalar input: bars of a_s = w_yᵀw_s against s, coloured by role, the s = k bar
 outlined, a dashed mark at the target a_k = 1 and, for a ReLU readout, the
 interference-free band a_s + b ≤ 0 shaded (those inputs cost nothing).
 Vector input: the heatmap of W_yᵀW_s at s = k (readout i × input feature j) on
-a diverging scale centred at 0; the paper's claim is a positive diagonal and
-everything else ≤ 0. These projections are gauge invariant (geometry.py), so
+a diverging scale centred at 0. The paper expects a positive diagonal and everything
+else ≤ 0; the subtitle says what this run's last frame shows instead of repeating that
+(`heatmap_summary`: how many diagonal entries are positive, how many off-diagonal ones
+are, the largest), counted on the values as the cells print them, so it cannot sit above
+entries that contradict it. These projections are gauge invariant (geometry.py), so
 they can be compared across runs even with a free readout.
 """
 
@@ -110,13 +113,45 @@ def _heatmap(sel: Selection, A: np.ndarray, frame: int) -> dict[str, Any]:
     return trace
 
 
+CELL_DIGITS = 2  # the heatmap prints each cell to 2 decimals; the subtitle counts the same
+
+
+def heatmap_summary(M: np.ndarray) -> dict[str, Any]:
+    """What a W_yᵀW_k heatmap (N_x, N_x) shows, counted on its cells as printed
+    (`CELL_DIGITS` decimals): positive diagonal entries, positive off-diagonal ones, the
+    largest off-diagonal entry."""
+    shown = np.round(np.asarray(M, dtype=float), CELL_DIGITS)
+    n = len(shown)
+    off = shown[~np.eye(n, dtype=bool)]
+    return {
+        "n": n,
+        "diagonal_positive": int((np.diag(shown) > 0).sum()),
+        "off_positive": int((off > 0).sum()),
+        "off_total": int(off.size),
+        "largest_off": float(off.max()) if off.size else 0.0,
+    }
+
+
+def heatmap_subtitle(M: np.ndarray, step: int) -> str:
+    """The heatmap's subtitle: what its cells (last frame, `step`) show, in words."""
+    h = heatmap_summary(M)
+    text = f"last frame (step {step}): diagonal {h['diagonal_positive']} of {h['n']} positive; "
+    if h["off_positive"] == 0:
+        return text + "every off-diagonal entry ≤ 0"
+    return (
+        text + f"{h['off_positive']} of {h['off_total']} off-diagonal > 0, "
+        f"largest {h['largest_off']:.{CELL_DIGITS}f}"
+    )
+
+
 def parts(sel: Selection, A: np.ndarray) -> Parts:
     cfg = sel.config
     k = cfg.k
     if cfg.inputs > 1:
+        step = int(sel.run["step"][-1])
         return Parts(
             title=f"Projections W<sub>y</sub>ᵀW<sub>s</sub> at s = k = {k}"
-            "<br><sup>claim: positive diagonal, everything else ≤ 0</sup>",
+            f"<br><sup>{heatmap_subtitle(A[-1, k], step)}</sup>",
             axes={
                 "xaxis": {
                     "title": {"text": "input feature j"},
