@@ -222,17 +222,28 @@
       },
 
       // The link to exactly this view: the config, then the seed shown and the frame
-      // (1-based, as the label counts) once a run is on screen (app/urlstate.py).
-      share_link: function (search, frame, job, view) {
+      // (1-based, as the label counts) once a run is on screen, and the feature shown
+      // when there are several, named as the menu names it (app/urlstate.py).
+      share_link: function (search, frame, job, view, feature, features) {
         const params = new URLSearchParams((search || "").replace(/^\?/, ""));
         params.delete("view_seed");
         params.delete("frame");
+        params.delete("feature");
         if (view && view.n && job && job.key === view.key && typeof job.seed === "number") {
           params.set("view_seed", String(job.seed));
           params.set("frame", String(clampFrame(frame, view.n) + 1));
         }
+        if (typeof feature === "number" && (features || []).length > 1) {
+          // A, B, … Z, x26, … (app/urlstate.py feature_name)
+          params.set("feature", feature < 26 ? String.fromCharCode(65 + feature) : "x" + feature);
+        }
         const query = params.toString();
         return window.location.origin + window.location.pathname + (query ? "?" + query : "");
+      },
+
+      // × on a notice (app/controls.py notice) empties it.
+      dismiss: function () {
+        return "";
       },
 
       client_id: function (pathname, current) {
