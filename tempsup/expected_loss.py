@@ -188,6 +188,7 @@ def network_expected_loss(
     n_seq: int = MC_SEQUENCES,
     seed: int = MC_SEED,
     low_orders: Deltas | None = None,
+    memo: bool = True,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Stratified Monte Carlo E[L] and its standard error, each of shape of the leading axes.
 
@@ -196,7 +197,8 @@ def network_expected_loss(
     weights always give the same estimate. `low_orders`, the importance-weighted
     Δ of `tempsup.relu_terms.analyse`, makes the strata K <= 2 exact and serves
     as the control variate (module docstring); without it every stratum K >= 1
-    is sampled plainly (an independent check).
+    is sampled plainly (an independent check). `memo=False` does not keep the sequences
+    (`refine`'s, used once).
     """
     W_x, W_h, W_y = (np.asarray(w, dtype=float) for w in (W_x, W_h, W_y))
     n_h, n_x = W_x.shape[-2:]
@@ -223,7 +225,8 @@ def network_expected_loss(
         return exact + np.zeros(lead), np.zeros(lead)
     sizes = np.array([n for _, _, n in strata])
     probs = np.array([w for _, w, _ in strata])
-    order, xt, started, by_start = _sequences(tuple(strata), T, n_x, dist, seed)
+    sequences = _sequences if memo else _sequences.__wrapped__
+    order, xt, started, by_start = sequences(tuple(strata), T, n_x, dist, seed)
     losses = np.empty(lead + (xt.shape[-1],))
     losses[..., by_start] = _sequence_losses(W_x, W_h, W_y, b, xt, started, k, imp, act_h, act_y)
     if r1 is not None:  # control variate: the expansion on these slots, its mean added back
@@ -255,23 +258,22 @@ def refine(
     T: int,
     importance: np.ndarray | None,
     low_orders: Deltas | None,
-    chunks: int,
-    first: int = 0,
+    chunk: int,
+    chunks: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """More Monte Carlo samples of `network_expected_loss` (ReLU hidden and readout): the
-    estimates and standard errors of chunks `first` … `first + chunks − 1`, (chunks, lead)
-    each. Chunk c uses the fixed seed REFINE_SEED + c, independent of the frames' own
-    sequences (MC_SEED); `pooled` combines them. Used to tell apart seeds whose frame
-    estimates lie within a standard error of each other (`tempsup.run.choose_best`)."""
-    means, ses = [], []
-    for c in range(first, first + chunks):
-        m, s = network_expected_loss(
-            W_x, W_h, W_y, b_y, k, p, dist, T, importance,
-            seed=REFINE_SEED + c, low_orders=low_orders,
-        )  # fmt: skip
-        means.append(m)
-        ses.append(s)
-    return np.array(means), np.array(ses)
+    """Another `chunks` × MC_SEQUENCES sequences of `network_expected_loss` (ReLU hidden
+    and readout) as one estimate and its standard error, each of the leading axes' shape.
+
+    Chunk number `chunk` uses the fixed seed REFINE_SEED + chunk, independent of the
+    frames' own sequences (MC_SEED), so a refined estimate is the same in every process;
+    `pooled` combines chunks. Its sequences are not memoised (they are large and used once).
+    Used to tell apart seeds whose frame estimates lie within a standard error of each
+    other (`tempsup.run.choose_best`).
+    """
+    return network_expected_loss(
+        W_x, W_h, W_y, b_y, k, p, dist, T, importance, n_seq=chunks * MC_SEQUENCES,
+        seed=REFINE_SEED + chunk, low_orders=low_orders, memo=False,
+    )  # fmt: skip
 
 
 def pooled(means: np.ndarray, ses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -70,6 +70,7 @@ TIE_Z = 2.0
 EXACT_REL = {"linear": 1e-6, "ssm": expected_loss_.SSM_REL_ERROR}
 REFINE_SECONDS = 4.0  # what refining the best seed's Monte Carlo estimate may cost, at most
 REFINE_ROUND = 8  # chunks of sequences per round of refinement, between eliminations
+REFINE_COST = 4.0  # measured seconds of a refinement chunk over `tempsup.budget`'s estimate
 
 
 def _stale(config: RunConfig, version: int) -> bool:
@@ -288,10 +289,14 @@ def _choose_best(config: RunConfig, arrays: dict[str, np.ndarray]) -> BestSeed:
         loss = np.asarray(arrays["loss"][-1], dtype=float)
         best = int(np.nanargmin(loss)) if np.isfinite(loss).any() else 0
         return BestSeed(best, "measured", float(loss[best]))
-    if not (se > 0).any():
-        best = int(np.argmin(value))
-        rel = (value - value[best]) / max(abs(value[best]), 1e-12)
-        return _tied(best, "expected", value, rel, rel <= EXACT_REL.get(config.model, 1e-6))
+    if not (se > 0).any():  # exact: seeds equal within its accuracy are tied, and the
+        # measured loss picks among them (the same solution, e.g. the linear optimum)
+        low = value.min()
+        rel = (value - low) / max(abs(low), 1e-12)
+        close = rel <= EXACT_REL.get(config.model, 1e-6)
+        loss = np.where(close, np.asarray(arrays["loss"][-1], dtype=float), np.inf)
+        best = int(np.argmin(loss)) if np.isfinite(loss).any() else int(np.argmin(value))
+        return _tied(best, "expected", value, rel, close)
     t0 = time.perf_counter()
     value, se, sequences = _refined(config, arrays, value, se)
     best = int(np.argmin(value))
@@ -306,7 +311,7 @@ def _tied(
     error: float = 0.0,
 ) -> BestSeed:  # fmt: skip
     others = [int(s) for s in np.argsort(value, kind="stable") if close[s] and s != best]
-    gap = max((float(rel[s]) for s in others), default=0.0)
+    gap = max((abs(float(rel[s] - rel[best])) for s in others), default=0.0)
     return BestSeed(best, criterion, float(value[best]), error, tuple(others), gap)
 
 
@@ -314,41 +319,44 @@ def _refined(
     config: RunConfig, arrays: dict[str, np.ndarray], value: np.ndarray, se: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """The final frame's estimates with the seeds near the lowest refined: more sequences
-    in rounds, dropping a seed once it is TIE_Z standard errors above the lowest, within
-    REFINE_SECONDS (estimated beforehand by `tempsup.budget`). Returns the estimates,
-    their standard errors, and the sequences behind each refined one (0: none refined)."""
+    in rounds of REFINE_ROUND chunks, dropping a seed once it is TIE_Z standard errors
+    above the lowest, as many rounds as `tempsup.budget` estimates to fit in
+    REFINE_SECONDS (an estimate, not a clock: the choice must not depend on the machine).
+    Returns the estimates, their standard errors, and the sequences behind the refined
+    ones (0: none refined)."""
     value, se = value.copy(), se.copy()
     alive = np.flatnonzero(value - value.min() <= TIE_Z * np.hypot(se, se[np.argmin(value)]))
     if len(alive) < 2:
         return value, se, 0
-    per_chunk = budget.frame_seconds(config)[1] / max(config.seeds, 1)  # one seed, one chunk
-    affordable = int(REFINE_SECONDS / max(per_chunk * len(alive), 1e-9))
-    chunks = min(expected_loss_.REFINE_CHUNKS, affordable // REFINE_ROUND * REFINE_ROUND)
+    t_terms, t_expected = (t / max(config.seeds, 1) for t in budget.frame_seconds(config))
+    affordable = (REFINE_SECONDS / len(alive) - t_terms) / (REFINE_COST * t_expected)
+    chunks = min(expected_loss_.REFINE_CHUNKS, int(affordable) // REFINE_ROUND * REFINE_ROUND)
     if chunks < REFINE_ROUND:
         return value, se, 0
     p = config.p_at(int(arrays["step"][-1]))
     importance = np.asarray(importance_weights(config))
-    means: dict[int, list[np.ndarray]] = {int(s): [] for s in alive}
-    errors: dict[int, list[np.ndarray]] = {int(s): [] for s in alive}
+    weights = [np.asarray(arrays[n][-1], dtype=float) for n in ("W_x", "W_h", "W_y", "b_y")]
+    bias = weights[3] if config.bias else None
+    _, deltas = relu_terms.analyse(
+        *(w[alive] for w in weights[:3]), None if bias is None else bias[alive],
+        config.k, p, config.input_dist, config.seq_len, config.relu_hidden, importance,
+    )  # fmt: skip
+    rows = {int(s): i for i, s in enumerate(alive)}  # row of each candidate in `deltas`
+    rounds: dict[int, list[tuple[float, float]]] = {s: [] for s in rows}
     done = 0
     while done < chunks and len(alive) > 1:
-        w = [np.asarray(arrays[n][-1][alive], dtype=float) for n in ("W_x", "W_h", "W_y", "b_y")]
-        bias = w[3] if config.bias else None
-        _, deltas = relu_terms.analyse(
-            w[0], w[1], w[2], bias, config.k, p, config.input_dist, config.seq_len,
-            config.relu_hidden, importance,
-        )  # fmt: skip
+        idx = [rows[int(s)] for s in alive]
         m, e = expected_loss_.refine(
-            w[0], w[1], w[2], bias, config.k, p, config.input_dist, config.seq_len,
-            importance, deltas, REFINE_ROUND, done,
+            *(w[alive] for w in weights[:3]), None if bias is None else bias[alive],
+            config.k, p, config.input_dist, config.seq_len, importance,
+            relu_terms.Deltas(*(d[idx] for d in deltas)), done, REFINE_ROUND,
         )  # fmt: skip
         done += REFINE_ROUND
         for i, s in enumerate(alive):
-            means[int(s)].append(m[:, i])
-            errors[int(s)].append(e[:, i])
-            value[s], se[s] = expected_loss_.pooled(
-                np.concatenate(means[int(s)]), np.concatenate(errors[int(s)])
-            )
+            rounds[int(s)].append((float(m[i]), float(e[i])))
+            got = np.array(rounds[int(s)])  # (rounds, 2): estimate, standard error
+            v, err = expected_loss_.pooled(got[:, 0], got[:, 1])
+            value[s], se[s] = float(v), float(err)
         low = alive[np.argmin(value[alive])]
         alive = alive[value[alive] - value[low] <= TIE_Z * np.hypot(se[alive], se[low])]
     return value, se, done * expected_loss_.MC_SEQUENCES
