@@ -18,29 +18,53 @@ import numpy as np
 from tempsup import figures
 from tempsup.bows import figures as bows_figures
 from tempsup.figures.panel import PanelSet
-from tempsup.run import Run
+from tempsup.run import Run, percent, recent_loss
 
 RNN = figures.PANEL_SET
 PANEL_NAMES = RNN.names
 
 
 def choose_seed(run: Run, requested: int | None) -> int:
-    """The requested seed if it exists, else the best one so far."""
+    """The requested seed if it exists, else the best one (`Run.best_seed`)."""
     n_seeds = run["loss"].shape[1]
     if isinstance(requested, int) and 0 <= requested < n_seeds:
         return requested
     return run.best
 
 
-def seed_options(run: Run) -> list[dict[str, Any]]:
-    """Dropdown options: every seed with its final loss, successes ticked."""
+def seed_options(run: Run, picked: int | None = None) -> list[dict[str, Any]]:
+    """Dropdown options of a finished run: every seed with its final loss, successes
+    ticked; the label of the best says why it is best (`Run.best_seed`), seeds it cannot
+    be told apart from say so, and a seed the user picked says that."""
     success = run.success
-    best = run.best
+    choice = run.best_seed
     options = []
     for s, loss in enumerate(run.final_loss):
         mark = "✓" if success[s] else "✗"
-        star = " (best)" if s == best else ""
-        options.append({"label": f"seed {s}{star}: loss {loss:.4g} {mark}", "value": s})
+        if s == choice.seed:
+            tie = f"; tied with {', '.join(map(str, choice.tied))}" if choice.tied else ""
+            why = f" — best ({choice.reason}{tie})"
+        elif s in choice.tied:
+            why = f" — tied with best (within {percent(choice.gap)})"
+        else:
+            why = ""
+        if s == picked and s != choice.seed:
+            why += " — your pick"
+        options.append({"label": f"seed {s}{why}: loss {loss:.4g} {mark}", "value": s})
+    return options
+
+
+def streaming_options(run: Run, shown: int, picked: bool = False) -> list[dict[str, Any]]:
+    """Dropdown options while a job streams: every seed with its recent loss
+    (`tempsup.run.recent_loss`); the one shown says why: it leads now, or it is the
+    user's pick."""
+    recent = recent_loss(run["loss"])
+    options = []
+    for s, loss in enumerate(recent):
+        why = ""
+        if s == shown:
+            why = " — your pick" if picked else " — leading now (lowest recent loss)"
+        options.append({"label": f"seed {s}{why}: recent loss {loss:.4g}", "value": s})
     return options
 
 
@@ -103,6 +127,23 @@ def shared_parts(run: Any, seed: int, feature: int, figs: PanelSet = RNN) -> dic
         "layouts": {p: figs.panel_layout(p, run, seed, feature) for p in figs.names},
         "base": {p: figs.frame_traces(p, run, seed, -1, feature) for p in figs.names},
         "moving": {p: figs.moving_traces(p, run, seed, feature) for p in figs.names},
+    }
+
+
+def stream_view(run: Any, seed: int, feature: int = 0, figs: PanelSet = RNN) -> dict[str, Any]:
+    """The whole store for the frames a job has streamed so far, for one seed: what the
+    page switches to when another seed takes the lead (`tempsup.run.leading_seed`). Not
+    lean and not cached: the run is still growing."""
+    return {
+        "key": run.config.key,
+        "seed": seed,
+        "feature": feature,
+        "n": run.n_frames,
+        "steps": [int(s) for s in np.asarray(run["step"])],
+        "message": "",
+        "frames": frame_data(run, seed, feature, 0, figs),
+        "summaries": status_lines(run, seed, feature, 0, figs),
+        **shared_parts(run, seed, feature, figs),
     }
 
 

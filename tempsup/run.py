@@ -20,6 +20,7 @@ format other tools read (README, "Run file format"):
     expected_loss_se (F, M)     its Monte Carlo standard error (0 unless `rnn`)
     success  (M,)               seed reached (close to) the best seed's loss
     best     ()                 index of the best seed (`Run.best_seed`: lowest expected loss)
+    best_seed ()                JSON: the choice, why, and the seeds tied with it
     config   ()                 the RunConfig as JSON
 
 The seed axis is always present (size 1 for a single seed), so readers never
@@ -36,6 +37,7 @@ was not computed (large models), on the measured loss, saying so.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
@@ -70,6 +72,9 @@ TIE_Z = 2.0
 EXACT_REL = {"linear": 1e-6, "ssm": expected_loss_.SSM_REL_ERROR}
 REFINE_SECONDS = 4.0  # what refining the best seed's Monte Carlo estimate may cost, at most
 REFINE_ROUND = 8  # chunks of sequences per round of refinement, between eliminations
+# Version of the best-seed rule a file's `best_seed` was made by: a file of another (or
+# none) has its choice made again on load.
+BEST_VERSION = 1
 REFINE_COST = 4.0  # measured seconds of a refinement chunk over `tempsup.budget`'s estimate
 
 
@@ -244,6 +249,24 @@ class BestSeed:
         d = asdict(self)
         return {**d, "tied": list(self.tied), "reason": self.reason, "tie": self.tie_text}
 
+    @classmethod
+    def from_json(cls, text: str, n_seeds: int) -> BestSeed | None:
+        """The choice a run file stored (`to_dict` + "version"), or None when it was made
+        by another rule or does not fit the run (then it is made again)."""
+        try:
+            d = json.loads(text)
+            if d.get("version") != BEST_VERSION:
+                return None
+            out = cls(
+                int(d["seed"]), str(d["criterion"]), float(d["value"]), float(d["error"]),
+                tuple(int(s) for s in d["tied"]), float(d["gap"]), int(d["sequences"]),
+                float(d["seconds"]),
+            )  # fmt: skip
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return None
+        ok = all(0 <= s < n_seeds for s in out.seeds) and len(set(out.seeds)) == len(out.seeds)
+        return out if ok and out.criterion in ("expected", "estimated", "measured") else None
+
 
 def seed_list(seeds: Sequence[int]) -> str:
     """'seed 3', 'seeds 3 and 5', 'seeds 3, 5 and 6'."""
@@ -257,6 +280,38 @@ def percent(fraction: float) -> str:
     """A small relative gap as a percentage with two significant digits ('0.12 %')."""
     value = 100 * fraction
     return "0 %" if value == 0 else f"{value:.2g} %" if value >= 0.01 else "< 0.01 %"
+
+
+# ---- while a job streams: the seed that leads now -------------------------------------
+
+LEAD_WINDOW = 5  # frames whose mean loss ranks the seeds while training (smooths batch noise)
+LEAD_MARGIN = 0.05  # a challenger takes over when its recent loss is this fraction lower
+
+
+def recent_loss(loss: np.ndarray, window: int = LEAD_WINDOW) -> np.ndarray:
+    """Each seed's mean measured loss over the last `window` frames: (F, M) -> (M,)."""
+    loss = np.asarray(loss, dtype=float)
+    with np.errstate(invalid="ignore"):
+        tail = loss[-max(1, window) :]
+        n = np.isfinite(tail).sum(axis=0)
+        return np.where(n > 0, np.nansum(tail, axis=0) / np.maximum(n, 1), np.inf)
+
+
+def leading_seed(
+    loss: np.ndarray,
+    current: int | None = None,
+    window: int = LEAD_WINDOW,
+    margin: float = LEAD_MARGIN,
+) -> int:
+    """The seed to show while a run streams: the lowest recent loss (`recent_loss`), but
+    the seed already shown (`current`) stays until another is lower by `margin` of its
+    loss, so the view does not flicker between seeds that are level. The finished run
+    shows `Run.best` instead, chosen on the expected loss."""
+    recent = recent_loss(loss, window)
+    lead = int(np.argmin(recent))
+    if current is None or not 0 <= current < recent.size or not np.isfinite(recent[current]):
+        return lead
+    return lead if recent[lead] < (1.0 - margin) * recent[current] else int(current)
 
 
 _BEST: OrderedDict[str, BestSeed] = OrderedDict()  # by the final frame's content
@@ -435,6 +490,7 @@ class Run(_files.RunFile):
             **self.arrays,
             success=self.success,
             best=self.best,
+            best_seed=json.dumps({**self.best_seed.to_dict(), "version": BEST_VERSION}),
             config=self.config.to_json(),
             derived_version=DERIVED_VERSION,
         )
@@ -444,9 +500,10 @@ class Run(_files.RunFile):
         stored = [n for n in ARRAYS if n not in DERIVED]
         config, arrays = _files.read_run(
             data, source, stored, "tempsup run file", RunConfig.from_dict,
-            optional=(*DERIVED, "derived_version"),
+            optional=(*DERIVED, "derived_version", "best_seed"),
         )  # fmt: skip
         version = int(arrays.pop("derived_version", 1))
+        stored_best = arrays.pop("best_seed", None)
         for name, arr in arrays.items():
             kind = "iu" if name == "step" else "fiu"
             if arr.dtype.kind not in kind:
@@ -464,7 +521,8 @@ class Run(_files.RunFile):
         _files.check_shapes(source, arrays, expect)
         if n_frames == 0:
             raise TempsupError(f"{source}: holds no frames")
-        if _stale(config, version) or not all(n in arrays for n in DERIVED):  # recompute
+        recompute = _stale(config, version) or not all(n in arrays for n in DERIVED)
+        if recompute:
             w = [arrays[n].astype(float) for n in ("W_x", "W_h", "W_y", "b_y")]
             per_frame = [
                 derived(config, step, *(x[f] for x in w)) for f, step in enumerate(arrays["step"])
@@ -480,4 +538,9 @@ class Run(_files.RunFile):
                 "expected_loss_se": (n_frames, n_seeds),
             },
         )
-        return cls(config, arrays)
+        run = cls(config, arrays)
+        if stored_best is not None and not recompute:  # the choice made when it was saved
+            best = BestSeed.from_json(str(stored_best), n_seeds)
+            if best is not None:
+                run.__dict__["best_seed"] = best  # primes the cached_property
+        return run

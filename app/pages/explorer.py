@@ -11,10 +11,12 @@ opened) → `show_config` serves a cached run at once, joins a job that is alrea
 training, or (for a link) submits one. While a job runs, the widget's poll reads the
 frames past the cursor and appends their figure data to the view store with
 `dash.Patch` — never resending what the browser already has, each frame with its own
-status line. When the job ends (done, or cancelled with its frames kept) the whole run
-replaces the stream, showing the best seed unless the user picked one (the seed menu, or
-a share link's `view_seed`). Training happens in the worker processes; this module never
-imports torch.
+status line. While it streams, the page shows the seed that leads now
+(`tempsup.run.leading_seed`: lowest recent loss, switching only when another is clearly
+ahead) and the seed menu says so. When the job ends (done, or cancelled with its frames
+kept) the whole run replaces the stream, showing the best seed (`Run.best_seed`) unless
+the user picked one (the seed menu, or a share link's `view_seed`). Training happens in
+the worker processes; this module never imports torch.
 """
 
 from __future__ import annotations
@@ -38,12 +40,14 @@ from app.view import (
     seed_options,
     shared_parts,
     status_lines,
+    stream_view,
+    streaming_options,
 )
 from tempsup.config import DEFAULTS, RunConfig
 from tempsup.errors import TempsupError
 from tempsup.figures import export_html
 from tempsup.jobs.record import JobState, JobStatus
-from tempsup.run import Run
+from tempsup.run import Run, leading_seed
 
 ACTIVE = (JobState.QUEUED, JobState.RUNNING)
 FINAL = (JobState.DONE.value, JobState.CANCELLED.value)  # runs that no longer change
@@ -263,13 +267,14 @@ def _finished(run: Run, status: JobStatus, seed: int | None, feature: int) -> tu
     """Outputs for a run that will not change (done, or cancelled with its frames kept):
     the whole view at once, polling off. `seed`: the user's choice, None for the best."""
     shown = choose_seed(run, seed)
-    job = job_store(status, run.n_frames, shown, picked=seed is not None and shown == seed)
+    picked = seed is not None and shown == seed
+    job = job_store(status, run.n_frames, shown, picked=picked)
     return (
         {**job, "view_feature": feature},
         full_view(run, shown, feature),
         True,
         job_status(status.key, status),
-        seed_options(run),
+        seed_options(run, shown if picked else None),
         shown,
         POLL_MS,
     )
@@ -355,11 +360,15 @@ POLL_OUTPUTS = (
     State(JOB, "data"),
     State(ids.CONFIG, "data"),
     State(ids.FEATURE_PICK, "value"),
+    State(ids.SEED_PICK, "value"),
     prevent_initial_call=True,
 )
-def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feature: Any):
-    """Append the frames that arrived since the cursor; when the job ends, show the whole
-    run (the best seed, unless the user picked one)."""
+def poll(
+    _n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feature: Any, menu: Any
+):
+    """Append the frames that arrived since the cursor, for the seed that leads now (or
+    the one the user picked in the menu); when the job ends, show the whole run (the best
+    seed, unless the user picked one)."""
     config = _config(store)
     if not isinstance(job, dict) or config is None or job.get("key") != config.key:
         # the user moved on: this poll belongs to an old job; show_config restarts it if needed
@@ -392,12 +401,22 @@ def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feat
     if len(frames) <= cursor:
         return (no_update, no_update, ended, bar, no_update, no_update, interval)
     run = Run.from_frames(config, frames)
-    seed = _picked_seed(job)
-    if seed is None or seed >= config.seeds:
-        # while streaming, the seed that leads at the first frames (the view is built
-        # for one seed); the best one replaces it when training ends
-        seed = _int_or_none(job.get("seed"))
-        seed = run.best if seed is None or seed >= config.seeds else seed
+    shown = _int_or_none(job.get("seed"))
+    shown = shown if shown is not None and 0 <= shown < config.seeds else None
+    picked = bool(job.get("picked")) and shown is not None
+    menu = _int_or_none(menu)
+    if cursor > 0 and menu is not None and menu != shown and 0 <= menu < config.seeds:
+        seed, picked = menu, True  # picked in the menu while the job streams
+    elif picked:
+        seed = shown
+    else:  # the seed that leads now, switching only when another is clearly ahead
+        seed = leading_seed(run["loss"], shown)
+    options = streaming_options(run, seed, picked)
+    new_job = {**job, "cursor": run.n_frames, "seed": seed, "picked": picked,
+               "state": status.state.value}  # fmt: skip
+    if cursor > 0 and seed != shown:  # another seed on screen: its frames from the first
+        view = stream_view(run, seed, feature)
+        return (view, new_job, ended, bar, options, seed, interval)
     view = Patch()
     if cursor == 0:
         view["key"] = config.key
@@ -410,8 +429,7 @@ def poll(_n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feat
     view["n"] = run.n_frames
     for name, value in shared_parts(run, seed, feature).items():
         view[name] = value
-    new_job = {**job, "cursor": run.n_frames, "seed": seed, "state": status.state.value}
-    return (view, new_job, ended, bar, no_update, no_update, interval)
+    return (view, new_job, ended, bar, options, seed, interval)
 
 
 @callback(
