@@ -91,6 +91,7 @@ def describe(run: Run, seed: int | str | None = None, frame: int = -1) -> dict[s
         "tied": cfg.tied,
         "seeds": int(run["loss"].shape[1]),
         "best": run.best,
+        "best_seed": run.best_seed.to_dict(),
         "seed": s,
         "succeeded": bool(run.success[s]),
         "frame": f,
@@ -133,6 +134,7 @@ def lines(d: dict[str, Any]) -> list[str]:
         f"N_h = {d['hidden']}, N_x = {d['inputs']}, T = {d['seq_len']}, {readout} readout",
         f"seed {d['seed']} of {d['seeds']} ({best}; {ok}), frame {d['frame']} of "
         f"0…{d['frames'] - 1} (step {d['step']})",
+        best_line(d["best_seed"]),
         "gauge-free (the same in every hidden basis):",
         f"  loss {_f(d['loss'])} measured, {expected} expected",
         f"  terms: task {_f(t['task'])}, mean correction {_f(t['mean_correction'])}, "
@@ -153,6 +155,12 @@ def lines(d: dict[str, Any]) -> list[str]:
         f"‖w_s‖ (s = 0…{len(d['norms']) - 1}): " + " ".join(_f(v, 3) for v in d["norms"]),
     ]
     return out
+
+
+def best_line(b: dict[str, Any]) -> str:
+    """How the best seed was chosen, and the seeds it cannot be told apart from."""
+    tie = f"; {b['tie']}: not told apart" if b["tie"] else ""
+    return f"best seed {b['seed']}: {b['reason']}{tie}"
 
 
 def _num(x: Any) -> float | None:
