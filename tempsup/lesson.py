@@ -30,7 +30,9 @@ class Step:
     `claims` are indices into the preset's claim results (in the order its
     checker returns them); `why` is a format string whose fields name them,
     `{c0[k_theta_deg]}` being the measured value `k_theta_deg` of the first
-    listed claim and `{c0.rate}` its "x of n seeds".
+    listed claim and `{c0.rate}` its "x of n seeds". `compare` lists the preset's run
+    labels a question compares (dense with sparse, k = 0 with larger k): the step animates
+    each of them side by side; empty means `run` alone.
     """
 
     slug: str
@@ -42,8 +44,16 @@ class Step:
     choices: tuple[str, ...]
     answer: int
     why: str
+    compare: tuple[str, ...] = ()
+
+    @property
+    def shown(self) -> tuple[str, ...]:
+        """The run labels the step animates: the compared runs, else its one run."""
+        return self.compare or (self.run,)
 
     def __post_init__(self) -> None:
+        if self.compare and self.run not in self.compare:
+            raise ValueError(f"step {self.slug}: run {self.run!r} is not among {self.compare}")
         if not 0 <= self.answer < len(self.choices):
             raise ValueError(f"step {self.slug}: answer {self.answer} is not one of the choices")
         fields = {f for _, f, _, _ in string.Formatter().parse(self.why) if f}
@@ -139,6 +149,7 @@ STEPS: tuple[Step, ...] = (
         title="The SSM's phase transition",
         preset="ssm-dense-vs-sparse",
         run="sparse",
+        compare=("dense", "sparse"),
         claims=(0, 1, 2),
         question=(
             "Compare the SSM trained on dense inputs (S = 0.3) with the one trained on sparse "
@@ -164,6 +175,7 @@ STEPS: tuple[Step, ...] = (
         title="The ReLU RNN forgets sharply",
         preset="relu-rnn-sharp-forgetting",
         run="tied",
+        compare=("linear", "tied"),
         claims=(0, 1),
         question=(
             "A linear RNN forgets smoothly: old inputs fade. With a ReLU in the recurrence and "
@@ -191,6 +203,7 @@ STEPS: tuple[Step, ...] = (
         title="Many features: all or none",
         preset="vector-all-or-none",
         run="k=0",
+        compare=("k=0", "k=2", "k=4"),
         claims=(0, 3),
         question=(
             "Five features A–E of decreasing importance share a 2-dimensional hidden state. At "

@@ -22,9 +22,9 @@ from app.pages import register
 from app.services import job_queue, preset_mode
 from app.urlstate import compare_href, query_from_config
 from tempsup.errors import TempsupError
-from tempsup.figures.thumbnail import THUMB_HEIGHT, thumbnail
+from tempsup.figures.thumbnail import THUMB_HEIGHT, figure_thumbnail, thumbnail
 from tempsup.paper.preset import ClaimResult, Preset
-from tempsup.paper.presets import presets
+from tempsup.paper.presets import presets, thumbnail_choice
 from tempsup.run import Run
 
 POLL_MS = 3000  # cards refresh while presets are still training
@@ -53,11 +53,36 @@ def layout() -> html.Div:
     )
 
 
-@lru_cache(maxsize=16)
-def _thumbnail(key: str) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """`thumbnail` of a stored run, cached (a finished run never changes)."""
+@lru_cache(maxsize=32)
+def _thumbnail(key: str, panel: str) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """`thumbnail` of one panel of a stored run, cached (a finished run never changes)."""
     run = job_queue().run(key)
-    return thumbnail(run) if run is not None else ({}, ())
+    return thumbnail(run, panel) if run is not None else ({}, ())
+
+
+@lru_cache(maxsize=16)
+def _summary(
+    name: str, quick: bool, keys: tuple[str, ...]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The preset's own figure across its runs at card size, cached by its runs' keys."""
+    p = next(p for p in presets(quick) if p.name == name)
+    runs = preset_runs.ready(p)
+    if len(runs) < len(p.configs):
+        return {}, ()
+    return figure_thumbnail(p.summary_figure(runs))
+
+
+def card_picture(
+    preset: Preset, quick: bool, ready: dict[str, Run]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The picture the preset chose for its card (`thumbnail_choice`): a panel of one of
+    its runs, or its figure across all of them once they are all ready."""
+    label, panel = thumbnail_choice(preset)
+    if panel == "summary":
+        if len(ready) < len(preset.configs) or preset.figure is None:
+            return {}, ()
+        return _summary(preset.name, quick, preset.keys)
+    return _thumbnail(preset.config(label).key, panel) if label in ready else ({}, ())
 
 
 def claim_rows(results: tuple[ClaimResult, ...]) -> html.Ul:
@@ -139,7 +164,7 @@ def card(preset: Preset, quick: bool, ready: dict[str, Run]) -> html.Div:
             body = [claim_rows(results)]
         except TempsupError as exc:
             body = [html.P(f"Could not check this preset: {exc}", className="error")]
-    thumb, notes = _thumbnail(preset.main_key) if preset.main in ready else ({}, ())
+    thumb, notes = card_picture(preset, quick, ready)
     graph = (
         html.Figure(
             className="thumb",

@@ -2,9 +2,11 @@
 
 A step asks a question first; Reveal then says whether the prediction was
 right, explains the answer with the numbers measured on this server's preset
-run, animates that run and links into the explorer at its configuration
-("try it yourself"). The step lives in the URL (`/lesson?step=3`), so a
-teacher can send one; nothing trains here (the gallery's runs are reused).
+run, animates the runs its question compares (dense beside sparse, k = 0 beside
+larger k: `Step.shown`; side by side on a wide screen, stacked on a phone) and
+links into the explorer at its configuration ("try it yourself"). The step
+lives in the URL (`/lesson?step=3`), so a teacher can send one; nothing trains
+here (the gallery's runs are reused).
 """
 
 from __future__ import annotations
@@ -130,8 +132,21 @@ def reveal(number: int, picked: int) -> list[Any]:
             )
         )
     cfg = preset.config(item.run)
-    if item.run in ready:
-        out.append(dcc.Graph(figure=_animation(cfg.key), config={"displaylogo": False}))
+    views = [
+        html.Figure(
+            className="lesson-run",
+            children=[
+                html.Figcaption(label),
+                dcc.Graph(
+                    figure=_animation(preset.config(label).key), config={"displaylogo": False}
+                ),
+            ],
+        )
+        for label in item.shown
+        if label in ready
+    ]
+    if views:
+        out.append(html.Div(className="lesson-runs", children=views))
     links = [dcc.Link("Try it yourself in the explorer", href="/" + query_from_config(cfg),
                       className="chip")]  # fmt: skip
     if number < len(lesson.STEPS):

@@ -3,12 +3,16 @@
 Each module holds one preset whole: `build(quick)` (its runs and recipe),
 `check(runs)` (its claims measured on the trained runs) and, where one picture
 across its runs says more than the panels, `figure(runs)`. `REGISTRY` lists
-them in gallery order; `presets`, `preset` and `preset_configs` read it.
+them in gallery order; `presets`, `preset` and `preset_configs` read it. A module's
+`THUMBNAIL` names its card's picture (`thumbnail_choice`).
 The quick form (`quick=True`) is the test suite's: fewer steps and seeds, and
 a N_h = 20, 15-feature stand-in for the large preset.
 """
 
 from __future__ import annotations
+
+import sys
+from functools import cache
 
 import tempsup.paper.presets.four_terms as four_terms
 import tempsup.paper.presets.large as large
@@ -42,4 +46,27 @@ presets = REGISTRY.presets
 preset = REGISTRY.preset
 preset_configs = REGISTRY.configs
 
-__all__ = ["REGISTRY", "ClaimResult", "Preset", "preset", "preset_configs", "presets"]
+
+@cache
+def _thumbnails() -> dict[str, tuple[str, str]]:
+    return {
+        build(False).name: sys.modules[build.__module__].THUMBNAIL for build in REGISTRY.builders
+    }
+
+
+def thumbnail_choice(p: Preset) -> tuple[str, str]:
+    """The run label and the picture of a preset's gallery card, from its module's
+    `THUMBNAIL`: a panel name, or "summary" for the preset's own figure across its runs.
+    Chosen per preset, so two cards resting on the same run show their own claims."""
+    return _thumbnails()[p.name]
+
+
+__all__ = [
+    "REGISTRY",
+    "ClaimResult",
+    "Preset",
+    "preset",
+    "preset_configs",
+    "presets",
+    "thumbnail_choice",
+]

@@ -26,6 +26,9 @@ TERMS_GAP = 0.05  # the four terms (and the expected loss) within 5 % of the mea
 TERMS_JUDGED = {"linear": 0.0, "ssm": 0.85, "rnn": 0.95}  # judged from this sparsity up
 
 
+# the gallery card's picture (run label, panel or "summary": the preset's figure):
+# measured loss against the four terms, per run
+THUMBNAIL = ("ssm S=0.9", "summary")
 NAME = "four-terms"
 TITLE, CLAIM = card(__doc__)
 

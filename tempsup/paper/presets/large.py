@@ -16,6 +16,10 @@ from tempsup.palette import DIVERGING, base_layout
 from tempsup.paper.preset import ClaimResult, Preset, result, rounded
 from tempsup.run import Run
 
+# the gallery card's picture (run label, panel or "summary": the preset's figure):
+# the W_yᵀW_k heatmap at scale
+THUMBNAIL = ("rnn", "projections")
+
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
     run = runs["rnn"]

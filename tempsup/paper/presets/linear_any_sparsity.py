@@ -25,6 +25,9 @@ SINK_ARG_SPREAD = 8.0  # "nearly the same spiral sink": best seeds' arg λ withi
 SINK_ABS_SPREAD = 0.1  # ... and |λ| within this
 
 
+# the gallery card's picture (run label, panel or "summary": the preset's figure):
+# the same angle at every sparsity (its figure across runs)
+THUMBNAIL = ("S=0.9", "summary")
 NAME = "linear-any-sparsity"
 TITLE, CLAIM = card(__doc__)
 

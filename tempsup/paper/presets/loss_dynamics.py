@@ -21,6 +21,9 @@ from tempsup.palette import base_layout
 from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
 from tempsup.run import Run
 
+# the gallery card's picture (run label, panel or "summary": the preset's figure):
+# a_s over training: align, then separate
+THUMBNAIL = ("linear", "summary")
 NAME = "loss-dynamics"
 TITLE, CLAIM = card(__doc__)
 

@@ -22,6 +22,9 @@ from tempsup.run import Run
 KERNEL_GAP = 0.1  # a_s of two solutions "approximately equal": max |Δa_s| over s ≤ 2k
 
 
+# the gallery card's picture (run label, panel or "summary": the preset's figure):
+# the dense ReLU RNN's spiral
+THUMBNAIL = ("rnn", "directions")
 NAME = "relu-rnn-dense"
 TITLE, CLAIM = card(__doc__)
 

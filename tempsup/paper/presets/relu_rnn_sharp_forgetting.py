@@ -22,6 +22,9 @@ from tempsup.palette import base_layout
 from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
 from tempsup.run import Run
 
+# the gallery card's picture (run label, panel or "summary": the preset's figure):
+# the intermediate directions in the half-space
+THUMBNAIL = ("tied", "directions")
 NAME = "relu-rnn-sharp-forgetting"
 TITLE, CLAIM = card(__doc__)
 

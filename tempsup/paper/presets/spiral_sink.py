@@ -21,6 +21,9 @@ from tempsup.config import RunConfig
 from tempsup.paper.preset import ClaimResult, Preset, card, deg, fixed, listed, num, result, rounded
 from tempsup.run import Run
 
+# the gallery card's picture (run label, panel or "summary": the preset's figure):
+# the spiral: each w_s turned and shrunk
+THUMBNAIL = ("linear", "directions")
 NAME = "spiral-sink"
 TITLE, CLAIM = card(__doc__)
 

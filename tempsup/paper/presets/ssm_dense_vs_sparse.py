@@ -20,6 +20,9 @@ from tempsup.config import RunConfig
 from tempsup.paper.preset import ClaimResult, Preset, card, deg, fixed, listed, result, rounded
 from tempsup.run import Run
 
+# the gallery card's picture (run label, panel or "summary": the preset's figure):
+# the sparse run's directions in the interference-free half-space
+THUMBNAIL = ("sparse", "directions")
 NAME = "ssm-dense-vs-sparse"
 TITLE, CLAIM = card(__doc__)
 

@@ -26,6 +26,9 @@ from tempsup.run import Run
 
 JUMP_WIDTH = 0.1  # the best seed switches basin within this much sparsity
 
+# the gallery card's picture (run label, panel or "summary": the preset's figure):
+# kθ against S across the sweep: where it jumps
+THUMBNAIL = ("S=0.5", "summary")
 NAME = "ssm-jump"
 TITLE, CLAIM = card(__doc__)
 COUNTED = "seeds switch basin themselves"  # what the claim's seed count counts

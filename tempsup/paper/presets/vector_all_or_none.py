@@ -35,6 +35,9 @@ from tempsup.palette import base_layout
 from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
 from tempsup.run import Run
 
+# the gallery card's picture (run label, panel or "summary": the preset's figure):
+# the k = 0 pentagon: all five features' directions
+THUMBNAIL = ("k=0", "directions")
 NAME = "vector-all-or-none"
 TITLE, CLAIM = card(__doc__)
 

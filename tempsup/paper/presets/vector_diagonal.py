@@ -20,6 +20,9 @@ from tempsup.palette import base_layout
 from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
 from tempsup.run import Run
 
+# the gallery card's picture (run label, panel or "summary": the preset's figure):
+# the W_yᵀW_k heatmap
+THUMBNAIL = ("N_h=5", "projections")
 NAME = "vector-diagonal"
 TITLE, CLAIM = card(__doc__)
 
