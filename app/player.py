@@ -189,8 +189,10 @@ def layout(
                         ]
                     ),
                     html.Label(
-                        [
-                            "feature ",
+                        title="every feature's w_k is drawn; the one picked here also shows "
+                        "its other ages, its readout and its interference-free half-space",
+                        children=[
+                            "highlight feature ",
                             dcc.Dropdown(
                                 id=ids.FEATURE_PICK,
                                 # the page opens with the one-feature choice the callback
@@ -201,7 +203,7 @@ def layout(
                                 clearable=False,
                                 className="feature-pick",
                             ),
-                        ]
+                        ],
                     ),
                     html.A(
                         "share link",
@@ -224,7 +226,8 @@ def hint() -> html.P:
 
 
 def feature_options(n_inputs: int) -> list[dict[str, object]]:
-    """Features are named A, B, C, … in decreasing importance."""
+    """Features are named A, B, C, … in decreasing importance. The directions panel draws
+    every feature's w_k; the one picked is highlighted (its other ages, readout, half-space)."""
     return [{"label": _feature_name(i), "value": i} for i in range(n_inputs)]
 
 
