@@ -11,7 +11,6 @@ and links into the explorer (or the compare page).
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from typing import Any
 
@@ -23,7 +22,7 @@ from app.services import job_queue, preset_mode
 from app.urlstate import compare_href, query_from_config
 from tempsup.errors import TempsupError
 from tempsup.figures.thumbnail import THUMB_HEIGHT, figure_thumbnail, thumbnail
-from tempsup.paper.preset import ClaimResult, Preset
+from tempsup.paper.preset import ClaimResult, Preset, measured_items
 from tempsup.paper.presets import presets, thumbnail_choice
 from tempsup.run import Run
 
@@ -86,25 +85,31 @@ def card_picture(
 
 
 def claim_rows(results: tuple[ClaimResult, ...]) -> html.Ul:
-    """Each claim with its verdict, how many seeds agree, the numbers measured and the
-    criterion they were judged by (all on the card, none folded away)."""
+    """Each claim with its verdict, its count (saying what it counts), the claim's own
+    sentence of what was measured — the words the lesson, the report and the README use —
+    every number behind it, and the criterion (all on the card, none folded away)."""
     items = []
     for r in results:
         mark = "✓ held" if r.held else "✗ did not hold"
+        numbers = "; ".join(measured_items(r.measured))
+        said = r.statement or numbers
         items.append(
             html.Li(
                 className="held" if r.held else "not-held",
                 children=[
                     html.Strong(mark),
                     f" — {r.claim} ",
-                    html.Span(f"({r.successes} of {r.seeds} seeds)", className="rate"),
+                    html.Span(f"({r.count_text})", className="rate"),
                     html.Div(
                         className="measured",
-                        children=[
-                            html.Span("measured: ", className="what"),
-                            "; ".join(measured_items(r.measured)),
-                        ],
-                    ),  # fmt: skip
+                        children=[html.Span("measured: ", className="what"), said],
+                    ),
+                    html.Div(
+                        className="numbers",
+                        children=[html.Span("numbers: ", className="what"), numbers],
+                    )
+                    if said != numbers
+                    else None,
                     html.Div(
                         className="criterion",
                         children=[html.Span("criterion: ", className="what"), r.criterion],
@@ -115,30 +120,6 @@ def claim_rows(results: tuple[ClaimResult, ...]) -> html.Ul:
             )
         )
     return html.Ul(className="claims", children=items)
-
-
-def measured_items(measured: dict[str, Any], prefix: str = "") -> list[str]:
-    """A claim's numbers as short `name = value` items (nested names joined by spaces;
-    floats to 4 significant digits, long lists shortened)."""
-    out = []
-    for key, value in measured.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict):
-            out += measured_items(value, name + " ")
-        else:
-            out.append(f"{name} = {_short(value)}")
-    return out
-
-
-def _short(value: Any, limit: int = 8) -> str:
-    if isinstance(value, bool) or value is None:
-        return json.dumps(value)
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    if isinstance(value, (list, tuple)):
-        shown = [_short(v) for v in value[:limit]]
-        return "[" + ", ".join(shown) + (", …" if len(value) > limit else "") + "]"
-    return str(value)
 
 
 def links(preset: Preset) -> list[Any]:

@@ -15,7 +15,7 @@ per-feature recall), so the result is cached per process.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 from tempsup.errors import TempsupError
@@ -31,28 +31,29 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 Checked = tuple[tuple[Preset, tuple[ClaimResult, ...]], ...]
 
 
-@lru_cache(maxsize=1)
+@cache
+def checked(name: str) -> tuple[ClaimResult, ...]:
+    """The claims of the full preset called `name` measured on its shipped runs (once per
+    process and preset)."""
+    preset = REGISTRY.preset(name, quick=False)
+    runs = [shipped.load(cfg) for cfg in preset.configs]
+    missing = [lab for lab, run in zip(preset.labels, runs, strict=True) if run is None]
+    if missing:
+        raise TempsupError(
+            f"preset {preset.name}: expected a shipped run for every config, none for "
+            f"{', '.join(missing)} (regenerate them: tempsup presets ship)"
+        )
+    return tuple(preset.check(runs))
+
+
 def shipped_claims() -> Checked:
-    """Every full preset with its claims measured on the shipped runs (once per process)."""
-    out = []
-    for preset in REGISTRY.presets(quick=False):
-        runs = [shipped.load(cfg) for cfg in preset.configs]
-        missing = [lab for lab, run in zip(preset.labels, runs, strict=True) if run is None]
-        if missing:
-            raise TempsupError(
-                f"preset {preset.name}: expected a shipped run for every config, none for "
-                f"{', '.join(missing)} (regenerate them: tempsup presets ship)"
-            )
-        out.append((preset, tuple(preset.check(runs))))
-    return tuple(out)
+    """Every full preset with its claims measured on the shipped runs."""
+    return tuple((p, checked(p.name)) for p in REGISTRY.presets(quick=False))
 
 
 def claim_of(name: str, index: int = 0) -> ClaimResult:
     """Claim `index` of the preset called `name`, measured on the shipped runs."""
-    for preset, results in shipped_claims():
-        if preset.name == name:
-            return results[index]
-    raise TempsupError(f"claims: expected a preset name, got {name!r}")
+    return checked(name)[index]
 
 
 def _cell(text: str) -> str:
