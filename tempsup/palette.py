@@ -70,6 +70,18 @@ TERM_COLORS = {  # keyed by tempsup.run.TERM_NAMES
     "composition interference": "#009E73",
 }
 CURSOR = "rgba(60, 60, 60, 0.75)"  # the current frame's step
+# What captions call the loss panel's colours (tempsup.captions reads them from here, so a
+# caption names the colour a curve really has). Black is drawn white in dark mode.
+COLOR_NAMES = {
+    LOSS: "black",
+    EXPECTED: "vermillion",
+    REMAINDER: "grey",
+    OTHER_SEEDS: "faint grey",
+    TERM_COLORS["task"]: "orange",
+    TERM_COLORS["mean correction"]: "sky blue",
+    TERM_COLORS["projection interference"]: "reddish purple",
+    TERM_COLORS["composition interference"]: "bluish green",
+}
 
 # ---- eigenvalues and heatmaps ---------------------------------------------------------
 

@@ -291,9 +291,11 @@ def test_the_caption_follows_the_config_store() -> None:
     from app.panels import directions_explanation, update_captions
 
     config = RunConfig(model="rnn", hidden=5)
-    assert update_captions(config_store(config, autostart=False)) == directions_explanation(config)
-    assert update_captions({"config": {"model": "nope"}}) is no_update
-    assert update_captions(None) is no_update
+    assert update_captions(config_store(config, autostart=False))[0] == directions_explanation(
+        config
+    )
+    assert update_captions({"config": {"model": "nope"}}) == [no_update] * 4
+    assert update_captions(None) == [no_update] * 4
 
 
 def _tied_frames(n_frames: int = 4, n: int = 6, n_h: int = 5, k: int = 2, seed: int = 0):

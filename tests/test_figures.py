@@ -257,16 +257,17 @@ def test_loss_cursor_sits_at_the_frame_step(ssm):
         cursor = by_name(traces, "current step")
         step = int(ssm["step"][f])
         assert cursor["x"] == [step, step]
-        lo, hi = layout["yaxis"]["range"]
-        np.testing.assert_allclose(np.log10(cursor["y"]), [lo, hi], atol=1e-3)
-        assert by_name(traces, "current loss")["x"] == [step]
-    assert layout["yaxis"]["type"] == "log"
+        assert cursor["y"] == layout["yaxis"]["range"]  # symlog units, the whole axis
+        dot = by_name(traces, "current loss")
+        assert dot["x"] == [step] and dot["customdata"] == pytest.approx([ssm["loss"][f, 0]], 1e-3)
+    assert "type" not in layout["yaxis"]  # linear in symlog units, labelled in the values
+    assert layout["yaxis"]["ticktext"][0] == "0"
     assert "exact to second order in p" in layout["title"]["text"]
     assert "first-order" not in layout["title"]["text"]
     names = [t["name"] for t in figures.frame_traces("loss", ssm)]
     assert "other seeds (measured)" in names and "task" in names
-    assert any("mean correction" in n for n in names)
-    assert "expected loss E[L]" in names and any("remainder" in n for n in names)
+    assert "mean correction" in names and "composition interference" in names
+    assert "expected loss E[L]" in names and "remainder (3+ inputs)" in names
 
 
 def test_loss_panel_says_how_much_of_the_loss_the_terms_explain(ssm):

@@ -245,3 +245,70 @@ def loss_axes(last: int, log_range: list[float], narrow_dtick: str | None = None
         "xaxis": {"range": rnd([-pad, last + pad]), "title": {"text": "training step"}},
         "yaxis": yaxis,
     }
+
+
+# ---- a symmetric-log axis (plotly has none): signed values, decades on both sides ------
+
+
+def symlog(v: Any, c: float) -> np.ndarray:
+    """sign(v)·log10(1 + |v|/c): logarithmic beyond ±c, linear (slope 1/(c ln 10)) inside,
+    0 at 0, so negative values have a place on the axis. NaN stays NaN."""
+    v = np.asarray(v, dtype=float)
+    return np.sign(v) * np.log10(1.0 + np.abs(v) / c)
+
+
+def symlog_scale(values: Any, reference: float, decades: int) -> float:
+    """The linear threshold c: two decades below `reference` (the size that matters, e.g. the
+    final loss), rounded down to a power of ten, and at most `decades` decades below the
+    largest |value| (so the axis spans a bounded number of decades)."""
+    v = np.abs(np.asarray(values, dtype=float))
+    v = v[np.isfinite(v) & (v > 0)]
+    hi = float(v.max()) if v.size else 1.0
+    ref = reference if math.isfinite(reference) and reference > 0 else hi
+    c = 10.0 ** (math.floor(math.log10(ref)) - 2)
+    return max(c, 10.0 ** math.floor(math.log10(hi * 10.0**-decades)))
+
+
+def symlog_range(values: Any, c: float, pad: float = 0.1) -> list[float]:
+    """An axis range (symlog units) over every finite value, padded: no value is outside."""
+    y = symlog(values, c)
+    y = y[np.isfinite(y)]
+    lo, hi = (float(y.min()), float(y.max())) if y.size else (0.0, 1.0)
+    return [lo - pad, hi + pad]
+
+
+def symlog_axis(c: float, rng: list[float], title: str) -> dict[str, Any]:
+    """A y axis drawn in symlog units but labelled in the values: 0 and ±10ⁿ for every decade
+    above 10c in the range (every other decade when there are many)."""
+    top = max(abs(rng[0]), abs(rng[1]))
+    first = round(math.log10(c)) + 1  # 10c: the first decade clear of the linear band
+    sides = []
+    for sign in (1, -1):
+        ticks = []
+        for n in range(first, first + int(math.ceil(top)) + 2):
+            y = float(symlog(sign * 10.0**n, c))
+            if rng[0] <= y <= rng[1]:
+                ticks.append((y, ("−" if sign < 0 else "") + _power(n)))
+        sides.append(ticks)
+    if len(sides[0]) + len(sides[1]) > 8:  # crowded: every other decade on each side
+        sides = [ticks[::-1][::2][::-1] for ticks in sides]  # keeps the largest of each side
+    ticks = ([(0.0, "0")] if rng[0] <= 0.0 <= rng[1] else []) + sides[0] + sides[1]
+    vals, texts = [y for y, _ in ticks], [t for _, t in ticks]
+    return {
+        "range": rnd(rng),
+        "title": {"text": title},
+        "tickmode": "array",
+        "tickvals": rnd(vals),
+        "ticktext": texts,
+        "zeroline": True,
+    }
+
+
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def _power(n: int) -> str:
+    """10ⁿ as text: 1, 10, 100 written out, smaller and larger as 10⁻³, 10⁴."""
+    if 0 <= n <= 2:
+        return str(10**n)
+    return "10" + str(n).translate(_SUPERSCRIPT)

@@ -6,7 +6,9 @@ angle kθ from w_0 to w_k and ‖w_0‖ (the sources are ambiguous about which
 "radius" the SSM phase transition refers to, so both are shown). The
 eigenvalues and ρ are gauge-free; kθ and ‖w_0‖ depend on the hidden basis, so
 they are measured in the canonical gauge (`tempsup.gauge`, the same basis the
-directions panel draws) and labelled so. The eigenvalues of earlier frames are
+directions panel draws) and labelled so, with the sign convention that basis really
+applies (`tempsup.captions.ktheta_note`: kθ ≥ 0 for a linear recurrence with N_h = 2,
+the sign the unit order gives for the ReLU RNN). The eigenvalues of earlier frames are
 drawn faintly, so the path learning took is visible in every frame.
 """
 
@@ -16,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from tempsup import geometry
+from tempsup import captions, geometry
 from tempsup.figures._common import (
     canonical_weights,
     corner_text,
@@ -50,7 +52,7 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
     text = (
         f"ρ(W<sub>h</sub>) = {fmt(rho)} (gauge-free)"
         f"<br>kθ = {fmt(float(d['swept'][frame]), 4)}°, ‖w<sub>0</sub>‖ = "
-        f"{fmt(float(d['w0'][frame]))}<br>(minimum-norm gauge)"
+        f"{fmt(float(d['w0'][frame]))}<br>{captions.ktheta_note(sel.config)}"
     )
     return [
         {

@@ -2,23 +2,37 @@
 
 The whole history is drawn in every frame; only the cursor (a vertical line
 trace at the frame's step, and a dot on the shown seed's loss) moves, so
-`Parts.moving` is just those two traces. `frame_traces` still returns the
-history too (identical in every frame), so that swapping `figure["data"]`
-needs no special case; a client that wants to send less may keep the history
-and replace only the `moving` traces.
+`Parts.moving` is just those two traces and the label. `frame_traces` still
+returns the history too (identical in every frame), so that swapping
+`figure["data"]` needs no special case; a client that wants to send less may
+keep the history and replace only the `moving` traces.
 
-Y axis: logarithmic, because learning comes in steps over orders of magnitude
-(science.md §1, "staircase"). Non-positive values cannot be drawn on it and
-leave gaps (a term that is exactly 0, e.g. the task term once a_k = 1). The
-mean-correction term −2p²μ²Σ a_s is usually negative: it is drawn as its
-magnitude (named "−mean correction" when it is never positive, "|mean
-correction|" otherwise); the hover shows the signed value. The dotted line is
-the sum of the four terms; beside it the expected loss E[L] itself (for the
-linear model the same curve: the terms are exact) and the remainder E[L] −
-Σ terms, the part of the loss that takes three or more co-active inputs
-(ReLU readouts, whose terms are exact to second order in p). A label at the
-cursor says how much of E[L] the four terms explain at that frame; for the
-ReLU RNN, whose E[L] is a Monte Carlo estimate, it also gives its standard error.
+Y axis: symmetric-logarithmic, built by hand (plotly has none): a value v is
+drawn at sign(v)·log10(1 + |v|/c) and the ticks are labelled in the values (0,
+±10ⁿ). Why not the log axis this panel had: learning comes in steps over orders
+of magnitude (science.md §1, "staircase"), which needs decades, but the terms
+are signed. For ReLU readouts the mean correction and composition interference
+are each larger than the loss and of opposite signs (default SSM, late frames:
++0.12 and −0.068 against E[L] = 0.053), and a log axis could not draw the
+negative one at all. A linear axis would draw both but flatten the staircase
+into the first frames; positive and negative parts on two stacked axes would
+break a term that changes sign in two. The symmetric log keeps the decades on
+both sides of zero and every curve continuous; c, the half-width of the linear
+band around zero, is two decades below the final E[L] (or loss), so what is
+smaller than 1 % of the loss sits in that band.
+
+Every curve is signed and every one is inside the axis range (the range covers
+all of them; only other seeds may leave it). The legend and the caption come
+from `tempsup.captions.loss_curves`: a piece the run did not compute (NaN at
+every frame, `tempsup.budget`) is neither drawn nor in the legend, and frames a
+piece skipped are left out of its line rather than drawn as gaps. The hover
+shows each value as it is (not its axis position). The dotted line is the sum
+of the four terms; beside it the expected loss E[L] (for the linear model the
+same curve: the terms are exact) and, for ReLU readouts, the remainder E[L] −
+Σ terms, the part of the loss that takes three or more co-active inputs. A
+label at the cursor says how much of E[L] the four terms explain at that frame;
+for the ReLU RNN, whose E[L] is a Monte Carlo estimate, it also gives its
+standard error.
 """
 
 from __future__ import annotations
@@ -27,57 +41,67 @@ from typing import Any
 
 import numpy as np
 
-from tempsup import budget
+from tempsup import captions
 from tempsup.figures._common import (
-    log_range,
-    loss_axes,
-    positive,
     rnd,
-    step_cursor,
+    symlog,
+    symlog_axis,
+    symlog_range,
+    symlog_scale,
     thin,
 )
 from tempsup.figures.panel import MARGIN, Parts, Selection
-from tempsup.palette import CURSOR, EXPECTED, LOSS, OTHER_SEEDS, REMAINDER, TERM_COLORS
+from tempsup.palette import CURSOR, LOSS
 from tempsup.run import TERM_NAMES
 
 HISTORY_POINTS = 400  # each curve keeps at most this many steps (long runs are thinned)
 OTHER_SEEDS_SHOWN = 24  # faint curves of at most this many other seeds
-DECADES = 6  # the y axis shows at most this many decades below the largest value
-MEAN = TERM_NAMES.index("mean correction")
+DECADES = 6  # the linear band is at most this many decades below the largest value
 
 
 def prepare(sel: Selection) -> dict[str, Any]:
     run, s = sel.run, sel.seed
     loss = run["loss"].astype(float)  # (F, M)
     terms = run["terms"][:, s].astype(float)  # (F, 4)
-    mean = terms[:, MEAN]
-    mean_name = "−mean correction" if (mean <= 0).all() else "|mean correction|"
-    drawn = terms.copy()
-    drawn[:, MEAN] = np.abs(mean)
-    total = terms.sum(axis=1)
     expected = run["expected_loss"][:, s].astype(float)  # (F,)
+    computed = captions.Computed.of_run(terms, expected)
+    total = terms.sum(axis=1)
     se = run["expected_loss_se"][:, s].astype(float)
-    remainder = expected - total
-    # The range follows the shown seed; other seeds may leave it (e.g. huge initial losses).
-    values = np.concatenate([loss[:, sel.seed], drawn.ravel(), total, expected])
+    values = {
+        "loss": loss[:, s],
+        "expected": expected,
+        "total": total,
+        "remainder": expected - total,
+        **{name: terms[:, t] for t, name in enumerate(TERM_NAMES)},
+    }
+    curves = captions.loss_curves(sel.config, computed, s, loss.shape[1])
+    drawn = np.concatenate([values[v.key] for v in curves if v.key != "others"])
+    # c: two decades below the size that matters at the end (E[L], else the measured loss)
+    final = [float(expected[i]) for i in np.flatnonzero(np.isfinite(expected))[-1:]]
+    c = symlog_scale(drawn, final[0] if final else float(loss[-1, s]), DECADES)
     return {
         "loss": loss,
-        "terms": terms,
-        "drawn": drawn,
+        "values": values,
         "total": total,
         "expected": expected,
         "se": se,
-        "remainder": remainder,
+        "computed": computed,
+        "curves": curves,
+        "c": c,
         "last_step": int(sel.config.steps),  # the configured length: the same while streaming
-        "mean_name": mean_name,
-        "log_range": log_range(values, DECADES),
+        # the range covers every curve of the shown seed; other seeds may leave it
+        "range": symlog_range(drawn, c),
     }
 
 
 def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
     run, seed = sel.run, sel.seed
-    cursor = step_cursor(int(run["step"][frame]), d["log_range"], d["loss"][frame, seed : seed + 1])
-    return history(sel, d) + cursor + [_explained(int(run["step"][frame]), d, frame)]
+    step = int(run["step"][frame])
+    return (
+        history(sel, d)
+        + _cursor(step, d, float(d["loss"][frame, seed]))
+        + [_explained(step, d, frame)]
+    )
 
 
 def history(sel: Selection, d: dict[str, Any]) -> list[dict[str, Any]]:
@@ -89,41 +113,75 @@ def history(sel: Selection, d: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def _history(sel: Selection, d: dict[str, Any]) -> list[dict[str, Any]]:
-    run, seed = sel.run, sel.seed
+    run, seed, c = sel.run, sel.seed, d["c"]
     keep = thin(run.n_frames, HISTORY_POINTS)  # history indices; the cursor uses `frame`
-    steps = [int(x) for x in run["step"][keep]]
-    loss, terms, drawn, total = (d[n][keep] for n in ("loss", "terms", "drawn", "total"))
+    steps = np.asarray(run["step"][keep], dtype=int)
     out: list[dict[str, Any]] = []
-    others = [m for m in range(loss.shape[1]) if m != seed][:OTHER_SEEDS_SHOWN]
-    if loss.shape[1] > 1:  # every other seed in one faint trace, separated by gaps
-        xs, ys = [], []
-        for m in others:
-            xs += [*steps, None]
-            ys += [*positive(loss[:, m]), None]
-        out.append(_line(xs, ys, "other seeds (measured)", OTHER_SEEDS, 1.0, hover=False))
-    expected, remainder = d["expected"][keep], d["remainder"][keep]
-    out.append(_line(steps, positive(expected), "expected loss E[L]", EXPECTED, 3.0))
-    out.append(_line(steps, positive(loss[:, seed]), f"measured loss (seed {seed})", LOSS, 2.0))
-    out.append(_line(steps, positive(total), "sum of the four terms", LOSS, 1.5, dash="dot"))
-    if sel.config.relu_readout:  # the linear terms are exact: no remainder to draw
-        trace = _line(steps, positive(np.abs(remainder)), "|remainder| (3+ inputs)", REMAINDER, 1.2)
-        trace["line"]["dash"] = "dashdot"
-        trace["customdata"] = rnd(remainder)
-        trace["hovertemplate"] = "step %{x}: remainder = %{customdata}<extra></extra>"
-        out.append(trace)
-    for t, name in enumerate(TERM_NAMES):
-        label = d["mean_name"] if t == MEAN else name
-        dash = "dash" if t == MEAN else "solid"  # dashed: drawn as a magnitude
-        trace = _line(steps, positive(drawn[:, t]), label, TERM_COLORS[name], 1.8, dash)
-        if t == MEAN:
-            trace["customdata"] = rnd(terms[:, t])
-            trace["hovertemplate"] = "step %{x}: mean correction = %{customdata}<extra></extra>"
+    for curve in d["curves"]:
+        if curve.key == "others":  # every other seed in one faint trace, separated by gaps
+            loss = d["loss"][keep]
+            xs: list = []
+            ys: list = []
+            for m in [m for m in range(loss.shape[1]) if m != seed][:OTHER_SEEDS_SHOWN]:
+                xs += [*steps.tolist(), None]
+                ys += [*rnd(symlog(loss[:, m], c)), None]
+            out.append(_line(curve, xs, ys))
+            continue
+        v = d["values"][curve.key][keep]
+        ok = np.isfinite(v)  # frames the budget skipped: left out, so the line joins the rest
+        trace = _line(curve, steps[ok].tolist(), rnd(symlog(v[ok], c)))
+        trace["customdata"] = rnd(v[ok])
+        trace["hovertemplate"] = f"step %{{x}}: %{{customdata}}<extra>{curve.name}</extra>"
         out.append(trace)
     return out
 
 
+def _line(curve: captions.Curve, x: list, y: list) -> dict[str, Any]:
+    trace: dict[str, Any] = {
+        "type": "scatter",
+        "x": x,
+        "y": y,
+        "mode": "lines",
+        "name": curve.name,
+        "line": {"color": curve.color, "width": curve.width, "dash": curve.dash},
+    }
+    if curve.key == "others":
+        trace["hoverinfo"] = "skip"
+    return trace
+
+
+def _cursor(step: int, d: dict[str, Any], loss: float) -> list[dict[str, Any]]:
+    """The moving traces: a dashed line at the frame's step across the whole range, and a
+    dot on the shown seed's loss."""
+    return [
+        {
+            "type": "scatter",
+            "x": [step, step],
+            "y": rnd(d["range"]),
+            "mode": "lines",
+            "line": {"color": CURSOR, "width": 1.5, "dash": "dash"},
+            "name": "current step",
+            "showlegend": False,
+            "hoverinfo": "skip",
+        },
+        {
+            "type": "scatter",
+            "x": [step],
+            "y": rnd(symlog([loss], d["c"])),
+            "mode": "markers",
+            "marker": {"color": LOSS, "size": 9},
+            "name": "current loss",
+            "showlegend": False,
+            "customdata": rnd([loss]),
+            "hovertemplate": "step %{x}: loss %{customdata}<extra></extra>",
+        },
+    ]
+
+
 def explained_text(d: dict[str, Any], frame: int) -> str:
     """ "four terms = 99.6 % of E[L]" at one frame (± the estimate's standard error)."""
+    if not (d["computed"].terms and d["computed"].expected):
+        return ""  # the panel's note says what was not computed
     expected, total, se = (float(d[n][frame]) for n in ("expected", "total", "se"))
     if not (np.isfinite(expected) and np.isfinite(total)):
         return "terms or E[L] not computed at this frame"
@@ -145,7 +203,7 @@ def _explained(step: int, d: dict[str, Any], frame: int) -> dict[str, Any]:
     return {
         "type": "scatter",
         "x": [step],
-        "y": [10.0 ** d["log_range"][1]],
+        "y": [rnd(d["range"][1])],
         "mode": "text",
         "text": [explained_text(d, frame)],
         "textposition": "bottom left" if late else "bottom right",
@@ -156,44 +214,20 @@ def _explained(step: int, d: dict[str, Any], frame: int) -> dict[str, Any]:
     }
 
 
-def _line(x, y, name, color, width, dash="solid", hover=True) -> dict[str, Any]:
-    trace = {
-        "type": "scatter",
-        "x": x,
-        "y": y,
-        "mode": "lines",
-        "name": name,
-        "line": {"color": color, "width": width, "dash": dash},
-    }
-    if hover:
-        trace["hovertemplate"] = f"step %{{x}}: %{{y}}<extra>{name}</extra>"
-    else:
-        trace["hoverinfo"] = "skip"
-    return trace
-
-
 def parts(sel: Selection, d: dict[str, Any]) -> Parts:
     cfg, run = sel.config, sel.run
     steps = run["step"]
-    if cfg.relu_readout:
-        title = "Loss and its four terms (exact to second order in p)"
-    else:
-        title = "Loss and its four terms (exact: linear model)"
-    note = budget.plan(cfg).note
-    sub = "log scale; dotted: sum of the four terms; grey dashed: current step"
-    title += f"<br><sup>{sub}{'<br>' + note if note else ''}</sup>"
-    n_traces = (
-        (1 if run["loss"].shape[1] > 1 else 0)
-        + 3  # measured loss, sum of the terms, expected loss
-        + (1 if cfg.relu_readout else 0)  # remainder
-        + len(TERM_NAMES)
-        + 3  # cursor line, cursor dot, explained label
-    )
+    last = int(steps[-1]) if len(steps) else 1
+    pad = max(last, 1) * 0.02
+    n = len(d["curves"])
     return Parts(
-        title=title,
-        axes=loss_axes(int(steps[-1]) if len(steps) else 1, d["log_range"]),
-        moving=(n_traces - 3, n_traces - 2, n_traces - 1),
-        # room for the decades' labels (10⁻⁶) and the nine legend entries in three rows (a
+        title=captions.loss_title(cfg, d["computed"]),
+        axes={
+            "xaxis": {"range": rnd([-pad, last + pad]), "title": {"text": "training step"}},
+            "yaxis": symlog_axis(d["c"], d["range"], "loss (symmetric log)"),
+        },
+        moving=(n, n + 1, n + 2),  # after the history: cursor line, cursor dot, label
+        # room for the ticks' labels (−10⁻³) and the ten legend entries in three rows (a
         # panel 480–970 px wide): with less, automargin draws the panel twice (50 ms)
         extra={"margin": {**MARGIN, "l": 80, "b": 170}},
     )
