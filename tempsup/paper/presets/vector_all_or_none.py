@@ -33,6 +33,7 @@ from tempsup.analysis import (
 from tempsup.config import RunConfig
 from tempsup.palette import base_layout
 from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
+from tempsup.paper.ties import Verdict, judge
 from tempsup.run import Run
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
@@ -52,6 +53,12 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
     sets = {lab: [kept_set(r) for r in recs[lab]] for lab in labels}
     out: list[ClaimResult] = []
 
+    def kept(lab: str, s: int) -> str:
+        return f"keeps {sets[lab][s] or 'none'}"
+
+    def tie(measured: dict, v: Verdict) -> dict:  # the ties among best seeds, said
+        return {**measured, "best_seed_ties": v.note} if v.note else measured
+
     k0 = labels[0]
     run0 = runs[k0]
     if ks[0] == 0 and run0.config.hidden == 2:
@@ -59,19 +66,27 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
         poly = polygon(W_x)
         ok0 = is_regular_polygon(W_x)
         b0 = best[k0]
+        shape = "pentagon" if n_x == 5 else f"{n_x}-gon"
+        v0 = judge(
+            {k0: run0}, lambda b: bool(ok0[b[k0]]),
+            name=lambda lab, s: shape if ok0[s] else f"no {shape}, {kept(lab, s)}",
+        )  # fmt: skip
         out.append(
             result(
                 f"k = 0: the {n_x} features sit on a regular polygon "
                 f"({'pentagon' if n_x == 5 else f'{n_x}-gon'}: pure spatial superposition)",
                 ok0,
-                bool(ok0[b0]),
-                {
-                    "gaps_deg": rounded(poly["gaps"][b0], 1),
-                    "norms": rounded(poly["norms"][b0], 2),
-                    "norm_ratio": rounded(poly["norm_ratio"][b0], 2),
-                    "recall": rounded(recs[k0][b0], 2),
-                    "gaps_deg_per_seed": [rounded(g, 0) for g in poly["gaps"]],
-                },
+                v0.held,
+                tie(
+                    {
+                        "gaps_deg": rounded(poly["gaps"][b0], 1),
+                        "norms": rounded(poly["norms"][b0], 2),
+                        "norm_ratio": rounded(poly["norm_ratio"][b0], 2),
+                        "recall": rounded(recs[k0][b0], 2),
+                        "gaps_deg_per_seed": [rounded(g, 0) for g in poly["gaps"]],
+                    },
+                    v0,
+                ),
                 f"per seed at k = 0: every angle between neighbouring W_x columns within "
                 f"{360 / n_x:.0f}° ± {PENTAGON_DEG:.0f}° and the shortest column ≥ "
                 f"{PENTAGON_NORMS} × the longest (angles and norms are fixed up to a rotation "
@@ -90,7 +105,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
     # all or none is the claim for k ≥ 1 (memory demand); k = 0 is the polygon above
     mem = [lab for lab in labels if runs[lab].config.k >= 1] or labels
     ok1 = np.concatenate([clean(recs[lab]) for lab in mem])
-    held1 = all(clean(recs[lab])[best[lab]] for lab in mem)
+    v1 = judge(runs, lambda b: all(clean(recs[lab])[b[lab]] for lab in mem), mem, kept)
     per_k = {
         f"k={k}": {
             "kept": sets[lab][best[lab]],
@@ -104,21 +119,24 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
         result(
             "all or none (k ≥ 1): every feature is either kept (recall 0.8–1.2) or dropped (≤ 0.2)",
             ok1,
-            held1,
-            per_k,
+            v1.held,
+            tie(per_k, v1),
             f"per (k ≥ 1, seed): every feature's lone-input recall is within 1 ± "
             f"{1 - KEPT:.1f} or ≤ {DROPPED}; {len(mem)} values of k × seeds; held when the "
             "best seed of every k ≥ 1 is clean",
         )
     )
     ok2 = np.concatenate([clean(recs[lab]) & prefix(recs[lab]) for lab in mem])
-    held2 = all((clean(recs[lab]) & prefix(recs[lab]))[best[lab]] for lab in mem)
+    v2 = judge(
+        runs, lambda b: all((clean(recs[lab]) & prefix(recs[lab]))[b[lab]] for lab in mem),
+        mem, kept,
+    )  # fmt: skip
     out.append(
         result(
             "the kept features are the most important ones (A, then B, ...)",
             ok2,
-            held2,
-            {f"k={k}": sets[lab][best[lab]] for k, lab in zip(ks, labels, strict=True)},
+            v2.held,
+            tie({f"k={k}": sets[lab][best[lab]] for k, lab in zip(ks, labels, strict=True)}, v2),
             "per (k ≥ 1, seed): all-or-none and the kept set is a prefix A, AB, ABC, ...; "
             "held when it is so for the best seed of every k ≥ 1",
         )
@@ -128,34 +146,46 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
     shown = np.array([(recs[lab] > DROPPED).sum(axis=1) for lab in labels])  # (K, M)
     best_shown = [int(shown[i, best[lab]]) for i, lab in enumerate(labels)]
     mono = (np.diff(shown, axis=0) <= 0).all(axis=0)
-    held3 = all(x >= y for x, y in zip(best_shown, best_shown[1:], strict=False)) and (
-        best_shown[0] == n_x and best_shown[-1] < n_x
-    )
+
+    def fewer(b: dict[str, int]) -> bool:
+        counts = [int(shown[i, b[lab]]) for i, lab in enumerate(labels)]
+        return all(x >= y for x, y in zip(counts, counts[1:], strict=False)) and (
+            counts[0] == n_x and counts[-1] < n_x
+        )
+
+    v3 = judge(runs, fewer, labels, kept)
     out.append(
         result(
             "as k grows the network represents fewer features (all at k = 0)",
             mono,
-            held3,
-            {
-                "k": ks,
-                "represented_best": best_shown,
-                "kept_best": [int(is_kept(recs[lab][best[lab]]).sum()) for lab in labels],
-            },
+            v3.held,
+            tie(
+                {
+                    "k": ks,
+                    "represented_best": best_shown,
+                    "kept_best": [int(is_kept(recs[lab][best[lab]]).sum()) for lab in labels],
+                },
+                v3,
+            ),
             f"features with lone-input recall > {DROPPED}; per seed index (the same init seed "
             f"at every k): non-increasing in k; held when the best seeds' counts are "
             f"non-increasing, {n_x} at the smallest k and fewer at the largest",
         )
     )
     a_kept = np.array([is_kept(recs[lab][:, 0]) for lab in labels])  # (K, M)
+    v4 = judge(runs, lambda b: all(a_kept[i, b[lab]] for i, lab in enumerate(labels)), labels, kept)
     out.append(
         result(
             "the most important feature A keeps all k + 1 directions at every k",
             a_kept.all(axis=0),
-            bool(all(a_kept[i, best[lab]] for i, lab in enumerate(labels))),
-            {
-                f"k={k}": rounded(recs[lab][best[lab], 0], 2)
-                for k, lab in zip(ks, labels, strict=True)
-            },
+            v4.held,
+            tie(
+                {
+                    f"k={k}": rounded(recs[lab][best[lab], 0], 2)
+                    for k, lab in zip(ks, labels, strict=True)
+                },
+                v4,
+            ),
             "A's lone-input recall after k steps (it must survive all k + 1 directions to "
             "reach the readout) within 1 ± 0.2; per seed index: at every k; held on the best "
             "seed of every k",
@@ -163,23 +193,27 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
     )
     last = labels[-1]
     only_a = np.array([s == "A" for s in sets[last]]) & clean(recs[last])
+    v5 = judge(runs, lambda b: bool(only_a[b[last]]), [last], kept)
     out.append(
         result(
             f"lesser features appear only at small k: at k = {ks[-1]} only A is kept",
             only_a,
-            bool(only_a[best[last]]),
-            {
-                "kept": sets[last][best[last]],
-                "recall": rounded(recs[last][best[last]], 2),
-                "largest_k_with_a_lesser_feature": max(
-                    (
-                        k
-                        for k, lab in zip(ks, labels, strict=True)
-                        if is_kept(recs[lab][best[lab], 1:]).any()
+            v5.held,
+            tie(
+                {
+                    "kept": sets[last][best[last]],
+                    "recall": rounded(recs[last][best[last]], 2),
+                    "largest_k_with_a_lesser_feature": max(
+                        (
+                            k
+                            for k, lab in zip(ks, labels, strict=True)
+                            if is_kept(recs[lab][best[lab], 1:]).any()
+                        ),
+                        default=None,
                     ),
-                    default=None,
-                ),
-            },
+                },
+                v5,
+            ),
             f"per seed at k = {ks[-1]}: all or none with kept set A; held on the best seed",
         )
     )
