@@ -170,14 +170,14 @@ def _card() -> html.Div:
                     ),
                 ],
             ),
-            notice(),
         ],
     )
 
 
 def notice() -> html.Div:
     """What was refused (from a link or a control), fixed at the top of the window while it
-    has something to say; × dismisses it (assets/style.css `.notice`)."""
+    has something to say; × dismisses it (assets/style.css `.notice`). The page lays it
+    out outside its sticky columns, whose stacking would put the sticky player over it."""
     return html.Div(
         className="notice",
         children=[

@@ -152,6 +152,18 @@ LAB_EPOCHS = "lab-epochs"
 LAB_SEEDS = "lab-seeds"
 LAB_UPLOAD = "lab-upload"
 LAB_TEXT = "lab-text"  # store: server path of the uploaded text
+LAB_FILE = "lab-file"  # store: the uploaded text's file name (shown, and kept in the link)
+LAB_UPLOAD_NAME = "lab-upload-name"  # the uploaded file's name and size in words, under the box
+LAB_TEXT_WARNING = "lab-text-warning"  # a text too short for the lab's statistics, before Train
+LAB_URL = "lab-url"  # the lab's view in the address bar (controls, shown run and sweep)
+LAB_LINK = "lab-link"  # store: what the opened link asked to show (run, sweep), read once
+LAB_NOTE = "lab-note"  # what a link had ignored or started, at the top of the controls
+
+# the authors' grid: WᵀW/‖W‖² of three models at nine m, the lab's first picture
+LAB_GRID = "lab-grid"  # its job widget (Train grid)
+LAB_GRID_GRAPH = "lab-grid-graph"  # the wide arrangement (rows = models)
+LAB_GRID_GRAPH_NARROW = "lab-grid-graph-narrow"  # a phone's (rows = m)
+LAB_GRID_TEXT = "lab-grid-text"  # what the grid shows at each m, measured
 
 # lab sweep: the sweep over the bottleneck m (and weight decay) on the lab page
 LAB_SWEEP_MS = "lab-sweep-ms"

@@ -110,6 +110,7 @@ def layout(query: str | None = None) -> html.Div:
         children=[
             dcc.Location(id=ids.URL, refresh="callback-nav"),
             dcc.Store(id=ids.CONFIG, data=stores["config"]),
+            controls.notice(),
             html.Div(
                 className="main",
                 children=[

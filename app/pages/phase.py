@@ -5,19 +5,24 @@ science.md §1: the SSM's swept angle kθ jumps from ≈ 90° (dense) to ≈ 270
 (progress, cancel, dedupe); the diagram grows while it trains, and clicking a
 point opens that point's run — stored on its own when the sweep finishes — in
 the explorer.
+
+The sweep shown is in the page's URL (`/phase?model=ssm&sparsities=0.1,0.9&k=3&…`,
+app/urlstate.py `phase_query`), written when a sweep is run: a reload or a shared
+link re-opens it from the job store without training again, and a link to a sweep
+nobody ran yet starts it, as an explorer link does (the line under the bar says so).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from dash import Input, Output, State, callback, dcc, html, no_update
+from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from app import ids
 from app.jobwidget import JobWidget, job_key, polled, submit
 from app.pages import register
 from app.services import job_queue
-from app.urlstate import query_from_config
+from app.urlstate import phase_from_query, phase_query, query_from_config
 from app.widgets import model_choice, number_field, parse_list
 from tempsup.config import DEFAULTS, MODEL_NAMES
 from tempsup.errors import TempsupError
@@ -29,12 +34,19 @@ from tempsup.sweep import SweepSpec
 DEFAULT_SPARSITIES = "0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95"
 POLL_MS = 500
 WIDGET = JobWidget(ids.PHASE)
+# The controls that name a sweep, in `build_spec`'s order, and their values on a fresh page.
+CONTROLS = (ids.PHASE_MODEL, ids.PHASE_SPARSITIES, ids.PHASE_K, ids.PHASE_SEEDS,
+            ids.PHASE_STEPS, ids.PHASE_HIDDEN)  # fmt: skip
+FRESH = {"model": "ssm", "sparsities": DEFAULT_SPARSITIES, "k": str(DEFAULTS.k),
+         "seeds": DEFAULTS.seeds, "steps": DEFAULTS.steps, "hidden": DEFAULTS.hidden}  # fmt: skip
+LINK_STARTED = "Sweep started from the link: a link runs the sweep it names."
 
 
 def layout() -> html.Div:
     return html.Div(
         className="main",
         children=[
+            dcc.Location(id=ids.PHASE_URL, refresh="callback-nav"),
             html.Aside(
                 className="side",
                 children=html.Div(
@@ -78,6 +90,7 @@ def layout() -> html.Div:
                             ],
                         ),
                         *WIDGET.layout("Run sweep", poll_ms=POLL_MS),
+                        html.Div(id=ids.PHASE_NOTE, className="status link-note", role="status"),
                         html.P(
                             "Every point × seed trains in one batch. Click a point to open its "
                             "run in the explorer. Each point is the best seed of its sparsity; "
@@ -139,24 +152,51 @@ def summary_figure(spec: SweepSpec, arrays: dict[str, Any], title: str):
 
 
 @callback(
-    *WIDGET.submitted(),
+    *WIDGET.submitted(
+        Output(ids.PHASE_URL, "search"),
+        Output(ids.PHASE_NOTE, "children"),
+        *[Output(id_, "value") for id_ in CONTROLS],
+    ),
     Input(WIDGET.id(ids.RUN), "n_clicks"),
-    State(ids.PHASE_MODEL, "value"),
-    State(ids.PHASE_SPARSITIES, "value"),
-    State(ids.PHASE_K, "value"),
-    State(ids.PHASE_SEEDS, "value"),
-    State(ids.PHASE_STEPS, "value"),
-    State(ids.PHASE_HIDDEN, "value"),
+    Input(ids.PHASE_URL, "search"),
+    *[State(id_, "value") for id_ in CONTROLS],
     State(ids.CLIENT, "data"),
-    prevent_initial_call=True,
 )
-def run_sweep(_n: int, model, sparsities, ks, seeds, steps, hidden, client):
-    """Submit the sweep (a finished identical one is served at once)."""
+def run_sweep(_n: int, search: Any, model, sparsities, ks, seeds, steps, hidden, client):
+    """Run sweep: submit the sweep (a finished identical one is served at once) and put it
+    in the URL. A URL (a reload, a link): its controls, and the sweep it names — shown from
+    the job store, or started when nobody ran it yet; a refused value is named and nothing
+    runs."""
+    keep = (no_update,) * len(CONTROLS)
+    if ctx.triggered_id != ids.PHASE_URL and ctx.triggered_id is not None:
+        try:
+            spec = build_spec(model, sparsities, ks, seeds, steps, hidden)
+            status = submit(spec, client)
+        except TempsupError as exc:
+            return (*WIDGET.refused(str(exc)), no_update, "", *keep)
+        link = phase_query(spec.base.model, spec.sparsities, spec.ks, seeds, steps, hidden)
+        return (*WIDGET.started(spec.key, status), link, "", *keep)
+    values, errors = phase_from_query(search)
+    if not values and not errors:  # a bare /phase: the fresh page, nothing runs
+        return (no_update, True, no_update, "", no_update, "", *keep)
+    shown = {**FRESH, **values}
+    controls = tuple(shown[name] for name in FRESH)
     try:
-        spec = build_spec(model, sparsities, ks, seeds, steps, hidden)
-        return WIDGET.started(spec.key, submit(spec, client))
+        spec = build_spec(*controls)
     except TempsupError as exc:
-        return WIDGET.refused(str(exc))
+        spec, errors = None, [*errors, str(exc)]
+    if spec is None or errors:
+        message = "Ignored from the link: " + "; ".join(errors)
+        return (no_update, True, no_update, message, no_update, "", *controls)
+    queue = job_queue()
+    status = queue.status(spec.key)
+    note = ""
+    if status is None or status.state == JobState.FAILED:
+        try:
+            status, note = submit(spec, client), LINK_STARTED
+        except TempsupError as exc:
+            return (*WIDGET.refused(str(exc)), no_update, "", *controls)
+    return (*WIDGET.started(spec.key, status), no_update, note, *controls)
 
 
 @callback(*WIDGET.polling(Output(ids.PHASE_GRAPH, "figure")), prevent_initial_call=True)
