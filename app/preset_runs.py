@@ -43,3 +43,13 @@ def checked(name: str, quick: bool, keys: tuple[str, ...]) -> tuple[ClaimResult,
     preset = next(p for p in presets(quick) if p.name == name)
     runs = {label: job_queue().run(key) for label, key in zip(preset.labels, keys, strict=True)}
     return tuple(preset.check(runs))
+
+
+def claim_dicts(name: str) -> list[dict] | None:
+    """Every claim of the preset called `name` as plain dicts (`ClaimResult.to_dict`), when
+    all its runs are ready on this server; None while some still train (a lesson step that
+    cites another preset's claim reads it here)."""
+    preset = by_name(name)
+    if len(ready(preset)) < len(preset.configs):
+        return None
+    return [c.to_dict() for c in checked(preset.name, quick(), preset.keys)]

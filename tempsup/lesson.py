@@ -32,7 +32,11 @@ class Step:
     `{c0[k_theta_deg]}` being the measured value `k_theta_deg` of the first
     listed claim and `{c0.rate}` its "x of n seeds". `compare` lists the preset's run
     labels a question compares (dense with sparse, k = 0 with larger k): the step animates
-    each of them side by side; empty means `run` alone.
+    each of them side by side; empty means `run` alone. `cites` names claims of other
+    presets the text reads, as (preset, claim index), fields `{x0}`, `{x1}`, …: a claim is
+    measured once, by its own preset, and every text that tells it reads that result.
+    A claim field also gives `.statement` (the claim's own sentence), `.count` (its count
+    with what it counts) and `.verdict` ("held" or "did not hold").
     """
 
     slug: str
@@ -45,6 +49,7 @@ class Step:
     answer: int
     why: str
     compare: tuple[str, ...] = ()
+    cites: tuple[tuple[str, int], ...] = ()
 
     @property
     def shown(self) -> tuple[str, ...]:
@@ -59,11 +64,13 @@ class Step:
         fields = {f for _, f, _, _ in string.Formatter().parse(self.why) if f}
         for f in fields:
             name = f.split("[")[0].split(".")[0]
-            if not (name.startswith("c") and name[1:].isdigit()):
-                raise ValueError(f"step {self.slug}: field {{{f}}} does not name a claim c0, c1, …")
-            if int(name[1:]) >= len(self.claims):
+            if not (name[:1] in ("c", "x") and name[1:].isdigit()):
+                raise ValueError(f"step {self.slug}: field {{{f}}} does not name a claim c0, c1, "
+                                 "… (or a cited claim x0, x1, …)")  # fmt: skip
+            listed = self.claims if name[0] == "c" else self.cites
+            if int(name[1:]) >= len(listed):
                 raise ValueError(f"step {self.slug}: {{{f}}} but the step lists "
-                                 f"{len(self.claims)} claims")  # fmt: skip
+                                 f"{len(listed)} such claims")  # fmt: skip
 
 
 STEPS: tuple[Step, ...] = (
@@ -87,9 +94,8 @@ STEPS: tuple[Step, ...] = (
         why=(
             "Each step rotates the hidden state by a roughly constant angle and shrinks it, so "
             "after k steps the input has turned by about 90° onto the readout while older inputs "
-            "keep shrinking: smooth forgetting. Measured on the best seed: the leading eigenvalue "
-            "has |λ| = {c0[abs_lambda]} (inside the unit circle) and k·arg λ = "
-            "{c0[k_arg_lambda_deg]}° (ideal 90°); {c0.rate} seeds agree."
+            "keep shrinking: smooth forgetting. Measured on the best seed (the ideal k·arg λ is "
+            "90°, |λ| < 1 inside the unit circle): {c0.statement} {c0.count} agree."
         ),
     ),
     Step(
@@ -111,11 +117,9 @@ STEPS: tuple[Step, ...] = (
         answer=0,
         why=(
             "For a linear network the four terms are the exact expected loss, not an "
-            "approximation. Measured at the end of training (best seed): task {c0[terms][task]}, "
-            "mean correction {c0[terms][mean_correction]}, projection {c0[terms][projection]}, "
-            "composition {c0[terms][composition]}; their sum {c0[expected_loss]} against a "
-            "measured {c0[measured_loss]} (relative gap {c0[relative_error]}). Watch the loss "
-            "panel: the terms move with the measured curve all through training."
+            "approximation. Measured at the end of training (best seed): {c0.statement} "
+            "{c0.count} agree within 5 %. Watch the loss panel: the terms move with the measured "
+            "curve all through training."
         ),
     ),
     Step(
@@ -140,8 +144,8 @@ STEPS: tuple[Step, ...] = (
             "With sparse inputs an input usually arrives alone, and then a direction with "
             "w_yᵀw_s ≤ 0 costs nothing: the ReLU outputs 0. So the network parks the "
             "intermediate directions there (the shaded interference-free half-space) and only "
-            "w_k projects positively. Measured projections a_s = w_yᵀw_s, s = 0…k+3: sparse "
-            "{c0[a_sparse]}, dense {c0[a_dense]}; {c0.rate} sparse seeds agree."
+            "w_k projects positively. Measured projections a_s = w_yᵀw_s of the best seeds: "
+            "{c0.statement} {c0.count} of the sparse run agree."
         ),
     ),
     Step(
@@ -151,23 +155,26 @@ STEPS: tuple[Step, ...] = (
         run="sparse",
         compare=("dense", "sparse"),
         claims=(0, 1, 2),
+        cites=(("ssm-jump", 0),),
         question=(
             "Compare the SSM trained on dense inputs (S = 0.3) with the one trained on sparse "
-            "inputs (S = 0.9). What happens to the angle kθ swept from w_0 to w_k?"
+            "inputs (S = 0.9). What happens to the best seed's angle kθ swept from w_0 to w_k?"
         ),
         choices=(
-            "It jumps from about 100° to about 270°",
+            "It is about 100° dense and about 270° sparse: another basin of solutions wins",
             "It stays near 90°",
             "It shrinks to 0°",
             "It grows gradually with every bit of sparsity",
         ),
         answer=0,
         why=(
-            "Dense inputs interfere everywhere, so the directions stay within a quarter turn; "
-            "sparse inputs let the network swing the intermediate directions round into the "
-            "interference-free half-space, a jump rather than a drift (see the phase diagram "
-            "page). Measured: kθ = {c0[k_theta_deg]}° dense, {c1[k_theta_deg]}° sparse; the "
-            "spectral radius falls from {c2[rho_dense]} to {c2[rho_sparse]}."
+            "Dense inputs interfere everywhere, so the directions stay within about a quarter "
+            "turn; sparse inputs make it pay to swing the intermediate directions round into the "
+            "interference-free half-space. Measured on the best seeds: kθ = {c0[k_theta_deg]}° "
+            "dense ({c0.count} near 100°), {c1[k_theta_deg]}° sparse ({c1.count} near 270°); "
+            "the spectral radius falls from {c2[rho_dense]} to {c2[rho_sparse]}. In between, "
+            "the ssm-jump preset trains the same seeds at ten sparsities, which tells a seed "
+            "moving apart from the winning basin changing: {x0.statement}"
         ),
     ),
     Step(
@@ -204,10 +211,11 @@ STEPS: tuple[Step, ...] = (
         preset="vector-all-or-none",
         run="k=0",
         compare=("k=0", "k=2", "k=4"),
-        claims=(0, 3),
+        claims=(0, 1, 2, 3),
         question=(
-            "Five features A–E of decreasing importance share a 2-dimensional hidden state. At "
-            "k = 0 they sit on a pentagon. As the delay k grows, how does the network cope?"
+            "Five features A–E of decreasing importance share a 2-dimensional hidden state; at "
+            "k = 0 the paper finds them on a pentagon. As the delay k grows, what does the "
+            "paper say the network does?"
         ),
         choices=(
             "It keeps the most important features whole and drops the others entirely",
@@ -217,9 +225,12 @@ STEPS: tuple[Step, ...] = (
         answer=0,
         why=(
             "Remembering a feature for k steps takes k + 1 directions, so the plane fills up: "
-            "rather than keep everything badly, the network keeps a few features fully and drops "
-            "the rest (all or none), most important first. Measured: at k = 0, {c0.rate} seeds "
-            "show the pentagon; features represented for k = {c1[k]}: {c1[represented_best]}."
+            "rather than keep everything badly, the paper's network keeps a few features fully "
+            "and drops the rest (all or none), most important first. What these runs measured "
+            "(the best seed of each k): the pentagon at k = 0 {c0.verdict} ({c0.count}): "
+            "{c0.statement} All or none {c1.verdict} ({c1.count}): {c1.statement} Most "
+            "important first {c2.verdict} ({c2.count}): {c2.statement} Fewer features as k "
+            "grows {c3.verdict} ({c3.count}): {c3.statement}"
         ),
     ),
 )
@@ -253,12 +264,19 @@ def step_number(query: str | None) -> int:
 
 
 class _Claim:
-    """A claim's fields for the format string: `[key]` its measured values, `.rate` its seeds."""
+    """A claim's fields for the format string: `[key]` its measured values, `.rate` its seeds,
+    `.count` the count with what it counts, `.statement` its sentence, `.verdict` held or not."""
 
     def __init__(self, claim: Mapping[str, Any] | None) -> None:
         self._measured = _Values((claim or {}).get("measured", {}))
-        self.rate = (
-            f"{claim['successes']} of {claim['seeds']}" if claim and "seeds" in claim else MISSING
+        measured = bool(claim and "seeds" in claim)
+        self.rate = f"{claim['successes']} of {claim['seeds']}" if measured else MISSING
+        self.count = (
+            f"{self.rate} {claim.get('counted') or 'seeds'}" if claim and measured else MISSING
+        )
+        self.statement = (claim or {}).get("statement") or MISSING
+        self.verdict = (
+            ("held" if claim["held"] else "did not hold") if claim and "held" in claim else MISSING
         )
 
     def __getitem__(self, key: str) -> Any:
@@ -299,11 +317,25 @@ def _show(value: Any) -> str:
     return str(value)
 
 
-def explanation(item: Step, claims: Sequence[Mapping[str, Any]] | None) -> str:
+def explanation(
+    item: Step,
+    claims: Sequence[Mapping[str, Any]] | None,
+    cited: Mapping[str, Sequence[Mapping[str, Any]] | None] | None = None,
+) -> str:
     """The step's explanation with the measured numbers of its preset's claims
-    (`ClaimResult.to_dict()` of every claim, in checker order; None: not measured yet)."""
+    (`ClaimResult.to_dict()` of every claim, in checker order; None: not measured yet) and
+    of the claims it cites (`cited`: every claim of each preset in `cited_presets(item)`, by
+    preset name; a preset missing or None: not measured yet)."""
     picked = {
         f"c{i}": _Claim(claims[idx] if claims is not None and idx < len(claims) else None)
         for i, idx in enumerate(item.claims)
     }
+    for i, (name, idx) in enumerate(item.cites):
+        theirs = (cited or {}).get(name)
+        picked[f"x{i}"] = _Claim(theirs[idx] if theirs is not None and idx < len(theirs) else None)
     return item.why.format(**picked)
+
+
+def cited_presets(item: Step) -> tuple[str, ...]:
+    """The other presets whose claims the step's text reads (each once, in order)."""
+    return tuple(dict.fromkeys(name for name, _ in item.cites))

@@ -221,8 +221,9 @@ def claims_html(results: list[ClaimResult]) -> str:
         mark = "✓ held" if r.held else "✗ did not hold"
         rows.append(
             f'<li class="{"held" if r.held else "not-held"}"><strong>{mark}</strong> — '
-            f"{html.escape(r.claim)} ({r.rate_text} seeds)"
-            f"<details><summary>measured</summary><pre>{html.escape(format_measured(r.measured))}"
+            f"{html.escape(r.claim)} ({html.escape(r.count_text)})"
+            f"<br><small>measured: {html.escape(r.statement)}</small>"
+            f"<details><summary>numbers</summary><pre>{html.escape(format_measured(r.measured))}"
             f"</pre><small>{html.escape(r.criterion)}</small></details></li>"
         )
     return "<ul>" + "".join(rows) + "</ul>"
@@ -282,6 +283,7 @@ def lesson_body(
     sections = [f'<nav aria-label="lesson steps">{nav}</nav>']
     for i, item in enumerate(lesson.STEPS, start=1):
         p, res = by_name[item.preset]
+        cited = {n: [r.to_dict() for r in by_name[n][1]] for n in lesson.cited_presets(item)}
         choices, right = lesson.shown_choices(item)
         cfg = p.config(item.run)
         radios = "".join(
@@ -309,7 +311,7 @@ def lesson_body(
             f'<p><button class="reveal" type="button">Reveal</button></p>'
             f'<p class="verdict" aria-live="polite"></p>'
             f'<div class="answer" hidden><p>'
-            f"{html.escape(lesson.explanation(item, [r.to_dict() for r in res]))}</p>"
+            f"{html.escape(lesson.explanation(item, [r.to_dict() for r in res], cited))}</p>"
             f"{figure}<p>{try_it}{nxt}</p></div></section>"
         )
     return "".join(sections) + REVEAL_JS

@@ -120,7 +120,8 @@ def reveal(number: int, picked: int) -> list[Any]:
     out: list[Any] = [verdict]
     if len(ready) == len(preset.configs):
         claims = preset_runs.checked(preset.name, preset_runs.quick(), preset.keys)
-        out.append(html.P(lesson.explanation(item, [c.to_dict() for c in claims])))
+        cited = {n: preset_runs.claim_dicts(n) for n in lesson.cited_presets(item)}
+        out.append(html.P(lesson.explanation(item, [c.to_dict() for c in claims], cited)))
     else:
         out.append(html.P(lesson.explanation(item, None)))
         out.append(
