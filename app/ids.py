@@ -124,6 +124,7 @@ PHASE_HIDDEN = "phase-hidden"
 PHASE_GRAPH = "phase-graph"
 PHASE_URL = "phase-url"  # the sweep shown, in the query string (a reload re-opens it)
 PHASE_NOTE = "phase-note"  # "sweep started from the link"
+PHASE_STORY = "phase-story"  # where the best seed switches basin: the preset's sweep, then this one
 
 # compare page
 COMPARE_URL = "compare-url"
@@ -135,6 +136,8 @@ COMPARE_POLL = "compare-poll"
 COMPARE_STATUS = "compare-status"
 COMPARE_ERROR = "compare-error"  # what is wrong with a pasted link
 COMPARE_LABEL = "compare-label"
+COMPARE_SHARE = "compare-share"  # the link to this comparison at the scrubber's position
+COMPARE_SHARE_FEEDBACK = "compare-share-feedback"  # "copied" after a click
 
 
 def compare_graph(side: Any, panel: Any) -> dict[str, Any]:

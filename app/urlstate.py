@@ -203,6 +203,26 @@ def phase_from_query(search: str | None) -> tuple[dict[str, Any], list[str]]:
     return values, errors
 
 
+# The Compare page's scrubber position in its link: the percentage of training (0 … 100).
+COMPARE_AT = "at"
+
+
+def compare_at(search: str | None) -> tuple[int | None, list[str]]:
+    """The percentage of training a /compare link opens on (`at`), or None; a message when
+    the value is not an integer in [0, 100]."""
+    params = dict(parse_qsl(search.lstrip("?") if isinstance(search, str) else ""))
+    text = params.get(COMPARE_AT)
+    if text is None:
+        return None, []
+    try:
+        value = int(text[:MAX_VALUE_LEN])
+    except ValueError:
+        value = None
+    if value is None or not 0 <= value <= 100:
+        return None, [f"at: expected an integer in [0, 100], got {text[:MAX_VALUE_LEN]!r}"]
+    return value, []
+
+
 def public_link(href: Any) -> str | None:
     """`href` if someone else could open it; None for a page served from this machine only
     (localhost, a loopback or unspecified address): such a link is useless in a sent file."""

@@ -241,6 +241,13 @@
         return window.location.origin + window.location.pathname + (query ? "?" + query : "");
       },
 
+      // Compare: the page's link (both runs) with the scrubber's place, `at` (percent).
+      compare_link: function (search, percent) {
+        const params = new URLSearchParams((search || "").replace(/^\?/, ""));
+        params.set("at", String(Math.round(percent || 0)));
+        return window.location.origin + window.location.pathname + "?" + params.toString();
+      },
+
       // × on a notice (app/controls.py notice) empties it.
       dismiss: function () {
         return "";
@@ -272,10 +279,10 @@
   }
 
   document.addEventListener("click", function (event) {
-    const link = event.target && event.target.closest && event.target.closest("#share-link");
+    const link = event.target && event.target.closest && event.target.closest("a.share");
     if (!link || event.ctrlKey || event.metaKey || event.shiftKey || event.button !== 0) return;
     event.preventDefault();
-    const feedback = document.getElementById("share-feedback");
+    const feedback = link.parentElement.querySelector(".share-feedback");
     const say = (text) => { if (feedback) feedback.textContent = text; };
     copyText(link.href).then(
       () => say("copied"),

@@ -242,6 +242,47 @@ def _n_traces(driver, selector: str) -> int:
     )
 
 
+def test_a_compare_link_restores_both_runs_and_the_scrubbers_place(server, browser, fresh):
+    from urllib.parse import urlencode
+
+    pair = {"left": TINY + "&seed=55", "right": TINY.replace("linear", "ssm") + "&seed=55"}
+    browser.get(f"{server}/compare?" + urlencode(pair))
+    wait_for(lambda: _compare_done(browser), 90, "both runs trained")
+    at_end = text_of(browser, "#compare-label")
+    browser.get(f"{server}/compare?" + urlencode({**pair, "at": 40}))
+    wait_for(lambda: _compare_done(browser), 30, "both runs served")
+    wait_for(lambda: _scrubber(browser) == "40", 20, "the scrubber at 40 %")
+    at_40 = wait_for(lambda: (t := text_of(browser, "#compare-label")) != at_end and t, 20)
+    link = find(browser, "#compare-share").get_attribute("href")
+    assert parse_qs(urlparse(link).query)["at"] == ["40"], link
+    # one step back: the share link follows the scrubber
+    click(browser, css(ids.player(ids.PREV, ids.COMPARE)))
+    wait_for(lambda: "at=39" in find(browser, "#compare-share").get_attribute("href"), 10, "39")
+    # the link in a fresh browser: the same two runs at the same place
+    fresh.get(link)
+    wait_for(lambda: _compare_done(fresh), 30, "both runs served")
+    wait_for(lambda: _scrubber(fresh) == "40", 20, "the scrubber at 40 %")
+    wait_for(lambda: text_of(fresh, "#compare-label") == at_40, 20, "the same frames")
+    for side in ("left", "right"):
+        shown = find(fresh, f"#compare-{side}").get_attribute("value")
+        assert config_from_query(shown)[0] == config_from_query(pair[side])[0], (side, shown)
+    # a bad place is named, not silently dropped
+    fresh.get(f"{server}/compare?" + urlencode({**pair, "at": "abc"}))
+    wait_for(lambda: "at: expected an integer in [0, 100], got 'abc'" in
+             text_of(fresh, "#compare-status"), 30, "the bad value named")  # fmt: skip
+
+
+def _compare_done(driver) -> bool:
+    """Both sides served (a side still training reads "left (…): …" in the status line)."""
+    text = text_of(driver, "#compare-status")
+    return "left:" in text and "right:" in text and "left (" not in text and "right (" not in text
+
+
+def _scrubber(driver) -> str | None:
+    selector = css(ids.player(ids.FRAME, ids.COMPARE)) + " [role='slider']"
+    return driver.find_element("css selector", selector).get_attribute("aria-valuenow")
+
+
 # ---- item 7: messages where the user looks ----------------------------------------------
 
 

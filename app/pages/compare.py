@@ -1,7 +1,8 @@
 """Two runs side by side, one scrubber: e.g. the SSM dense vs sparse, linear vs ReLU.
 
 The page's URL holds both runs as explorer queries (`/compare?left=…&right=…`),
-so a comparison is a shareable link too. Each side is served from the job
+so a comparison is a shareable link too; "share link" adds the scrubber's place
+(`at`, the percentage of training), which a link opens on. Each side is served from the job
 store (or trained if missing) exactly like the explorer; the scrubber moves
 through the *fraction* of training, so runs of different lengths stay aligned.
 """
@@ -19,7 +20,7 @@ from app.jobwords import describe
 from app.pages import register
 from app.panels import PANELS
 from app.services import job_queue
-from app.urlstate import compare_href, config_from_query, query_from_config
+from app.urlstate import compare_at, compare_href, config_from_query, query_from_config
 from app.view import empty_view, full_view
 from app.widgets import js
 from tempsup.config import FIELDS, MODEL_NAMES, RunConfig
@@ -112,6 +113,16 @@ def layout() -> html.Div:
                         marks={0: "start", PERCENT: "end"},
                     ),  # fmt: skip
                     html.Div(id=ids.COMPARE_LABEL, className="frame-label"),
+                    html.A(
+                        "share link",
+                        id=ids.COMPARE_SHARE,
+                        href="",
+                        className="share",
+                        title="click to copy a link to this comparison at this point",
+                    ),
+                    html.Span(
+                        id=ids.COMPARE_SHARE_FEEDBACK, className="share-feedback", role="status"
+                    ),
                 ],
             ),
             html.Div(className="compare-grid", children=columns),
@@ -132,7 +143,7 @@ def side_configs(search: str | None) -> tuple[RunConfig, RunConfig, list[str]]:
         config, errs = config_from_query(text[:2000])
         configs.append(config)
         errors += [f"{side}: {e}" for e in errs]
-    return configs[0], configs[1], errors
+    return configs[0], configs[1], errors + compare_at(search)[1]
 
 
 def _link_query(text: Any) -> str:
@@ -224,6 +235,25 @@ def load_pair(search: str | None, _n: Any, client: Any):
     text = " · ".join(lines + [f"ignored: {e}" for e in errors])
     return views, not pending, text
 
+
+@callback(
+    Output(ids.player(ids.FRAME, ids.COMPARE), "value", allow_duplicate=True),
+    Input(ids.COMPARE_URL, "search"),
+    prevent_initial_call="initial_duplicate",
+)
+def open_at(search: str | None):
+    """The scrubber opens where the link says (`at`); a bad value is named by `load_pair`."""
+    at, _ = compare_at(search)
+    return no_update if at is None else at
+
+
+# the link to this comparison at the scrubber's place
+clientside_callback(
+    js("compare_link"),
+    Output(ids.COMPARE_SHARE, "href"),
+    Input(ids.COMPARE_URL, "search"),
+    Input(ids.player(ids.FRAME, ids.COMPARE), "value"),
+)
 
 # one scrubber (the shared player's row: play, step, ticks) over both runs
 clientside_callback(
