@@ -20,6 +20,7 @@ from app import ids
 from app.view import empty_view
 from app.widgets import js, scrubber
 from tempsup.figures import NEAR_BEST
+from tempsup.frames import frame_label
 
 TICK_MS = 120  # ~8 frames a second: 100 frames play in about 12 s
 INITIAL_VIEW = empty_view("loading…")
@@ -81,6 +82,18 @@ def opening_frame(view: Any, request: Any = None) -> int:
     ):
         return max(0, min(frame, n - 1))
     return n - 1
+
+
+def label(view: Any, frame: Any) -> str:
+    """The line under the player at `frame` (0-based) of `view`, as assets/tempsup.js
+    `draw` writes it: `tempsup.frames.frame_label` and that frame's status line."""
+    n = _n_frames(view)
+    if not n:
+        return str(view.get("message", "")) if isinstance(view, dict) else ""
+    i = max(0, min(frame if isinstance(frame, int) else n - 1, n - 1))
+    summaries = view.get("summaries") or []
+    summary = summaries[i] if i < len(summaries) else ""
+    return frame_label(i, n, view["steps"][i]) + (f" · {summary}" if summary else "")
 
 
 def _n_frames(view: Any) -> int:

@@ -130,9 +130,10 @@
       const fig = { data: data, layout: view.layouts[p] || {} };
       return isDark() ? darkFigure(fig) : fig;
     });
-    // the status line of this very frame (app/view.py, status_lines)
+    // "frame 41 of 101 (step 800)" as on every surface (tempsup/frames.py frame_label;
+    // app/player.py label is this line in Python), then the status line of this very frame
     const summary = (view.summaries || [])[i];
-    const label = "step " + view.steps[i] + " · frame " + (i + 1) + "/" + view.n +
+    const label = "frame " + (i + 1) + " of " + view.n + " (step " + view.steps[i] + ")" +
       (summary ? " · " + summary : "");
     return { figures: figures, label: label };
   }

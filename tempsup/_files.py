@@ -36,13 +36,42 @@ def pack(**entries: Any) -> bytes:
     return buf.getvalue()
 
 
-def unpack(data: bytes, source: str, expected: str) -> dict[str, np.ndarray]:
-    """Every array of an .npz archive; a damaged one says `{source}: expected {expected}`."""
+def unpack(
+    data: bytes, source: str, expected: str, kind: str | None = None
+) -> dict[str, np.ndarray]:
+    """Every array of an .npz archive. Anything else says what was expected and what came:
+    `{source}: [not a {kind}: ]expected {expected}, got {what the bytes are}`, never numpy's
+    own words (which suggest `allow_pickle`, the one thing a reader must not do)."""
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            if not isinstance(npz, np.lib.npyio.NpzFile):
+                raise ValueError("not an archive")
             return dict(npz.items())
     except Exception as exc:  # numpy raises many types for a damaged file
-        raise TempsupError(f"{source}: expected {expected} ({exc})") from None
+        head = f"{source}: " + (f"not a {kind}: " if kind else "")
+        what = received(data)
+        if data.startswith(b"PK") and "pickle" in str(exc):  # an object array inside
+            what = "an .npz archive holding Python objects (never loaded: they could run code)"
+        raise TempsupError(f"{head}expected {expected}, got {what}") from None
+
+
+def received(data: bytes) -> str:
+    """What bytes that are not an .npz archive look like, in words."""
+    if not data:
+        return "an empty file"
+    size = f"{len(data)} bytes"
+    if data.startswith(b"PK"):
+        return f"a zip archive numpy cannot read as .npz ({size}; damaged or cut short?)"
+    if data.startswith(b"\x93NUMPY"):
+        return f"a single .npy array ({size}), not an .npz archive of named arrays"
+    if data.startswith(b"\x80"):
+        return f"what looks like a Python pickle ({size}; never loaded: it could run code)"
+    try:
+        text = data[:400].decode("utf-8")
+    except UnicodeDecodeError:
+        return f"{size} of unknown content (starting {data[:8].hex(' ')})"
+    first = text.strip().splitlines()[0][:40] if text.strip() else ""
+    return f"text ({size}, starting {first!r})"
 
 
 def check_shapes(
@@ -89,13 +118,15 @@ def read_run(
     file_kind: str,
     config_from_dict: Callable[[Any], C],
     optional: Sequence[str] = (),
+    written_by: str = '`tempsup train`/`Download run` (see README, "Run file format")',
 ) -> tuple[C, dict[str, np.ndarray]]:
     """The config and the arrays `names` (and those of `optional` it has) of a run file.
 
     The caller checks their shapes. `file_kind` ("tempsup run file") is what a
-    file lacking an array is said not to be.
+    file that is no archive or lacks an array is said not to be; `written_by`
+    says what writes one (and where the README describes it).
     """
-    files = unpack(data, source, "a tempsup .npz run file")
+    files = unpack(data, source, f"a .npz archive written by {written_by}", kind=file_kind)
     missing = [k for k in (*names, "config") if k not in files]
     if missing:
         raise TempsupError(f"{source}: not a {file_kind} (missing {', '.join(missing)})")

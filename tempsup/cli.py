@@ -34,6 +34,7 @@ FLAG_HELP = {
     "steps": "optimizer steps",
     "lr": "Adam learning rate",
     "schedule": "cosine | constant learning-rate schedule",
+    "min_lr": "the cosine schedule's floor (torch's eta_min)",
     "seeds": "models trained side by side; the best is reported",
     "seed": "base seed for init and data",
     "tied": "tie the readout to the output direction, W_y := W_h^k W_x (default)",
@@ -229,6 +230,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     """The explorer's standalone animation of a run file (the app's Export HTML)."""
     from tempsup.describe import seed_index
     from tempsup.figures import export_html
+    from tempsup.frames import stop_note
     from tempsup.run import Run
 
     run = Run.load(args.run)
@@ -239,7 +241,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     out = Path(args.html)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(export_html(run, seed, feature=args.feature), encoding="utf-8")
-    print(f"seed {seed} of run {run.config.key} -> {out}")
+    stopped = stop_note(int(run["step"][-1]), run.config.steps)
+    print(f"seed {seed} of run {run.config.key}{f' ({stopped})' if stopped else ''} -> {out}")
     return 0
 
 
@@ -255,7 +258,11 @@ def add_file_parsers(sub: Any) -> None:
             "--seed", default="best", help="seed index, or best (default: best final loss)"
         )
     inspect_p.add_argument(
-        "--frame", type=int, default=-1, help="frame index (default: -1, the last; -n from the end)"
+        "--frame",
+        type=int,
+        default=-1,
+        help="frame, numbered from 1 as in the app and its share links "
+        "(default: -1, the last; -n counts from the end)",
     )
     inspect_p.add_argument("--json", action="store_true", help="print the summary as JSON")
     export_p.add_argument("--html", required=True, help="the page to write (plotly.js inlined)")
@@ -412,10 +419,14 @@ BOWS_FLAG_HELP = {
     "weight_decay": "AdamW's decoupled weight decay",
     "lr": "AdamW learning rate",
     "schedule": "cosine | constant learning-rate schedule",
+    "min_lr": "the cosine schedule's floor (torch's eta_min)",
     "epochs": "passes of n_samples samples",
     "batch": "samples per optimizer step",
     "grad_clip": "max gradient norm per model (0 = off)",
     "n_samples": "data set size (text: windows drawn per epoch)",
+    "n_heldout": "synthetic: samples generated beyond n_samples and held out",
+    "reduction": "mean | sum: the loss over features",
+    "init": "W's initialisation: torch (nn.Linear's default) or xavier",
     "seeds": "models trained side by side; the lowest final loss is reported",
     "seed": "base seed for data, shuffling and init",
     "snapshot_every": "steps between frames",

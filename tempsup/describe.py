@@ -19,6 +19,7 @@ import numpy as np
 from tempsup import gauge, geometry
 from tempsup.config import MODEL_NAMES
 from tempsup.errors import TempsupError
+from tempsup.frames import frame_index, frame_label, frame_number, stop_note
 from tempsup.run import Run
 
 TERM_KEYS = ("task", "mean_correction", "projection", "composition")
@@ -44,19 +45,18 @@ def seed_index(run: Run, seed: int | str | None) -> int:
 
 
 def frame_position(run: Run, frame: int) -> int:
-    """A frame of the run: an index in [0, F-1], or -F … -1 counting from the end."""
-    n = run.n_frames
-    if isinstance(frame, bool) or not isinstance(frame, (int, np.integer)) or not -n <= frame < n:
-        raise TempsupError(
-            f"frame: expected an integer in [0, {n - 1}] (or -{n} … -1 from the end), got {frame!r}"
-        )
-    return int(frame) % n
+    """The 0-based index of frame `frame` as people number it (1 … F; -1 … -F from the
+    last), as the app, the link and the export do (`tempsup.frames`)."""
+    return frame_index(frame, run.n_frames)
 
 
 def describe(run: Run, seed: int | str | None = None, frame: int = -1) -> dict[str, Any]:
     """The summary of one seed at one frame, JSON-ready (floats, lists, no NaN).
 
-    Keys: the config's headline fields; "seed", "frame", "frames", "step";
+    `frame` is numbered from 1 as on every surface (`tempsup.frames`; -1: the last).
+    Keys: the config's headline fields; "seed", "frame" (1-based), "frames", "step",
+    "best_seed" (`tempsup.run.BestSeed.to_dict`: why it is best, the seeds tied with it),
+    "stopped" (a cancelled run's "stopped at step … of … (cancelled)", else None);
     "loss", "expected_loss" (the run file's, or the terms' sum for files that
     predate it), "expected_loss_se" (None without it), "terms" (task,
     mean_correction, projection, composition), "terms_sum"; "a" (a_s for
@@ -94,9 +94,10 @@ def describe(run: Run, seed: int | str | None = None, frame: int = -1) -> dict[s
         "best_seed": run.best_seed.to_dict(),
         "seed": s,
         "succeeded": bool(run.success[s]),
-        "frame": f,
+        "frame": frame_number(f, run.n_frames),
         "frames": run.n_frames,
         "step": int(run["step"][f]),
+        "stopped": stop_note(int(run["step"][-1]), cfg.steps),
         "loss": _num(run["loss"][f, s]),
         "expected_loss": _num(terms.sum() if expected is None else expected[f, s]),
         "expected_loss_se": None if expected_se is None else _num(expected_se[f, s]),
@@ -132,8 +133,9 @@ def lines(d: dict[str, Any]) -> list[str]:
     out = [
         f"run {d['key']}: {d['model_name']}, k = {d['k']}, S = {d['sparsity']:g}, "
         f"N_h = {d['hidden']}, N_x = {d['inputs']}, T = {d['seq_len']}, {readout} readout",
-        f"seed {d['seed']} of {d['seeds']} ({best}; {ok}), frame {d['frame']} of "
-        f"0…{d['frames'] - 1} (step {d['step']})",
+        f"seed {d['seed']} of {d['seeds']} ({best}; {ok}), "
+        + frame_label(d["frame"] - 1, d["frames"], d["step"])
+        + (f"; {d['stopped']}" if d.get("stopped") else ""),
         best_line(d["best_seed"]),
         "gauge-free (the same in every hidden basis):",
         f"  loss {_f(d['loss'])} measured, {expected} expected",

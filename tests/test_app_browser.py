@@ -330,12 +330,12 @@ def test_compare_two_runs_with_one_scrubber(server, browser):
     left = TINY + "&seed=21"
     right = TINY.replace("model=linear", "model=ssm") + "&seed=21"
     browser.get(f"{server}/compare?" + urlencode({"left": left, "right": right}))
-    wait_for(lambda: frame_label_compare(browser).count("frame 21/21") == 2, 90, "both runs")
+    wait_for(lambda: frame_label_compare(browser).count("frame 21 of 21") == 2, 90, "both runs")
     for side in ("left", "right"):
         assert n_traces(browser, css(ids.compare_graph(side, "directions"))) > 0
     # the linked scrubber: start of training on both sides
     click(browser, css(ids.player(ids.PLAY, ids.COMPARE)))
-    wait_for(lambda: frame_label_compare(browser).count("frame 21/21") == 0, 10, "scrub")
+    wait_for(lambda: frame_label_compare(browser).count("frame 21 of 21") == 0, 10, "scrub")
 
 
 def frame_label_compare(driver) -> str:
@@ -465,7 +465,7 @@ def test_streamed_view_is_the_final_view_and_the_best_seed_follows(gated_server,
             continue
         go_to_frame(browser, f)
         final = wait_for(lambda: screen(browser), 10, "the frame drawn")
-        # (the frame count grew meanwhile: "frame 3/3" then "frame 3/41")
+        # (the frame count grew meanwhile: "frame 3 of 3" then "frame 3 of 41")
         assert without_total(shot["label"]) == without_total(final["label"]), f
         for panel in PANEL_GRAPHS:
             for i in figures.moving_traces(panel, run, seed):
@@ -487,7 +487,7 @@ def test_status_line_follows_the_scrubber(server, browser, store):
     for frame in (5, 0, run.n_frames - 1):
         go_to_frame(browser, frame)
         step = int(run["step"][frame])
-        expected = f"step {step} · frame {frame + 1}/{run.n_frames} · " + status_line(
+        expected = f"frame {frame + 1} of {run.n_frames} (step {step}) · " + status_line(
             run, seed, frame
         )
         wait_for(lambda e=expected: frame_label(browser) == e, 10, f"the line of frame {frame}")
@@ -669,7 +669,7 @@ def test_the_compare_player_stays_in_view_while_the_panels_scroll(server, browse
     set_viewport(browser, *size)
     left, right = TINY + "&seed=43", TINY.replace("model=linear", "model=ssm") + "&seed=43"
     browser.get(f"{server}/compare?" + urlencode({"left": left, "right": right}))
-    wait_for(lambda: frame_label_compare(browser).count("frame 21/21") == 2, 90, "both runs")
+    wait_for(lambda: frame_label_compare(browser).count("frame 21 of 21") == 2, 90, "both runs")
     last = css(ids.compare_graph("right", "eigen"))
 
     def scrolled_to_last() -> bool:  # ("end" may leave it a fraction of a pixel below)
@@ -686,7 +686,7 @@ def test_the_compare_player_stays_in_view_while_the_panels_scroll(server, browse
     # the sticky player still works: steps back (1 % of training each) leave the last frames
     def step_back() -> bool:
         click(browser, COMPARE_PLAYER[1])
-        return frame_label_compare(browser).count("frame 21/21") == 0
+        return frame_label_compare(browser).count("frame 21 of 21") == 0
 
     wait_for(step_back, 20, "steps back from the sticky player")
 
@@ -737,6 +737,6 @@ def test_a_shared_link_with_its_run_does_not_scroll_sideways_on_a_phone(server, 
     )
     browser.get(f"{server}/?model=ssm&k=3&hidden=2&inputs=1&seed=6&steps=400&view_seed=1&frame=5")
     wait_for(lambda: "Done" in status_text(browser), 60, "done")
-    wait_for(lambda: "frame 5/" in frame_label(browser), 20, "the link's frame")
+    wait_for(lambda: "frame 5 of " in frame_label(browser), 20, "the link's frame")
     width = browser.execute_script("return document.documentElement.scrollWidth")
     assert width <= 390, f"the page is {width} px wide at 390 px"

@@ -570,7 +570,8 @@ def test_text_run_keeps_its_words(text_run, tmp_path):
 
 
 def test_damaged_run_files_are_refused(runs, tmp_path):
-    with pytest.raises(TempsupError, match="expected a tempsup .npz run file"):
+    refused = r"not a correlated-features \(bows\) run file: expected a .npz archive"
+    with pytest.raises(TempsupError, match=refused):
         BowsRun.from_bytes(b"not a zip")
     arrays = dict(runs[0].arrays)
     import io

@@ -354,7 +354,7 @@ def test_inspect_is_the_same_after_any_admissible_change_of_basis(
     raw = Run.load(tmp_path / "moved.npz")
     w0 = np.linalg.norm(Run.load(tmp_path / "run.npz")["W_x"][-1, :, :, 0], axis=-1)
     assert not np.allclose(np.linalg.norm(raw["W_x"][-1, :, :, 0], axis=-1), w0, rtol=1e-2)
-    for extra in ([], ["--seed", "2", "--frame", "0"], ["--seed", "1", "--frame", "-2"]):
+    for extra in ([], ["--seed", "2", "--frame", "1"], ["--seed", "1", "--frame", "-2"]):
         out = []
         for name in ("run.npz", "moved.npz"):
             result = tempsup("inspect", name, "--json", *extra, cwd=tmp_path)
@@ -367,7 +367,7 @@ def test_inspect_is_the_same_after_any_admissible_change_of_basis(
         assert a["gauge"] == "minimum-norm" and "w0_norm" in a["gauge_dependent"]
         assert "a" in a["gauge_free"] and "eigenvalues" in a["gauge_free"]
         assert_same(a, b)
-    assert a["seed"] == 1 and a["frame"] == 1 and a["step"] == 20
+    assert a["seed"] == 1 and a["frame"] == 2 and a["step"] == 20  # frames count from 1
 
 
 def test_inspect_prints_lines_and_labels_the_gauge(tmp_path: Path) -> None:
@@ -376,7 +376,7 @@ def test_inspect_prints_lines_and_labels_the_gauge(tmp_path: Path) -> None:
     result = tempsup("inspect", "run.npz", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     text = result.stdout
-    assert f"seed {run.best} of 3 (best" in text and "frame 2 of 0…2 (step 40)" in text
+    assert f"seed {run.best} of 3 (best" in text and "frame 3 of 3 (step 40)" in text
     assert "gauge-free" in text and "minimum-norm gauge" in text and "kθ = " in text
     summary = run.summary()
     assert f"ρ(W_h) = {summary['spectral_radius']:.4g}" in text
@@ -388,8 +388,9 @@ def test_inspect_prints_lines_and_labels_the_gauge(tmp_path: Path) -> None:
     [
         (["--seed", "3"], "seed: expected an integer in [0, 2] or best, got '3'"),
         (["--seed", "worst"], "seed: expected an integer in [0, 2]"),
-        (["--frame", "3"], "frame: expected an integer in [0, 2] (or -3 … -1 from the end)"),
-        (["--frame", "-4"], "frame: expected an integer in [0, 2]"),
+        (["--frame", "4"], "frame: expected an integer in 1 … 3 (or -1 … -3 from the last)"),
+        (["--frame", "0"], "frame: expected an integer in 1 … 3"),
+        (["--frame", "-4"], "frame: expected an integer in 1 … 3"),
     ],
 )
 def test_inspect_out_of_range_exits_2_with_one_line(

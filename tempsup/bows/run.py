@@ -255,8 +255,9 @@ class BowsRun(_files.RunFile):
     @classmethod
     def from_bytes(cls, data: bytes, source: str = "run file") -> BowsRun:
         config, arrays = _files.read_run(
-            data, source, ARRAYS, "correlated-features (bows) run file", BowsConfig.from_dict
-        )
+            data, source, ARRAYS, "correlated-features (bows) run file", BowsConfig.from_dict,
+            written_by="`tempsup bows train` or the lab's Download run",
+        )  # fmt: skip
         loss = arrays["loss"]
         F, S = loss.shape if loss.ndim == 2 else (0, 0)
         d = arrays["cov"].shape[0] if arrays["cov"].ndim == 2 else -1

@@ -18,6 +18,7 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+from tempsup.frames import frame_label
 from tempsup.palette import TEMPLATE
 
 FRAME_MS = 120  # play speed: ~8 frames a second, a 100-frame run in 12 s
@@ -45,8 +46,9 @@ def lean_frames(n_frames: int, moving: list[Moving]) -> list[go.Frame]:
 
 
 def play_controls(steps: Sequence[int], y: float, pad_top: int) -> dict[str, list[dict[str, Any]]]:
-    """`updatemenus` (play, pause) and `sliders` (one stop per frame, labelled by its step)
-    for `update_layout`, side by side at height `y` (paper coordinates) below the plots."""
+    """`updatemenus` (play, pause) and `sliders` (one stop per frame, labelled "frame 41 of
+    101 (step 800)") for `update_layout`, side by side at height `y` (paper coordinates)
+    below the plots."""
     play = {"frame": {"duration": FRAME_MS, "redraw": True}, "transition": {"duration": 0}}
     pause = {"frame": {"duration": 0, "redraw": False}, "mode": "immediate"}
     buttons = {
@@ -72,10 +74,11 @@ def play_controls(steps: Sequence[int], y: float, pad_top: int) -> dict[str, lis
         "y": y,
         "yanchor": "top",
         "pad": {"t": pad_top},
-        "currentvalue": {"prefix": "step ", "font": {"size": 13, "color": "#222222"}},
+        # "frame 41 of 101 (step 800)": the numbering of every surface (tempsup.frames)
+        "currentvalue": {"prefix": "", "font": {"size": 13, "color": "#222222"}},
         "font": {"color": "rgba(0, 0, 0, 0)"},  # no tick labels: 100 step numbers would collide
         "steps": [
-            {"label": str(int(s)), "method": "animate", "args": [[str(f)], go_to]}
+            {"label": frame_label(f, len(steps), s), "method": "animate", "args": [[str(f)], go_to]}
             for f, s in enumerate(steps)
         ],
     }

@@ -33,6 +33,7 @@ from tempsup.figures._common import feature_name, select
 from tempsup.figures.panel import Parts, Selection
 from tempsup.figures.rnn import PANEL_SET
 from tempsup.figures.status import NEAR_BEST, status_line
+from tempsup.frames import stop_note
 from tempsup.palette import TEMPLATE
 from tempsup.run import Run
 
@@ -176,6 +177,9 @@ def _title(sel: Selection) -> str:
     sub = f"seed {sel.seed}{best} of {sel.run['loss'].shape[1]} · run {cfg.key}"
     if cfg.inputs > 1:
         sub += f" · directions of feature {feature_name(sel.feature)}"
+    stopped = stop_note(int(sel.run["step"][-1]), cfg.steps)
+    if stopped:
+        sub += f" · {stopped}"
     return f"{text}<br><sup>{sub}</sup>"
 
 
@@ -186,7 +190,11 @@ def export_html(
     sel = select(run, seed, feature)
     cfg = run.config
     numbers = {k: v for k, v in run.summary(sel.seed).items() if k != "key" and v is not None}
-    summary = {SUMMARY_WORDS.get(k, k): v for k, v in numbers.items()}
+    last = int(run["step"][-1])
+    summary: dict[str, Any] = {
+        "training": stop_note(last, cfg.steps) or f"complete: {last} of {cfg.steps} steps"
+    }
+    summary.update({SUMMARY_WORDS.get(k, k): v for k, v in numbers.items()})
     summary["near the best loss"] = NEAR_BEST
     summary["gauge"] = f"{gauge.GAUGE_NAME} (kθ and ‖w_0‖; the rest is gauge-free)"
     summary["status line of the last frame"] = status_line(run, sel.seed, -1, sel.feature)
