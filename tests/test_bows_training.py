@@ -1,10 +1,14 @@
-"""The correlated-features lab's claims, trained with the authors' recipe (science.md §2).
+"""The correlated-features lab's claims, trained with the lab's uniform-values recipe (§2).
 
 Slow: three batched trainings of 200 epochs (2000 AdamW steps, batch 256) on
-the default data: 12 circular features, sharpness 10, base log-odds 0,
-uniform[0, 1] values when on. Training is deterministic for a given seed on
-one machine; the numbers in the comments are what these exact runs gave when
-written (torch CPU, one thread), best seed first, then the range over seeds.
+the lab's earlier recipe (`UNIFORM`): 12 circular features, sharpness 10, base
+log-odds 0, uniform[0, 1] values when on, 2400 samples, the cosine per step,
+the loss summed over features, Xavier init. The authors' recipe (binary values,
+now the defaults) gives no isolated pairs: `test_binary_values_stay_linear_at_every_m`
+here and the shipped grid's measured words (tests/test_lab_recipe.py).
+Training is deterministic for a given seed on one machine; the numbers in the
+comments are what these exact runs gave when written (torch CPU, one thread),
+best seed first, then the range over seeds.
 
 Claims (measures defined in tempsup.bows.analysis):
 (a) small m (2): the ReLU model's WᵀW is the covariance's top-2 PCA circle;
@@ -25,11 +29,15 @@ from tempsup.bows.run import BowsRun, sweep_configs, train_runs
 
 pytestmark = pytest.mark.slow
 
+# The lab's recipe before it became the authors' (schema 1's defaults): the one that pairs.
+UNIFORM = BowsConfig(values="uniform", n_samples=2400, n_heldout=0, schedule="cosine",
+                     min_lr=0.0, reduction="sum", init="xavier", snapshot_every=20)  # fmt: skip
+
 
 @pytest.fixture(scope="module")
 def circular() -> dict[tuple[float, int], BowsRun]:
     """m = 2, 6, 8 with weight decay 0, 1 and 6: one batch of 36 models (≈ 6 s)."""
-    runs = train_runs(sweep_configs(BowsConfig(), [2, 6, 8], [0.0, 1.0, 6.0]))
+    runs = train_runs(sweep_configs(UNIFORM, [2, 6, 8], [0.0, 1.0, 6.0]))
     return {(r.config.weight_decay, r.config.m): r for r in runs}
 
 
@@ -102,8 +110,8 @@ def test_strong_weight_decay_keeps_the_pca_circle(circular):
 
 
 def test_iid_control_shows_no_circle(circular):
-    iid = {r.config.m: r for r in train_runs(sweep_configs(BowsConfig(structure="iid", seeds=8),
-                                                           [2, 6]))}  # fmt: skip
+    control = UNIFORM.replace(structure="iid", seeds=8)
+    iid = {r.config.m: r for r in train_runs(sweep_configs(control, [2, 6]))}
     # the control has the circle's mean activation but a diagonal covariance
     circ_cov = circular[(1.0, 2)]["cov"]
     assert np.allclose(np.diag(iid[2]["cov"]), np.diag(circ_cov), atol=0.01)
@@ -125,11 +133,10 @@ def test_iid_control_shows_no_circle(circular):
 
 
 def test_binary_values_stay_linear_at_every_m():
-    # The reason the default values are uniform[0, 1]: with binary features at base
-    # log-odds 0 opposite features are near complements, the linear PCA solution is
-    # almost perfect and no isolated pairs form (paired fraction 0 at m = 6, all seeds;
-    # R² model vs linear 0.93 vs 0.91)
-    (run,) = train_runs([BowsConfig(values="binary", m=6)])
+    # Why the authors' binary data shows no pairs: at base log-odds 0 opposite features
+    # are near complements, the linear PCA solution is almost perfect and no isolated
+    # pairs form (paired fraction 0 at m = 6, all seeds; R² model vs linear 0.93 vs 0.91)
+    (run,) = train_runs([UNIFORM.replace(values="binary", m=6)])
     assert per_seed(run, "paired_fraction").max() == 0.0
     s = run.summary()
     assert s["mean_r2_model"] - s["mean_r2_linear"] < 0.05

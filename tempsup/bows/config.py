@@ -34,11 +34,18 @@ STRUCTURE_NAMES = {
 MODELS = ("linear", "relu")
 MODEL_NAMES = {"linear": "linear tied autoencoder", "relu": "ReLU tied autoencoder"}
 VALUES = ("binary", "uniform")
-SCHEDULES = ("cosine", "constant")
+# "epoch-cosine": torch's CosineAnnealingLR(T_max=epochs, eta_min=min_lr) stepped once per
+# epoch (the authors'); "cosine": decay to 0 at every optimizer step; "constant".
+SCHEDULES = ("epoch-cosine", "cosine", "constant")
+# "mean": squared error averaged over features and batch (torch's MSELoss, the authors');
+# "sum": summed over features, averaged over the batch.
+REDUCTIONS = ("mean", "sum")
+# "torch": nn.Linear's default init, W ~ U(±1/√d) (the authors'); "xavier": N(0, 2/(m + d)).
+INITS = ("torch", "xavier")
 
 # Bump when the meaning of a config changes (recipe, data, init), so cached
 # results computed under the old meaning are never served again.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the authors' recipe (binary data, held-out split, epoch-cosine, mean loss)
 # Largest job: steps * batch * seeds * 4md multiply-adds (forward and backward
 # of both matmuls). 2e12 is tens of minutes on two cores.
 MAX_WORK = 2e12
@@ -49,14 +56,13 @@ MAX_FEATURES = 10_000  # the paper's vocabulary size; also the synthetic limit
 class BowsConfig(Config):
     """One run of `seeds` tied autoencoders on one data set (science.md §2).
 
-    Defaults are the authors' synthetic setting: 12 circular features,
-    sharpness 10, base log-odds 0, a ReLU model, AdamW lr 1e-2 with cosine
-    decay, weight decay 1, clipping 1.0, batch 256, 200 epochs. Active
-    features take uniform[0, 1] values (Toy Models of Superposition): with
-    binary values at base log-odds 0 the half-circle patterns make opposite
-    features almost exact complements (x_{i+d/2} ≈ 1 − x_i), the linear PCA
-    solution is nearly perfect at every m and the switch to antipodal pairs
-    never happens (measured: paired fraction 0 at m = 6…10).
+    Defaults are the authors' synthetic recipe (LucasPrietoAl/correlations-feature-geometry,
+    `synthetic_bows/`): 12 circular features, binary values, sharpness 10, base
+    log-odds 0, no noise; 10,000 samples of which a random 8,000 train; a ReLU
+    model initialised as torch's nn.Linear; AdamW lr 1e-2 with the cosine schedule
+    stepped once per epoch down to 1e-9, weight decay 1, gradient clipping 1.0,
+    batch 256, 200 epochs, the mean squared error as the loss. Only `seeds` (4,
+    the best shown) and the data seed are the lab's own.
     """
 
     kind: ClassVar[str] = "bows"
@@ -66,19 +72,23 @@ class BowsConfig(Config):
     sharpness: float = 10.0  # logit = sharpness·cos(θ − φ_i) + base; the authors' default
     base_log_odds: float = 0.0  # the authors' default: each feature on half of the time
     noise: float = 0.0  # std (radians) of the latent angle's jitter; the authors' default is none
-    values: str = "uniform"  # an active feature's value: uniform[0,1] or 1 (text: always 1)
+    values: str = "binary"  # an active feature's value: 1 (the authors') or uniform[0,1]
     m: int = 2  # bottleneck; 2 shows the covariance's PCA circle directly in the plane
     model: str = "relu"  # the paper's interesting case: linear and nonlinear superposition
     weight_decay: float = 1.0  # AdamW's decoupled decay; the authors use 1 (and 6)
     lr: float = 0.01  # AdamW; the authors' value
-    schedule: str = "cosine"  # cosine decay to 0, the authors' recipe
+    schedule: str = "epoch-cosine"  # cosine stepped once per epoch, the authors' recipe
+    min_lr: float = 1e-9  # the cosine's floor (torch's eta_min); the authors' value
     epochs: int = 200  # the authors' value
     batch: int = 256  # the authors' value
     grad_clip: float = 1.0  # max gradient norm per model (0 = off); the authors' value
-    n_samples: int = 2400  # samples per epoch: 200 per latent position of the circle
+    n_samples: int = 8000  # training samples (one epoch); the authors' value
+    n_heldout: int = 2000  # synthetic: samples generated beyond them and held out (10,000 in all)
+    reduction: str = "mean"  # the loss: mean over features (torch's MSELoss) or their sum
+    init: str = "torch"  # W's initialisation: torch's nn.Linear default, or Xavier normal
     seeds: int = 4  # models trained side by side; the lowest final loss is shown
     seed: int = 0  # base seed: the data set, its shuffling and every model's init
-    snapshot_every: int = 20  # steps between frames: 101 frames for the default run
+    snapshot_every: int = 64  # steps between frames (2 epochs): 101 frames for the default run
     # structure "text": the sha256 of the UTF-8 text (the content, never a path: the
     # key hashes it, and a job's worker reads the text from the job store by it)
     text_sha256: str | None = None
@@ -90,6 +100,8 @@ class BowsConfig(Config):
         check_choice("model", self.model, MODELS)
         check_choice("values", self.values, VALUES)
         check_choice("schedule", self.schedule, SCHEDULES)
+        check_choice("reduction", self.reduction, REDUCTIONS)
+        check_choice("init", self.init, INITS)
         lo = 4 if self.structure == "sphere" else 2
         check_int("n_features", self.n_features, lo, MAX_FEATURES)
         check_float("sharpness", self.sharpness, 0.0, 100.0)
@@ -100,10 +112,12 @@ class BowsConfig(Config):
         check_int("m", self.m, 1, self.d, hint=f"the bottleneck is at most the {self.d} features")
         check_float("weight_decay", self.weight_decay, 0.0, 100.0)
         check_float("lr", self.lr, 0.0, 10.0, lo_open=True)
+        check_float("min_lr", self.min_lr, 0.0, self.lr)  # at most lr
         check_int("epochs", self.epochs, 1, 100_000)
         check_int("batch", self.batch, 1, 65_536)
         check_float("grad_clip", self.grad_clip, 0.0, 1e6)
         check_int("n_samples", self.n_samples, 1, 10_000_000)
+        check_int("n_heldout", self.n_heldout, 0, 10_000_000)
         check_int("seeds", self.seeds, 1, 256)
         check_int("seed", self.seed, 0, 2**31 - 1)
         check_int("snapshot_every", self.snapshot_every, 1, self.steps, hint="at most `steps`")
@@ -151,6 +165,22 @@ class BowsConfig(Config):
         from tempsup.config import snapshot_steps
 
         return len(snapshot_steps(self.steps, self.snapshot_every))
+
+    def learning_rate(self, step: int) -> float:
+        """The learning rate of optimizer step `step` (1 … steps).
+
+        "epoch-cosine" is torch's CosineAnnealingLR(T_max=epochs, eta_min=min_lr)
+        stepped after every epoch, as the authors' loop does: epoch e (from 0)
+        trains at min_lr + (lr − min_lr)(1 + cos(πe/epochs))/2.
+        """
+        if self.schedule == "epoch-cosine":
+            epoch = (step - 1) // self.steps_per_epoch
+            return self.min_lr + (self.lr - self.min_lr) * 0.5 * (
+                1.0 + math.cos(math.pi * epoch / self.epochs)
+            )
+        if self.schedule == "cosine":
+            return self.lr * 0.5 * (1.0 + math.cos(math.pi * (step - 1) / self.steps))
+        return self.lr
 
     @property
     def relu(self) -> bool:

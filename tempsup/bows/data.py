@@ -31,11 +31,15 @@ text       bag of words: lower-cased words ([a-z] runs with inner apostrophes),
            non-empty lines (non-overlapping, the paper's "records") make one
            sample, x_i = 1 if word i occurs in it. Nothing is downloaded.
 
-Feature values (`values`, synthetic structures): "uniform" (the default) puts
-an independent uniform[0, 1] magnitude where a feature is on (Toy Models of
-Superposition); "binary" puts 1 (like the bag of words; the covariance is then
-exactly the co-activation statistics). A text's bag of words is always binary
-presence, as in the paper.
+Feature values (`values`, synthetic structures): "binary" (the default, the
+authors') puts 1 where a feature is on (like the bag of words; the covariance is
+then exactly the co-activation statistics); "uniform" puts an independent
+uniform[0, 1] magnitude there (Toy Models of Superposition). A text's bag of
+words is always binary presence, as in the paper.
+
+The split (synthetic structures): n_samples + n_heldout samples are generated
+and a seeded random n_samples of them train (the authors: 8,000 of 10,000);
+the held-out rest is never trained on.
 """
 
 from __future__ import annotations
@@ -204,13 +208,19 @@ def feature_positions(config: BowsConfig) -> np.ndarray | None:
     return None
 
 
-def synthetic(config: BowsConfig, n: int | None = None) -> Dataset:
-    """n samples (default: config.n_samples) of a synthetic structure, from config.seed."""
-    n = config.n_samples if n is None else n
+def synthetic(config: BowsConfig, held_out: bool = False) -> Dataset:
+    """The training samples of a synthetic structure (`held_out`: the held-out ones instead),
+    from config.seed: n_samples + n_heldout generated, a seeded random n_samples train."""
+    n = config.n_samples + config.n_heldout
     rng = np.random.default_rng([config.seed, 20_260_310])
     probs = activation_probabilities(config, n, rng)
     on = rng.random(probs.shape) < probs
     X = on * rng.random(probs.shape) if config.values == "uniform" else on.astype(float)
+    if config.n_heldout:
+        order = np.random.default_rng([config.seed, 8_000]).permutation(n)
+        X = X[order[config.n_samples :] if held_out else np.sort(order[: config.n_samples])]
+    elif held_out:
+        X = X[:0]
     return Dataset(
         X.astype(np.float32),
         feature_angles(config),
@@ -272,6 +282,53 @@ def bag_of_words(text: str, vocab: int, window: int) -> Dataset:
     return Dataset(X, pca_angles(np.cov(X, rowvar=False, bias=True)), tuple(words))
 
 
+# The fewest samples (windows of lines) whose covariance the lab's pictures can rest on:
+# with fewer, most word pairs never meet and Σ is mostly sampling noise.
+MIN_TEXT_SAMPLES = 50
+
+
+@dataclass(frozen=True)
+class TextReport:
+    """What a text gives the lab, counted before training (`text_report`)."""
+
+    words: int  # every word ([a-z] runs), stop words included
+    distinct: int  # distinct words after the stop list
+    lines: int  # non-empty lines
+    samples: int  # windows of `window` lines: the bag of words' samples
+    window: int
+
+    @property
+    def summary(self) -> str:
+        return (
+            f"{self.words:,} words ({self.distinct:,} distinct, stop words left out) in "
+            f"{self.lines:,} non-empty line{'s' if self.lines != 1 else ''}: "
+            f"{self.samples:,} sample{'s' if self.samples != 1 else ''} of {self.window} lines"
+        )
+
+    @property
+    def warning(self) -> str | None:
+        """Why the lab's statistics cannot rest on this text, or None when they can."""
+        if self.samples >= MIN_TEXT_SAMPLES and self.distinct >= 2:
+            return None
+        need = MIN_TEXT_SAMPLES * self.window
+        return (
+            f"Too short for the lab's statistics: {self.words:,} words make "
+            f"{self.samples:,} sample{'s' if self.samples != 1 else ''} of {self.window} lines; "
+            f"the covariance of which words occur together needs at least "
+            f"{MIN_TEXT_SAMPLES} samples (about {need:,} non-empty lines) and 2 distinct words. "
+            "Training would show noise, not structure."
+        )
+
+
+def text_report(text: str, window: int) -> TextReport:
+    """Count a text's words, lines and samples for `window` lines per sample."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    words = sum(len(WORD.findall(line.lower())) for line in lines)
+    distinct = len({w for line in lines for w in tokenize(line)})
+    samples = -(-len(lines) // window) if lines else 0
+    return TextReport(words, distinct, len(lines), samples, window)
+
+
 def pca_angles(cov: np.ndarray) -> np.ndarray:
     """Each feature's angle in the plane of the covariance's top two eigenvectors."""
     cov = np.atleast_2d(cov)
@@ -326,8 +383,10 @@ def expected_circular_covariance(config: BowsConfig) -> np.ndarray:
 
 
 __all__ = [
+    "MIN_TEXT_SAMPLES",
     "STOPWORDS",
     "Dataset",
+    "TextReport",
     "activation_probabilities",
     "bag_of_words",
     "circle_angles",
@@ -340,4 +399,5 @@ __all__ = [
     "sphere_points",
     "statistics",
     "synthetic",
+    "text_report",
 ]

@@ -26,17 +26,28 @@ from torch import nn
 from tempsup.errors import TempsupError
 
 
-def init_weights(d: int, m: int, seed: int) -> np.ndarray:
-    """W ~ N(0, 2/(m + d)) (Xavier normal, as in Toy Models of Superposition): (m, d)."""
+def init_weights(d: int, m: int, seed: int, init: str = "torch") -> np.ndarray:
+    """W (m, d): "torch", nn.Linear(d, m)'s default U(±1/√d) (the authors' encoder), or
+    "xavier", N(0, 2/(m + d)) (Toy Models of Superposition)."""
     gen = torch.Generator().manual_seed(int(seed))
+    if init == "torch":
+        return ((torch.rand(m, d, generator=gen) * 2 - 1) / d**0.5).numpy()
     std = (2.0 / (m + d)) ** 0.5
     return (torch.randn(m, d, generator=gen) * std).numpy()
 
 
 class BatchedTiedAE(nn.Module):
-    """M tied autoencoders, model i with bottleneck ms[i] and init seed seeds[i]."""
+    """M tied autoencoders, model i with bottleneck ms[i], init seed seeds[i] and a ReLU
+    readout if relu (one flag for all, or one per model: a grid of both models)."""
 
-    def __init__(self, d: int, ms: Sequence[int], seeds: Sequence[int], relu: bool) -> None:
+    def __init__(
+        self,
+        d: int,
+        ms: Sequence[int],
+        seeds: Sequence[int],
+        relu: bool | Sequence[bool],
+        init: str = "torch",
+    ) -> None:
         super().__init__()
         if len(ms) != len(seeds) or not ms:
             raise TempsupError(
@@ -44,12 +55,18 @@ class BatchedTiedAE(nn.Module):
             )
         if min(ms) < 1 or max(ms) > d:
             raise TempsupError(f"m: expected bottlenecks in [1, {d}], got {list(ms)}")
-        self.d, self.relu = d, relu
+        flags = [bool(relu)] * len(ms) if isinstance(relu, (bool, int)) else [bool(r) for r in relu]
+        if len(flags) != len(ms):
+            raise TempsupError(f"model: expected one ReLU flag per model, got {len(flags)}")
+        self.d = d
+        self.relu = all(flags)  # every model ReLU (a mixed batch uses the mask)
+        self.mixed = any(flags) and not all(flags)
+        self.register_buffer("relu_mask", torch.tensor(flags).view(-1, 1, 1))
         self.ms = [int(m) for m in ms]
         m_max = max(self.ms)
         W = np.zeros((len(ms), m_max, d), dtype=np.float32)
         for i, (m, s) in enumerate(zip(self.ms, seeds, strict=True)):
-            W[i, :m] = init_weights(d, m, s)
+            W[i, :m] = init_weights(d, m, s, init)
         mask = torch.zeros(len(ms), m_max, 1)
         for i, m in enumerate(self.ms):
             mask[i, :m] = 1.0
@@ -74,11 +91,15 @@ class BatchedTiedAE(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x̂ = σ(WᵀWx + b): (B, d) -> (M, B, d)."""
         z = self.preactivation(x)
+        if self.mixed:
+            return torch.where(self.relu_mask, torch.relu(z), z)
         return torch.relu(z) if self.relu else z
 
-    def loss(self, x: torch.Tensor) -> torch.Tensor:
-        """Per-model ‖x − x̂‖², summed over features, mean over the batch: (M,)."""
-        return ((self(x) - x[None]) ** 2).sum(-1).mean(-1)
+    def loss(self, x: torch.Tensor, reduction: str = "sum") -> torch.Tensor:
+        """Per-model ‖x − x̂‖² summed over features ("sum") or averaged over them ("mean",
+        torch's MSELoss), mean over the batch: (M,)."""
+        sq = (self(x) - x[None]) ** 2
+        return (sq.mean(-1) if reduction == "mean" else sq.sum(-1)).mean(-1)
 
     def load_weights(self, W: np.ndarray, b: np.ndarray) -> None:
         """Set every model's W (M, m_i ≤ m_max, d) and b (M, d), e.g. a warm start."""

@@ -284,11 +284,21 @@ class BowsRun(_files.RunFile):
 
 
 def sweep_configs(
-    base: BowsConfig, ms: Sequence[int], weight_decays: Sequence[float] | None = None
+    base: BowsConfig,
+    ms: Sequence[int],
+    weight_decays: Sequence[float] | None = None,
+    models: Sequence[str] | None = None,
 ) -> list[BowsConfig]:
-    """One config per (weight decay, m) point, weight-decay-major, each validated."""
+    """One config per (model, weight decay, m) point, model-major then weight decay, each
+    validated; no models means the base's model only."""
     wds = list(weight_decays) if weight_decays else [base.weight_decay]
-    return [base.replace(m=int(m), weight_decay=float(wd)) for wd in wds for m in ms]
+    kinds = list(models) if models else [base.model]
+    return [
+        base.replace(model=k, m=int(m), weight_decay=float(wd))
+        for k in kinds
+        for wd in wds
+        for m in ms
+    ]
 
 
 def table_row(run: BowsRun, file: str = "") -> dict[str, object]:

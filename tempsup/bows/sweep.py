@@ -32,7 +32,7 @@ import numpy as np
 
 from tempsup._specs import SweepResultBase, SweepSpecBase
 from tempsup.bows import analysis
-from tempsup.bows.config import MAX_WORK, SCHEMA_VERSION, BowsConfig
+from tempsup.bows.config import MAX_WORK, MODELS, SCHEMA_VERSION, BowsConfig
 from tempsup.bows.data import make_dataset
 from tempsup.bows.run import (
     EVAL_SAMPLES,
@@ -80,9 +80,12 @@ class BowsSweepSpec(SweepSpecBase):
     """A sweep job: every (weight decay, m) point of `base` × its seeds, trained as one batch.
 
     `ms` and `weight_decays` are sorted and must not repeat; empty
-    `weight_decays` means `(base.weight_decay,)`. The base's own m and weight
-    decay are otherwise ignored: `key` hashes the points' config keys, so two
-    specs with the same points are the same job. Checks, JSON and key:
+    `weight_decays` means `(base.weight_decay,)`. `models` (in MODELS order)
+    adds a third axis, the model: the linear and the ReLU model train in the
+    same batch (the authors' grid, `tempsup.bows.grid`); empty means the base's
+    model. The base's own m, weight decay and model are otherwise ignored: `key`
+    hashes the points' config keys, so two specs with the same points are the same job.
+    Checks, JSON and key:
     `tempsup._specs.SweepSpecBase`, as for the RNN's `tempsup.sweep.SweepSpec`.
     """
 
@@ -98,9 +101,23 @@ class BowsSweepSpec(SweepSpecBase):
     base: BowsConfig
     ms: tuple[int, ...]
     weight_decays: tuple[float, ...] = ()
+    models: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        n = self._check_points(MAX_POINTS)
+        given = self.models if isinstance(self.models, (list, tuple)) else (self.models,)
+        bad = [k for k in given if k not in MODELS]
+        if bad or len(set(given)) != len(given):
+            raise TempsupError(
+                f"{self.what}: models expected distinct values of {', '.join(MODELS)}, "
+                f"got {list(given)!r}"
+            )
+        object.__setattr__(self, "models", tuple(k for k in MODELS if k in given))
+        n = self._check_points(MAX_POINTS) * max(len(self.models), 1)
+        if n > MAX_POINTS:
+            raise TempsupError(
+                f"{self.what}: expected at most {MAX_POINTS} points (models × ms × "
+                f"weight_decays), got {n}; sweep fewer values"
+            )
         b = self.base
         elements = b.batch * n * b.seeds * b.d * max(self.ms)
         if elements > MAX_ELEMENTS:
@@ -115,8 +132,25 @@ class BowsSweepSpec(SweepSpecBase):
 
     @cached_property
     def configs(self) -> list[BowsConfig]:
-        """One config per point, weight-decay-major then m (`tempsup.bows.run.sweep_configs`)."""
-        return sweep_configs(self.base, self.ms, self.weight_decays)
+        """One config per point, model-major, then weight decay, then m
+        (`tempsup.bows.run.sweep_configs`)."""
+        return sweep_configs(self.base, self.ms, self.weight_decays, self.models)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = super().to_dict()
+        return {**out, "models": list(self.models)} if self.models else out
+
+    @classmethod
+    def from_dict(cls, data: Any) -> BowsSweepSpec:
+        """`SweepSpecBase.from_dict`, with the optional "models" list."""
+        if isinstance(data, dict) and "models" in data:
+            data = dict(data)
+            models = data.pop("models")
+            plain = super().from_dict(data)
+            if not isinstance(models, (list, tuple)):
+                raise TempsupError(f"{cls.what}: models expected a list, got {models!r}")
+            return cls(plain.base, plain.ms, plain.weight_decays, tuple(models))
+        return super().from_dict(data)
 
 
 # ---- training: the whole sweep as one batch -------------------------------------------

@@ -5,15 +5,18 @@ run; configs that differ only in `m` and `weight_decay` are a sweep) and
 yields a `Snapshot` of all models every `snapshot_every` steps. The caller
 may stop iterating at any frame: that is cancellation.
 
-Recipe (the authors', science.md §2): AdamW, lr 1e-2 with cosine decay to 0,
-weight decay 1 (decoupled, on W and b, as `torch.optim.AdamW(model.parameters())`
-does), gradient clipping at norm 1.0, batch 256, 200 epochs. Two details make
+Recipe (the authors', science.md §2): AdamW, lr 1e-2 with the cosine schedule
+stepped once per epoch down to 1e-9 (`BowsConfig.learning_rate`), weight decay 1
+(decoupled, on W and b, as `torch.optim.AdamW(model.parameters())` does),
+gradient clipping at norm 1.0, batch 256, 200 epochs. Two details make
 batching exact: the weight decay is applied per model (p ← p·(1 − lr·wd_i),
 then the Adam step, which is AdamW's update), and the gradient norm is
 clipped per model (over that model's W and b), so models never influence each
 other. Every model sees the same minibatches (one data set, one shuffle per
 epoch, from `seed`). The loss is ‖x − x̂‖² summed over features, averaged over
-the batch. Seeds, the batching rule, the schedule and the snapshot loop are
+the batch (`reduction` "sum"), or averaged over features too ("mean", torch's
+MSELoss, the authors'). The linear and the ReLU model train in one batch (a
+grid of both). Seeds, the batching rule, the schedule and the snapshot loop are
 the RNNs' (`tempsup._training`).
 """
 
@@ -34,7 +37,7 @@ from tempsup.bows.model import BatchedTiedAE
 from tempsup.errors import TempsupError
 
 # Fields that may differ between the configs of one batch (a sweep).
-SWEEPABLE = ("m", "weight_decay")
+SWEEPABLE = ("m", "weight_decay", "model")
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,8 @@ def train(
     ms = [c.m for c in configs for _ in range(c.seeds)]
     if max(ms) > data.d:
         raise TempsupError(f"m: expected at most the data's {data.d} features, got {max(ms)}")
-    model = BatchedTiedAE(data.d, ms, [s for c in configs for s in model_seeds(c)], cfg.relu)
+    relu = [c.relu for c in configs for _ in range(c.seeds)]
+    model = BatchedTiedAE(data.d, ms, [s for c in configs for s in model_seeds(c)], relu, cfg.init)
     if init is not None:
         model.load_weights(init["W"], init["b"])
     wd = torch.tensor([c.weight_decay for c in configs for _ in range(c.seeds)])  # (M,)
@@ -96,9 +100,12 @@ def train(
     first = next(batches)  # step 0's loss is measured on step 1's minibatch
     pending = [first]
 
-    def step(i: int, lr: float) -> torch.Tensor:
+    def step(i: int, _lr: float) -> torch.Tensor:
+        lr = cfg.learning_rate(i)  # the config's schedule (the authors' is per epoch)
+        for group in opt.param_groups:
+            group["lr"] = lr
         xb = pending.pop() if pending else next(batches)  # (B, d)
-        per_model = model.loss(xb)  # (M,)
+        per_model = model.loss(xb, cfg.reduction)  # (M,)
         opt.zero_grad(set_to_none=True)
         per_model.sum().backward()
         with torch.no_grad():
@@ -111,7 +118,7 @@ def train(
         return per_model
 
     with torch.no_grad():
-        yield _snapshot(model, 0, model.loss(first))
+        yield _snapshot(model, 0, model.loss(first, cfg.reduction))
     yield from optimizer_steps(
         opt, cfg, model.n_models, step, lambda i, loss: _snapshot(model, i, loss), on_step
     )
