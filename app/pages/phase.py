@@ -1,7 +1,10 @@
 """The phase diagram page: a sparsity (and k) sweep as one queued batch.
 
-science.md §1: the SSM's swept angle kθ jumps from ≈ 90° (dense) to ≈ 270°
-(sparse) and its spectral radius drops. The sweep is a job like any other
+science.md §1: the SSM's best seed's swept angle kθ switches from the ≈ 90° (dense)
+to the ≈ 270° (sparse) basin and its spectral radius drops. One sentence under the
+diagram says where, measured by the ssm-jump claim's own function
+(`tempsup.paper.presets.ssm_jump`): on the gallery's sweep until this page's sweep
+finishes, then on this sweep's runs. The sweep is a job like any other
 (progress, cancel, dedupe); the diagram grows while it trains, and clicking a
 point opens that point's run — stored on its own when the sweep finishes — in
 the explorer.
@@ -14,6 +17,7 @@ nobody ran yet starts it, as an explorer link does (the line under the bar says 
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
@@ -29,6 +33,8 @@ from tempsup.errors import TempsupError
 from tempsup.figures.phase import phase_figure
 from tempsup.jobs.record import JobState
 from tempsup.palette import empty_figure
+from tempsup.paper.claims_table import claim_of
+from tempsup.paper.presets import REGISTRY, ssm_jump
 from tempsup.sweep import SweepSpec
 
 DEFAULT_SPARSITIES = "0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95"
@@ -96,9 +102,11 @@ def layout() -> html.Div:
                             "run in the explorer. Each point is the best seed of its sparsity; "
                             "its label x/n says how many of the n seeds are near that best loss "
                             "(closing 90 % of the gap from a silent network's loss), and the "
-                            "marker grows with x. Where the SSM's |kθ| jumps from ≈ 90° to "
-                            "≈ 270° is read off the diagram, not promised here: it moves with "
-                            "k, the seeds and the training length. A short run (a few hundred "
+                            "marker grows with x. Under the diagram one sentence says where the "
+                            "best seed switches from the ≈ 90° to the ≈ 270° basin and whether "
+                            "seeds move themselves: the gallery's sweep until yours finishes, "
+                            "then yours (it moves with k, the seeds and the training length). "
+                            "A short run (a few hundred "
                             "steps) has not settled: angles far above 360° or labels like 1/4 "
                             "say train longer before judging.",
                             className="explain",
@@ -117,6 +125,12 @@ def layout() -> html.Div:
                             style={"height": "40rem"},
                             figure=empty_figure("run a sweep to draw the diagram"),
                             config={"displaylogo": False},
+                        ),
+                        html.P(
+                            id=ids.PHASE_STORY,
+                            className="explain phase-story",
+                            children=preset_story(),
+                            **{"aria-live": "polite"},
                         ),
                     ],
                 ),
@@ -199,12 +213,43 @@ def run_sweep(_n: int, search: Any, model, sparsities, ks, seeds, steps, hidden,
     return (*WIDGET.started(spec.key, status), no_update, note, *controls)
 
 
-@callback(*WIDGET.polling(Output(ids.PHASE_GRAPH, "figure")), prevent_initial_call=True)
+def preset_story() -> str:
+    """The ssm-jump claim's sentence, measured once on the gallery's shipped sweep, said to be
+    about that sweep (a page that has not finished a sweep of its own shows this)."""
+    try:
+        claim = claim_of(ssm_jump.NAME)
+        sweep = REGISTRY.preset(ssm_jump.NAME)
+    except TempsupError:
+        return ""
+    grid = ", ".join(f"{c.sparsity:g}" for c in sweep.configs)
+    base = sweep.configs[0]
+    return (
+        f"The gallery's {ssm_jump.NAME} sweep (k = {base.k}, {base.seeds} seeds at S = {grid}, "
+        f"{base.steps} steps): {claim.statement}"
+    )
+
+
+@lru_cache(maxsize=8)
+def sweep_story(key: str) -> str:
+    """The same sentence measured on a finished sweep of this page (its points' runs)."""
+    queue = job_queue()
+    result = queue.result(key)
+    runs = [queue.run(k) for k in result.keys] if result is not None else []
+    if not runs or any(r is None for r in runs):
+        return ""
+    return f"This sweep: {ssm_jump.said_of_sweep(runs)}"
+
+
+@callback(
+    *WIDGET.polling(Output(ids.PHASE_GRAPH, "figure"), Output(ids.PHASE_STORY, "children")),
+    prevent_initial_call=True,
+)
 def poll_sweep(_n: int, job: Any):
-    """Redraw the diagram from the newest frame; the finished table when done."""
+    """Redraw the diagram from the newest frame; the finished table (and the sentence of
+    where its best seed switches basin) when done."""
     job = polled(job, SweepSpec, "The sweep disappeared; run it again.")
     if isinstance(job, tuple):
-        return job
+        return (*job, no_update)
     key, queue, status, spec, bar = job.key, job.queue, job.status, job.spec, job.bar
     if status.state == JobState.DONE:
         result = queue.result(key)
@@ -214,13 +259,14 @@ def poll_sweep(_n: int, job: Any):
                 for name in ("swept_angle_deg", "spectral_radius", "w0_norm", "successes")
             }
             title = f"{MODEL_NAMES[spec.base.model]}, final (step {spec.steps})"
-            return summary_figure(spec, arrays, title), bar, True
+            story = sweep_story(key) or no_update
+            return summary_figure(spec, arrays, title), bar, True, story
     frames = queue.frames(key, max(status.n_frames - 1, 0))
     if not frames:
-        return no_update, bar, not status.active
+        return no_update, bar, not status.active, no_update
     last = frames[-1]
     title = f"{MODEL_NAMES[spec.base.model]}, step {int(last['step'])} of {spec.steps}"
-    return summary_figure(spec, last, title), bar, not status.active
+    return summary_figure(spec, last, title), bar, not status.active, no_update
 
 
 @callback(

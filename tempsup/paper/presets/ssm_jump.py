@@ -158,6 +158,22 @@ def said(m: dict[str, Any]) -> str:
     return f"{first} {second}"
 
 
+def said_of_sweep(runs: Sequence[Run]) -> str:
+    """The same sentence for any finished sparsity sweep (the phase page's own): per k when
+    it spans several, and a plain statement when a k has a single sparsity."""
+    by_k: dict[int, list[Run]] = {}
+    for run in runs:
+        by_k.setdefault(run.config.k, []).append(run)
+    out = []
+    for k, group in sorted(by_k.items()):
+        head = f"k = {k}: " if len(by_k) > 1 else ""
+        if len({r.config.sparsity for r in group}) < 2:
+            out.append(f"{head}one sparsity only, so no switch of basin to locate.")
+        else:
+            out.append(head + said(story(group)))
+    return " ".join(out)
+
+
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
     labels = sorted_by(runs, "sparsity")
     ordered = [runs[lab] for lab in labels]
