@@ -104,7 +104,7 @@ FEATURE_PICK = "feature-pick"
 
 
 def explain(panel: str) -> str:
-    """The caption under a panel (the directions one follows the config)."""
+    """The caption under a panel (each follows the config: `tempsup.captions`)."""
     return f"explain-{panel}"
 
 

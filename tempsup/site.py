@@ -214,6 +214,20 @@ def _figure(fig: go.Figure, div_id: str, height: int | None = None, static: bool
     )
 
 
+def panel_captions_html(run: Run) -> str:
+    """What each panel of a run's animation shows: the explorer's captions, written for this
+    run by the same function (`tempsup.captions`), folded under the figure."""
+    from tempsup import captions
+
+    done = captions.Computed.of_run(run["terms"][:, run.best], run["expected_loss"][:, run.best])
+    items = "".join(
+        f"<li><strong>{html.escape(panel)}</strong>: {html.escape(words)}</li>"
+        for panel, words in captions.panel_captions(run.config, done).items()
+    )
+    summary = "<summary>What the panels show</summary>"
+    return f'<details class="captions">{summary}<ul>{items}</ul></details>'
+
+
 def claims_html(results: list[ClaimResult]) -> str:
     """Each claim: the verdict, the seeds that agree, the numbers and the criterion."""
     rows = []
@@ -266,7 +280,7 @@ def preset_body(p: Preset, res: list[ClaimResult], runs: dict[str, Run]) -> str:
             f"<code>{cfg.key}</code>, best seed {run.best} of {cfg.seeds}, final loss "
             f"{float(run.final_loss[run.best]):.4g}. Press play or drag the slider.</p>"
         )
-        parts.append(_figure(animation_figure(run), f"run-{i}"))
+        parts.append(_figure(animation_figure(run), f"run-{i}") + panel_captions_html(run))
     return "".join(parts)
 
 
@@ -302,6 +316,7 @@ def lesson_body(
             )
         nxt = f' · <a href="#step-{i + 1}">Next step →</a>' if i < len(lesson.STEPS) else ""
         figure = _figure(animation_figure(runs[cfg.key]), f"lesson-{i}")
+        figure += panel_captions_html(runs[cfg.key])
         sections.append(
             f'<section class="step card" id="step-{i}" data-answer="{right}" '
             f'data-answer-text="{html.escape(choices[right], quote=True)}">'

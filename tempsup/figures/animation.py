@@ -19,7 +19,7 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from tempsup import gauge
+from tempsup import captions
 from tempsup.config import MODEL_NAMES
 from tempsup.figures._animation import (
     FRAME_MS,  # noqa: F401 - the play speed, still importable here
@@ -196,8 +196,12 @@ def export_html(
     }
     summary.update({SUMMARY_WORDS.get(k, k): v for k, v in numbers.items()})
     summary["near the best loss"] = NEAR_BEST
-    summary["gauge"] = f"{gauge.GAUGE_NAME} (kθ and ‖w_0‖; the rest is gauge-free)"
+    summary["gauge"] = captions.gauge_note(cfg)
     summary["status line of the last frame"] = status_line(run, sel.seed, -1, sel.feature)
+    # the explorer's captions, written for this run by the same function (tempsup.captions)
+    done = captions.Computed.of_run(run["terms"][:, sel.seed], run["expected_loss"][:, sel.seed])
+    for panel, words in captions.panel_captions(cfg, done).items():
+        summary[f"{panel} panel"] = words
     return page(
         f"tempsup run {cfg.key}: {MODEL_NAMES[cfg.model]}",
         animation_figure(run, sel.seed, sel.feature),

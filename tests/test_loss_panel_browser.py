@@ -1,0 +1,136 @@
+"""The loss panel in a real browser: every curve in its legend is drawn, on screen.
+
+One server (with one training worker) and one headless Chromium serve every test in this
+module. Each test opens a run by its link and reads the figure Plotly drew from the page
+(`_fullData`, `_fullLayout`): what a reader sees, not what the server meant to send. The
+runs are the paper's sparse settings: the default SSM (S = 0.9) and a shortened ReLU
+RNN (S = 0.97), where composition interference is negative at every late frame (a log
+axis drew nothing of it), and a ReLU RNN with N_h = N_x = 10, whose terms are not
+computed (`tempsup.budget`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from app import ids
+from tempsup.config import DEFAULTS, RunConfig, query_string
+from tempsup.palette import EXPECTED
+from tempsup.run import TERM_NAMES
+from tests.browser import app_server, css, make_driver
+from tests.helpers import wait_for
+
+pytestmark = pytest.mark.browser
+
+LOSS = css(ids.graph(ids.EXPLORER, "loss"))
+CAPTION = css(ids.explain("loss"))
+STATUS = css(ids.job(ids.TEXT, ids.EXPLORER))
+TRAIN = css(ids.job(ids.RUN, ids.EXPLORER))
+
+# the default SSM (the server trains it at start-up anyway) and the ReLU RNN at S = 0.97,
+# shorter (fewer steps, seeds and frames)
+SSM = DEFAULTS
+RNN = RunConfig(model="rnn", sparsity=0.97, steps=300, seeds=3, batch=256, snapshot_every=30)
+WIDE = RunConfig(model="rnn", hidden=10, inputs=10, steps=10, batch=64, snapshot_every=5)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> str:
+    with app_server(tmp_path_factory.mktemp("cache") / "jobs") as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    driver = make_driver(tmp_path_factory.mktemp("downloads"))
+    yield driver
+    driver.quit()
+
+
+def open_run(browser, server: str, config: RunConfig) -> dict:
+    """Open the config's link, train it if the page asks for Train, and return the loss
+    figure as drawn once the job is done: legend traces, the y range, the caption."""
+    browser.get(f"{server}/{query_string(config)}")
+
+    def done() -> bool:
+        found = browser.find_elements("css selector", STATUS)  # none until the page renders
+        text = found[0].text if found else ""
+        if "press Train" in text:
+            browser.find_element("css selector", TRAIN).click()
+        return "Done" in text
+
+    wait_for("the run trained", done)
+    return wait_for("the loss panel drawn", lambda: _drawn(browser))
+
+
+def _drawn(browser) -> dict | None:
+    return browser.execute_script(
+        """
+        const g = document.querySelector(arguments[0] + ' .js-plotly-plot');
+        if (!g || !g._fullData || !g._fullData.length) return null;
+        const legend = Array.from(g.querySelectorAll('.legend .traces .legendtext'))
+          .map((e) => e.textContent);
+        return {
+          traces: g._fullData.map((t) => ({
+            name: t.name, showlegend: t.showlegend, visible: t.visible, y: t.y,
+            customdata: t.customdata, color: t.line ? t.line.color : null})),
+          range: g._fullLayout.yaxis.range,
+          log: g._fullLayout.yaxis.type === 'log',
+          legend: legend,
+          caption: document.querySelector(arguments[1]).innerText,
+        };
+        """,
+        LOSS,
+        CAPTION,
+    )
+
+
+def legend_traces(fig: dict) -> list[dict]:
+    return [t for t in fig["traces"] if t["showlegend"] and t["visible"] is True]
+
+
+def inside(fig: dict, ys: list) -> list[float]:
+    """The points of a curve that are finite and inside the y axis's range (a log axis's
+    range is in decades, and it cannot place a value ≤ 0)."""
+    lo, hi = fig["range"]
+    if fig["log"]:
+        ys = [math.log10(y) if y is not None and y > 0 else None for y in ys]
+    return [y for y in ys if y is not None and math.isfinite(y) and lo <= y <= hi]
+
+
+@pytest.mark.parametrize("config", [SSM, RNN], ids=["ssm", "rnn"])
+def test_every_legend_entry_is_drawn_and_composition_below_zero(server, browser, config):
+    fig = open_run(browser, server, config)
+    shown = legend_traces(fig)
+    assert fig["legend"] == [t["name"] for t in shown]  # the legend is these traces
+    for t in shown:
+        assert inside(fig, t["y"]), f"{t['name']}: no finite point inside {fig['range']}"
+    (comp,) = [t for t in shown if t["name"] == "composition interference"]
+    drawn = inside(fig, comp["y"][-5:])
+    assert len(drawn) == 5, f"composition at the last 5 frames: {comp['y'][-5:]}, {drawn}"
+    late = comp["customdata"][-5:]
+    assert max(late) < 0, late  # negative at every late frame, as measured
+    assert max(drawn) < 0  # and drawn below the zero line
+    names = [t["name"] for t in shown]
+    for name in TERM_NAMES:  # each term under its own name (not "|mean correction|")
+        assert name in names, (name, names)
+    # the caption names the colours really used, e.g. E[L] is vermillion (not "purple")
+    from tempsup.palette import COLOR_NAMES
+
+    (expected,) = [t for t in shown if t["name"] == "expected loss E[L]"]
+    assert expected["color"] == EXPECTED
+    assert f"expected loss E[L] ({COLOR_NAMES[EXPECTED]}" in fig["caption"]
+    assert "purple curve is the expected loss" not in fig["caption"]
+
+
+def test_terms_not_computed_are_not_in_the_legend(server, browser):
+    fig = open_run(browser, server, WIDE)
+    names = [t["name"] for t in legend_traces(fig)]
+    assert not set(names) & {*TERM_NAMES, "sum of the four terms", "remainder (3+ inputs)"}
+    assert fig["legend"] == names
+    assert any(n.startswith("measured loss") for n in names)
+    for t in legend_traces(fig):
+        assert inside(fig, t["y"]), t["name"]
+    assert "four terms are not computed" in fig["caption"]
