@@ -6,6 +6,18 @@ x̂ = σ(WᵀWx + b) trained on correlated features arranges them by co-activati
 larger one. Same job queue, same player and same export as the explorer; the
 figures come from `tempsup.bows.figures`.
 
+The first picture is the authors' own main figure (`tempsup.bows.grid`): the
+covariance beside WᵀW/‖W‖² for the linear model at weight decay 1 and the ReLU
+model at 1 and 6, at nine bottlenecks, with what it shows at each m in words
+measured from the runs (`tempsup.bows.grid.statement`, the README's block too).
+The finished grid ships with the package, so it is there at once; "Train grid"
+trains it again as one "bows-sweep" job.
+
+Every view is a link (`lab_query`): the controls, the uploaded text (by its
+digest, with its file name), the sweep's values, and whether the run and the
+sweep on screen are shown; a fresh browser opening it gets the same controls and
+the same run and sweep, from the job store when they are there.
+
 Below the panels, the sweep over m: the page's data and model controls are the
 base config, every (weight decay, m) point trains in one batch as a
 "bows-sweep" job (`tempsup.bows.sweep`), its per-point measures grow live, and
@@ -18,9 +30,11 @@ and the claims' three measures, read from the sweep result's rows
 from __future__ import annotations
 
 from base64 import b64decode
+from functools import lru_cache
 from typing import Any
+from urllib.parse import parse_qsl, urlencode
 
-from dash import Input, Output, State, callback, dcc, html, no_update
+from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from app import ids, player
 from app.jobwidget import JobWidget, job_status, polled, register_export, submit
@@ -28,8 +42,11 @@ from app.pages import register
 from app.services import job_queue
 from app.view import empty_view, lab_view
 from app.widgets import choice_group, list_field, number_field, parse_list
-from tempsup.bows.config import STRUCTURE_NAMES, BowsConfig
+from tempsup.bows import grid as bows_grid
+from tempsup.bows.config import MODELS, SHA256, STRUCTURE_NAMES, BowsConfig
+from tempsup.bows.data import text_report
 from tempsup.bows.figures import PANELS, export_html, export_sweep_html, sweep_figure
+from tempsup.bows.figures.grid import grid_figure
 from tempsup.bows.figures.sweep import MEASURE_NOTES
 from tempsup.bows.sweep import (
     BowsSweepResult,
@@ -67,11 +84,96 @@ EXPLAIN = {
 }
 
 
-def layout() -> html.Div:
+# The controls a link restores, by query name: (component id, default value). `text` is
+# the uploaded text's sha256 (the text stays in the job store), `file` its name.
+CONTROL_IDS = (ids.LAB_STRUCTURE, ids.LAB_M, ids.LAB_MODEL, ids.LAB_WD, ids.LAB_SHARPNESS,
+               ids.LAB_EPOCHS, ids.LAB_SEEDS)  # fmt: skip
+FRESH: dict[str, Any] = {
+    "structure": DEFAULT.structure,
+    "m": DEFAULT.m,
+    "model": DEFAULT.model,
+    "wd": DEFAULT.weight_decay,
+    "sharpness": DEFAULT.sharpness,
+    "epochs": DEFAULT.epochs,
+    "seeds": DEFAULT.seeds,
+    "text": None,
+    "file": None,
+    "ms": SWEEP_MS,
+    "wds": SWEEP_WDS,
+}
+SHOWN = ("run", "sweep")  # `=1` in a link: the run / the sweep of these controls is on screen
+MAX_QUERY_VALUE = 120
+
+
+def lab_query(values: dict[str, Any], run: bool = False, sweep: bool = False) -> str:
+    """The lab's view as a query string: every control that differs from the fresh page,
+    then run=1 / sweep=1 when that run / sweep is on screen."""
+    pairs = []
+    for name, fresh in FRESH.items():
+        value = values.get(name)
+        if value is None or value == fresh or (name in ("ms", "wds") and not str(value).strip()):
+            continue
+        pairs.append((name, f"{value:g}" if isinstance(value, float) else str(value)))
+    pairs += [(flag, "1") for flag, on in (("run", run), ("sweep", sweep)) if on]
+    return "?" + urlencode(pairs) if pairs else ""
+
+
+def lab_from_query(query: str | None) -> tuple[dict[str, Any], dict[str, bool], list[str]]:
+    """A link's controls (FRESH where the link says nothing or something invalid), its
+    run=1 / sweep=1 flags, and what it had that was ignored, each named."""
+    values, errors = dict(FRESH), []
+    flags = {flag: False for flag in SHOWN}
+    params = parse_qsl(query.lstrip("?") if isinstance(query, str) else "", keep_blank_values=True)
+    for name, text in params:
+        if len(text) > MAX_QUERY_VALUE:
+            errors.append(f"{name}: value too long ({len(text)} characters)")
+        elif name in SHOWN:
+            flags[name] = text == "1"
+        elif name in ("structure", "model"):
+            allowed = list(STRUCTURE_NAMES) if name == "structure" else list(MODELS)
+            if text in allowed:
+                values[name] = text
+            else:
+                errors.append(f"{name}: expected one of {', '.join(allowed)}, got {text!r}")
+        elif name in ("m", "epochs", "seeds", "wd", "sharpness"):
+            try:
+                number = float(text) if name in ("wd", "sharpness") else int(text)
+            except ValueError:
+                errors.append(f"{name}: expected a number, got {text!r}")
+                continue
+            values[name] = number
+        elif name == "text":
+            if SHA256.fullmatch(text) and job_queue().blob(text) is not None:
+                values["text"] = text
+            else:
+                errors.append("text: the link's text is not on this server; upload it again")
+        elif name in ("file", "ms", "wds"):
+            values[name] = text
+        else:
+            errors.append(f"{name}: not a setting of the lab")
+    if values["text"] is None:
+        values["file"] = None
+        if values["structure"] == "text" and not any(e.startswith("text:") for e in errors):
+            errors.append("structure text: the link names no uploaded text; upload one")
+    return values, flags, errors
+
+
+def build_config_from(values: dict[str, Any]) -> BowsConfig:
+    """`build_config` of a link's values (`lab_from_query`)."""
+    return build_config(*(values[k] for k in ("structure", "m", "model", "wd", "sharpness",
+                                              "epochs", "seeds", "text")))  # fmt: skip
+
+
+def layout(query: str | None = None) -> html.Div:
+    """The lab; `query` (a fresh load of a link) sets its controls and what it shows."""
+    values, flags, errors = lab_from_query(query)
+    note = "Ignored from the link: " + "; ".join(errors) if errors else ""
+    report = _text_words(values["text"], values["file"])
     structures = [s for s in STRUCTURE_NAMES if s != "text"] + ["text"]
     controls = html.Div(
         className="card controls",
         children=[
+            html.Div(note, id=ids.LAB_NOTE, className="error", role="alert"),
             *WIDGET.layout(export="Export HTML"),
             html.H2("Data and model"),
             choice_group(
@@ -79,7 +181,7 @@ def layout() -> html.Div:
                 dcc.RadioItems(
                     id=ids.LAB_STRUCTURE,
                     options=[{"label": STRUCTURE_NAMES[s], "value": s} for s in structures],
-                    value=DEFAULT.structure,
+                    value=values["structure"],
                     className="radios",
                 ),
             ),
@@ -94,13 +196,15 @@ def layout() -> html.Div:
                     max_size=MAX_UPLOAD,
                 ),
             ),
+            html.Div(report[0], id=ids.LAB_UPLOAD_NAME, className="status"),
+            html.Div(report[1], id=ids.LAB_TEXT_WARNING, className="error", role="alert"),
             html.Label("Bottleneck m", className="label"),
             dcc.Slider(
                 id=ids.LAB_M,
                 min=1,
                 max=12,
                 step=1,
-                value=DEFAULT.m,
+                value=values["m"],
                 marks={1: "1", 2: "2", 4: "4", 6: "6", 8: "8", 12: "12"},
             ),
             choice_group(
@@ -111,7 +215,7 @@ def layout() -> html.Div:
                         {"label": "ReLU (x̂ = ReLU(WᵀWx + b))", "value": "relu"},
                         {"label": "linear", "value": "linear"},
                     ],
-                    value=DEFAULT.model,
+                    value=values["model"],
                     className="radios",
                 ),
             ),
@@ -119,8 +223,8 @@ def layout() -> html.Div:
                 "Weight decay",
                 dcc.RadioItems(
                     id=ids.LAB_WD,
-                    options=[0.0, 1.0, 6.0],
-                    value=DEFAULT.weight_decay,
+                    options=sorted({0.0, 1.0, 6.0, float(values["wd"])}),
+                    value=values["wd"],
                     inline=True,
                     className="radios inline",
                 ),
@@ -128,9 +232,11 @@ def layout() -> html.Div:
             html.Div(
                 className="grid",
                 children=[
-                    number_field(ids.LAB_SHARPNESS, "sharpness", DEFAULT.sharpness, 0, 100, "any"),
-                    number_field(ids.LAB_EPOCHS, "epochs", DEFAULT.epochs, 1, 2000),
-                    number_field(ids.LAB_SEEDS, "seeds", DEFAULT.seeds, 1, 16),
+                    number_field(
+                        ids.LAB_SHARPNESS, "sharpness", values["sharpness"], 0, 100, "any"
+                    ),  # fmt: skip
+                    number_field(ids.LAB_EPOCHS, "epochs", values["epochs"], 1, 2000),
+                    number_field(ids.LAB_SEEDS, "seeds", values["seeds"], 1, 16),
                 ],
             ),
         ],
@@ -158,17 +264,150 @@ def layout() -> html.Div:
     )
     return html.Div(
         children=[
-            dcc.Store(id=ids.LAB_TEXT),
+            dcc.Location(id=ids.LAB_URL, refresh="callback-nav"),
+            dcc.Store(id=ids.LAB_TEXT, data=values["text"]),
+            dcc.Store(id=ids.LAB_FILE, data=values["file"]),
+            dcc.Store(id=ids.LAB_LINK, data=flags),
             intro(),
             html.Div(
                 className="main",
                 children=[
                     html.Aside(className="side", children=controls),
-                    html.Section(className="content", children=[player_card, panels, sweep_card()]),
+                    html.Section(
+                        className="content",
+                        children=[
+                            grid_card(),
+                            player_card,
+                            panels,
+                            sweep_card(values["ms"], values["wds"]),
+                        ],
+                    ),  # fmt: skip
                 ],
             ),
         ]
     )
+
+
+# ---- the authors' grid: the lab's first picture ----------------------------------------
+
+GRID = JobWidget(ids.LAB_GRID)
+
+
+@lru_cache(maxsize=1)
+def _shipped_grid() -> bows_grid.Grid | None:
+    return bows_grid.shipped()
+
+
+def grid_words(grid: bows_grid.Grid) -> list[Any]:
+    """What the grid shows at each m (`tempsup.bows.grid.statement_rows`, the README's
+    block too) as a table, and what its words mean."""
+    cell = {"padding": "0.2rem 0.5rem", "verticalAlign": "top", "textAlign": "left"}
+    head = html.Tr(
+        [html.Th("m", style=cell)]
+        + [html.Th(bows_grid.ROW_NAMES[row], style=cell) for row in bows_grid.ROWS]
+    )
+    rows = [html.Tr([html.Th(str(m), style=cell)] + [html.Td(c, style=cell) for c in cells])
+            for m, cells in bows_grid.statement_rows(grid)]  # fmt: skip
+    return [
+        html.Div(
+            className="sweep-table",
+            children=html.Table(
+                style={"borderCollapse": "collapse", "fontSize": "0.85rem"},
+                children=[html.Thead(head), html.Tbody(rows)],
+            ),
+        ),
+        html.P(bows_grid.LEGEND, className="explain"),
+    ]
+
+
+def grid_views(grid: bows_grid.Grid | None) -> tuple[Any, Any, Any]:
+    """The wide and the narrow figure of a grid and its measured words (or placeholders)."""
+    if grid is None:
+        empty = empty_figure("press Train grid")
+        return empty, empty, None
+    return grid_figure(grid, wide=True), grid_figure(grid, wide=False), grid_words(grid)
+
+
+def grid_card() -> html.Div:
+    """The authors' main figure, from the grid that ships (else: press Train grid)."""
+    wide, narrow, words = grid_views(_shipped_grid())
+    spec = bows_grid.grid_spec()
+    return html.Div(
+        className="card panel lab-grid",
+        children=[
+            html.H2("The authors' grid: covariance beside WᵀW/‖W‖²"),
+            html.P(
+                "The paper's main figure, trained with its authors' recipe (the lab's "
+                f"defaults: binary circular data, {DEFAULT.n_samples:,} of "
+                f"{DEFAULT.n_samples + DEFAULT.n_heldout:,} samples train, AdamW lr 0.01 with "
+                f"a cosine per epoch down to 1e-9, clipping 1, batch {DEFAULT.batch}, "
+                f"{DEFAULT.epochs} epochs; best of {DEFAULT.seeds} seeds): the linear model at "
+                "weight decay 1, the ReLU model at 1 and at 6, at bottlenecks m = "
+                f"{', '.join(str(m) for m in spec.ms)}. WᵀW is divided by ‖W‖² (its trace is "
+                "then 1). Measured from these runs, at each m:",
+                className="explain",
+            ),
+            dcc.Graph(
+                id=ids.LAB_GRID_GRAPH,
+                className="grid-wide",
+                figure=wide,
+                config={"displayModeBar": False, "responsive": True},
+            ),
+            dcc.Graph(
+                id=ids.LAB_GRID_GRAPH_NARROW,
+                className="grid-narrow",
+                figure=narrow,
+                config={"displayModeBar": False, "responsive": True},
+            ),
+            html.Div(words, id=ids.LAB_GRID_TEXT, className="grid-words"),
+            html.P(
+                f"“Train grid” trains these {len(spec.configs)} points × {spec.base.seeds} seeds "
+                "again, in one batch (the ReLU and linear models side by side).",
+                className="explain",
+            ),
+            *GRID.layout("Train grid"),
+        ],
+    )
+
+
+@callback(
+    *GRID.submitted(),
+    Input(GRID.id(ids.RUN), "n_clicks"),
+    State(ids.CLIENT, "data"),
+    prevent_initial_call=True,
+)
+def train_grid(_n, client):
+    """Submit the grid (a finished one in the job store is served at once)."""
+    try:
+        spec = bows_grid.grid_spec()
+        return GRID.started(spec.key, submit(spec, client))
+    except TempsupError as exc:
+        return GRID.refused(str(exc))
+
+
+@callback(
+    *GRID.polling(
+        Output(ids.LAB_GRID_GRAPH, "figure"),
+        Output(ids.LAB_GRID_GRAPH_NARROW, "figure"),
+        Output(ids.LAB_GRID_TEXT, "children"),
+    ),
+    prevent_initial_call=True,
+)
+def poll_grid(_n, job):
+    """The grid from the job's runs once done (until then the shipped one stays)."""
+    job = polled(job, BowsSweepSpec, "The grid job disappeared; press Train grid.")
+    if isinstance(job, tuple):
+        return (*job, no_update, no_update)
+    if not job.done:
+        return no_update, job.bar, not job.status.active, no_update, no_update
+    result = job.queue.result(job.key)
+    runs = load_point_runs(job.queue, result) if isinstance(result, BowsSweepResult) else []
+    try:
+        grid = bows_grid.from_runs(job.spec, runs)
+    except TempsupError as exc:
+        return no_update, job_status(job.key, None, str(exc)), True, no_update, no_update
+    wide, narrow, words = grid_views(grid)
+    return wide, job.bar, True, narrow, words
 
 
 PAPER_URL = "https://arxiv.org/abs/2603.09972"
@@ -191,7 +430,7 @@ def intro() -> html.P:
     )
 
 
-def sweep_card() -> html.Div:
+def sweep_card(ms: str = SWEEP_MS, wds: str = SWEEP_WDS) -> html.Div:
     """The sweep over m: its values, Run/Cancel/Export, the job bar and the figure."""
     return html.Div(
         className="card panel",
@@ -208,8 +447,8 @@ def sweep_card() -> html.Div:
             html.Div(
                 className="grid",
                 children=[
-                    list_field(ids.LAB_SWEEP_MS, "bottlenecks m (comma-separated)", SWEEP_MS),
-                    list_field(ids.LAB_SWEEP_WDS, "weight decays (comma-separated)", SWEEP_WDS),
+                    list_field(ids.LAB_SWEEP_MS, "bottlenecks m (comma-separated)", ms),
+                    list_field(ids.LAB_SWEEP_WDS, "weight decays (comma-separated)", wds),
                 ],
             ),
             *SWEEP.layout("Run sweep", export="Export sweep HTML"),
@@ -284,8 +523,24 @@ def build_sweep(
     )
 
 
+def _text_words(digest: Any, name: Any) -> tuple[str, str]:
+    """The line under the upload box (the file's name and what it gives) and the warning
+    when it is too short for the lab's statistics; ("", "") without a text."""
+    data = (
+        job_queue().blob(digest) if isinstance(digest, str) and SHA256.fullmatch(digest) else None
+    )
+    if data is None:
+        return "", ""
+    report = text_report(data.decode("utf-8", errors="replace"), DEFAULT.window)
+    label = str(name)[:80] if name else "uploaded text"
+    return f"Text: {label} — {report.summary}.", report.warning or ""
+
+
 @callback(
     Output(ids.LAB_TEXT, "data"),
+    Output(ids.LAB_FILE, "data"),
+    Output(ids.LAB_UPLOAD_NAME, "children"),
+    Output(ids.LAB_TEXT_WARNING, "children"),
     Output(WIDGET.error, "children", allow_duplicate=True),
     Output(ids.LAB_STRUCTURE, "value"),
     Input(ids.LAB_UPLOAD, "contents"),
@@ -293,36 +548,94 @@ def build_sweep(
     prevent_initial_call=True,
 )
 def upload_text(contents: Any, filename: Any):
-    """Keep an uploaded text in the job store under its sha256; the page keeps the digest.
+    """Keep an uploaded text in the job store under its sha256; the page keeps the digest,
+    shows the file's name and what it gives, and warns at once when it is too short.
 
     The browser never holds a server path: a spec names the text by its content,
     the worker reads it from the job store (any backend), and the key hashes it."""
+    keep = (no_update,) * 4
     if not isinstance(contents, str) or "," not in contents:
-        return no_update, "upload: expected a text file", no_update
+        return (*keep, "upload: expected a text file", no_update)
     try:
         data = b64decode(contents.split(",", 1)[1], validate=False)
         data.decode("utf-8")
     except (ValueError, UnicodeDecodeError):
-        return no_update, f"upload: {str(filename)[:80]!r} is not UTF-8 text", no_update
+        return (*keep, f"upload: {str(filename)[:80]!r} is not UTF-8 text", no_update)
     if len(data) > MAX_UPLOAD:
-        return no_update, f"upload: at most {MAX_UPLOAD // 1_000_000} MB of text", no_update
-    return job_queue().put_blob(data), "", "text"
+        return (*keep, f"upload: at most {MAX_UPLOAD // 1_000_000} MB of text", no_update)
+    digest = job_queue().put_blob(data)
+    name = str(filename)[:80] if isinstance(filename, str) and filename else None
+    words, warning = _text_words(digest, name)
+    return digest, name, words, warning, "", "text"
 
 
 @callback(
-    *WIDGET.submitted(Output(VIEW, "data")),
-    Input(WIDGET.id(ids.RUN), "n_clicks"),
-    *CONTROLS,
-    State(ids.CLIENT, "data"),
+    Output(ids.LAB_URL, "search"),
+    Input(WIDGET.store, "data"),
+    Input(SWEEP.store, "data"),
+    *(Input(id_, "value") for id_ in CONTROL_IDS),
+    Input(ids.LAB_TEXT, "data"),
+    Input(ids.LAB_FILE, "data"),
+    Input(ids.LAB_SWEEP_MS, "value"),
+    Input(ids.LAB_SWEEP_WDS, "value"),
+    State(ids.LAB_URL, "search"),
     prevent_initial_call=True,
 )
-def train_lab(_n, structure, m, model, wd, sharpness, epochs, seeds, text_sha256, client):
-    """Submit the lab run; a finished identical one is shown at once."""
+def lab_link(run_job, sweep_job, structure, m, model, wd, sharpness, epochs, seeds, text, name,
+             ms, wds, search):  # fmt: skip
+    """Controls → address bar: the view as a link (`lab_query`), with run=1 / sweep=1 only
+    while the run / sweep on screen is the one these controls make."""
+    values = {"structure": structure, "m": m, "model": model, "wd": wd, "sharpness": sharpness,
+              "epochs": epochs, "seeds": seeds, "text": text, "file": name if text else None,
+              "ms": ms, "wds": wds}  # fmt: skip
+    run = sweep = False
+    try:
+        config = build_config_from(values)
+        run = isinstance(run_job, dict) and run_job.get("key") == config.key
+        spec = build_sweep(*(values[k] for k in ("structure", "m", "model", "wd", "sharpness",
+                                                 "epochs", "seeds", "text")), ms, wds)  # fmt: skip
+        sweep = isinstance(sweep_job, dict) and sweep_job.get("key") == spec.key
+    except TempsupError:
+        pass
+    query = lab_query(values, run, sweep)
+    return no_update if query == (search or "") else query
+
+
+def _from_link(widget: JobWidget, key: str, spec: Any, client: Any) -> tuple[tuple, str]:
+    """What a link's run=1 / sweep=1 shows: the job in the store, or (absent or failed)
+    the job started now, as the phase page does; the note says which."""
+    status = job_queue().status(key)
+    if status is None or status.state == JobState.FAILED:
+        return widget.started(key, submit(spec, client)), LINK_STARTED
+    return widget.started(key, status), ""
+
+
+LINK_STARTED = "Started from the link: it names a run or sweep nobody had trained here."
+
+
+@callback(
+    *WIDGET.submitted(Output(VIEW, "data"), Output(ids.LAB_NOTE, "children", allow_duplicate=True)),
+    Input(WIDGET.id(ids.RUN), "n_clicks"),
+    Input(ids.LAB_LINK, "data"),
+    *CONTROLS,
+    State(ids.CLIENT, "data"),
+    prevent_initial_call="initial_duplicate",
+)
+def train_lab(_n, link, structure, m, model, wd, sharpness, epochs, seeds, text_sha256, client):
+    """Submit the lab run; a finished identical one is shown at once. On a link's first
+    load (run=1): the run its controls name, from the job store (or started)."""
+    from_link = ctx.triggered_id != WIDGET.id(ids.RUN)
+    if from_link and not (isinstance(link, dict) and link.get("run")):
+        return (no_update,) * 6
     try:
         config = build_config(structure, m, model, wd, sharpness, epochs, seeds, text_sha256)
-        return (*WIDGET.started(config.key, submit(config, client)), empty_view("training…"))
+        if from_link:
+            started, note = _from_link(WIDGET, config.key, config, client)
+            return (*started, empty_view("loading…"), note or no_update)
+        return (*WIDGET.started(config.key, submit(config, client)), empty_view("training…"),
+                no_update)  # fmt: skip
     except TempsupError as exc:
-        return (*WIDGET.refused(str(exc)), no_update)
+        return (*WIDGET.refused(str(exc)), no_update, no_update)
 
 
 @callback(*WIDGET.polling(Output(VIEW, "data", allow_duplicate=True)), prevent_initial_call=True)
@@ -350,25 +663,36 @@ register_export(ids.LAB, _run_page, "tempsup-lab-{key}.html", "Nothing to export
 
 @callback(
     *SWEEP.submitted(
-        Output(ids.LAB_SWEEP_GRAPH, "figure"), Output(ids.LAB_SWEEP_TABLE, "children")
+        Output(ids.LAB_SWEEP_GRAPH, "figure"),
+        Output(ids.LAB_SWEEP_TABLE, "children"),
+        Output(ids.LAB_NOTE, "children", allow_duplicate=True),
     ),
     Input(SWEEP.id(ids.RUN), "n_clicks"),
+    Input(ids.LAB_LINK, "data"),
     *CONTROLS,
     State(ids.LAB_SWEEP_MS, "value"),
     State(ids.LAB_SWEEP_WDS, "value"),
     State(ids.CLIENT, "data"),
-    prevent_initial_call=True,
+    prevent_initial_call="initial_duplicate",
 )
-def run_lab_sweep(_n, structure, m, model, wd, sharpness, epochs, seeds, text_sha256, ms, wds,
-                  client):  # fmt: skip
-    """Submit the sweep (a finished identical one is served at once)."""
+def run_lab_sweep(_n, link, structure, m, model, wd, sharpness, epochs, seeds, text_sha256, ms,
+                  wds, client):  # fmt: skip
+    """Submit the sweep (a finished identical one is served at once). On a link's first
+    load (sweep=1): the sweep it names, from the job store (or started)."""
+    from_link = ctx.triggered_id != SWEEP.id(ids.RUN)
+    if from_link and not (isinstance(link, dict) and link.get("sweep")):
+        return (no_update,) * 7
+    note = no_update
     try:
         spec = build_sweep(structure, m, model, wd, sharpness, epochs, seeds, text_sha256, ms, wds)
+        if from_link:
+            started, note = _from_link(SWEEP, spec.key, spec, client)
+            return (*started, empty_figure("loading the sweep…"), None, note or no_update)
         status = submit(spec, client)
     except TempsupError as exc:
-        return (*SWEEP.refused(str(exc)), no_update, no_update)
+        return (*SWEEP.refused(str(exc)), no_update, no_update, no_update)
     waiting = empty_figure(f"training {len(spec.configs)} points × {spec.base.seeds} seeds…")
-    return (*SWEEP.started(spec.key, status), waiting, None)
+    return (*SWEEP.started(spec.key, status), waiting, None, note)
 
 
 @callback(
@@ -413,4 +737,4 @@ def _sweep_page(key: str) -> str | None:
 register_export(ids.LAB_SWEEP, _sweep_page, "tempsup-lab-sweep-{key}.html",
                 "Nothing to export yet: run the sweep first.")  # fmt: skip
 
-register("/lab", "Correlations lab", layout, order=4)
+register("/lab", "Correlations lab", layout, order=4, initial=layout)

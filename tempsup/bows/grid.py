@@ -186,37 +186,53 @@ def panel_measures(grid: Grid, model: str, weight_decay: float, m: int) -> dict[
 def describe(measures: dict[str, float], d: int) -> str:
     """One panel in words, from its measures alone (`panel_measures`).
 
-    "the top-m PCA projection" when WᵀW correlates with it to PCA_R; else "a circle"
-    when the columns' cosines follow the features' angles to PCA_R; else pairs, else
-    neither; then antipodal pairs when there are any, and the columns' norms.
+    "top-m PCA projection" when WᵀW correlates with it to PCA_R; else "circle" when
+    the columns' cosines follow the features' angles to PCA_R; else isolated pairs;
+    else neither. Then the antipodal pairs, if any, and the columns' norms.
     """
     m, pairs, n = int(measures["m"]), int(measures["pairs"]), int(measures["n_features"])
     r, circle = measures["pca_r"], measures["circle"]
     s = "s" if pairs != 1 else ""
     if r >= PCA_R:
-        shape = f"the top-{m} PCA projection (r = {r:.2f})"
+        shape = f"top-{m} PCA projection (r = {r:.2f})"
+        if circle >= PCA_R:
+            shape += f", a circle (r = {circle:.2f})"
         if pairs:
-            shape += f" with opposite features antipodal ({pairs} pair{s})"
+            shape += f", opposite features antipodal ({pairs} pair{s})"
     elif circle >= PCA_R:
-        shape = (
-            f"a circle (column cosines follow the feature angles, r = {circle:.2f}) that is "
-            f"not the top-{m} PCA projection (r = {r:.2f})"
-        )
+        shape = f"circle (r = {circle:.2f}), not the top-{m} PCA projection (r = {r:.2f})"
     elif pairs:
         shape = f"{pairs} isolated antipodal pair{s} (top-{m} PCA r = {r:.2f})"
     else:
         shape = f"neither the top-{m} PCA projection (r = {r:.2f}) nor a circle (r = {circle:.2f})"
-    return f"{shape}; {n} of {d} columns with ‖W_i‖ > {NORM_THRESHOLD:g}"
+    return f"{shape}; ‖W_i‖ > {NORM_THRESHOLD:g}: {n} of {d}"
+
+
+# What the words mean, said once (under the page's table and the README's).
+LEGEND = (
+    f"Best seed of each panel, final weights. “top-m PCA projection”: WᵀW correlates with "
+    f"the projection onto the covariance's top m principal components to r ≥ {PCA_R:g} "
+    "(Pearson r over all entries; the linear model's optimum). “circle”: the columns' "
+    "cosines cos(W_i, W_j) follow the features' angles cos(φ_i − φ_j) to r ≥ "
+    f"{PCA_R:g}. “antipodal pair”: cos(W_i, W_j) < {analysis.ANTIPODAL_COS:g}; "
+    f"“isolated”: |cos| < {analysis.ISOLATED_COS:g} with every other feature. ‖W_i‖: "
+    "the length of feature i's column (the authors' figure hides it: it draws WᵀW/‖W‖²)."
+)
+
+
+def statement_rows(grid: Grid) -> list[tuple[int, list[str]]]:
+    """Per m, what each row of the grid (ROWS order) shows there, measured."""
+    d = grid.cov.shape[0]
+    return [(m, [describe(panel_measures(grid, *row, m), d) for row in ROWS]) for m in grid.ms]
 
 
 def statement(grid: Grid) -> list[str]:
-    """One line per m: what each row of the grid shows there, measured."""
-    d = grid.cov.shape[0]
-    lines = []
-    for m in grid.ms:
-        parts = [f"{ROW_NAMES[row]}: {describe(panel_measures(grid, *row, m), d)}" for row in ROWS]
-        lines.append(f"m = {m}: " + "; ".join(parts) + ".")
-    return lines
+    """One line per m: `statement_rows` as sentences."""
+    return [
+        f"m = {m}: " + "; ".join(f"{ROW_NAMES[row]}: {cell}" for row, cell in zip(ROWS, cells,
+                                                                               strict=True)) + "."
+        for m, cells in statement_rows(grid)
+    ]  # fmt: skip
 
 
 # ---- the shipped grid --------------------------------------------------------------
@@ -269,9 +285,11 @@ README_END = "<!-- /bows-grid -->"
 
 
 def readme_block(grid: Grid) -> str:
-    """The README's block: the statement of `grid`, one bullet per m, between markers."""
-    lines = [f"- {line}" for line in statement(grid)]
-    return "\n".join([README_START, *lines, README_END])
+    """The README's block: `statement_rows` of `grid` as a table, its legend, between markers."""
+    head = "| m | " + " | ".join(ROW_NAMES[row] for row in ROWS) + " |"
+    rule = "|---|" + "---|" * len(ROWS)
+    body = [f"| {m} | " + " | ".join(cells) + " |" for m, cells in statement_rows(grid)]
+    return "\n".join([README_START, head, rule, *body, "", LEGEND, README_END])
 
 
 def replace_readme_block(text: str, block: str) -> str:
@@ -340,6 +358,7 @@ __all__ = [
     "panel_measures",
     "shipped",
     "statement",
+    "statement_rows",
 ]
 
 

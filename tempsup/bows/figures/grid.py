@@ -68,12 +68,17 @@ def grid_figure(grid: Grid, wide: bool = True, title: str = "") -> go.Figure:
     gap_x, gap_y = (0.012, 0.05) if wide else (0.03, 0.012)
     left = 0.0
     width = (1.0 - left - gap_x * (n_cols - 1)) / n_cols
-    height = (1.0 - gap_y * (n_rows - 1)) / n_rows
+    label_gap = 0.0 if wide else 0.04  # narrow: room for the models' names under Σ
+    height = (1.0 - gap_y * (n_rows - 1) - label_gap) / n_rows
+
+    def top(r: int) -> float:
+        return 1.0 - r * (height + gap_y) - (label_gap if r >= 1 else 0.0)
+
     data, layout_axes, notes = [], {}, []
 
     def place(k: int, r: int, c: int, n: int) -> None:
         x0 = left + c * (width + gap_x)
-        y1 = 1.0 - r * (height + gap_y)
+        y1 = top(r)
         suffix = "" if k == 1 else str(k)
         common = {"showgrid": False, "zeroline": False, "showticklabels": False,
                   "ticks": "", "constrain": "domain"}  # fmt: skip
@@ -99,34 +104,34 @@ def grid_figure(grid: Grid, wide: bool = True, title: str = "") -> go.Figure:
     label = {"showarrow": False, "xref": "paper", "yref": "paper", "font": {"size": 12}}
     if wide:
         for i, row in enumerate(ROWS):
-            y = 1.0 - i * (height + gap_y) - height / 2
+            y = top(i) - height / 2
             notes.append({**label, "text": ROW_NAMES[row].replace(", ", "<br>"), "x": -0.005,
                           "y": y, "xanchor": "right", "textangle": 0})  # fmt: skip
         for j, m in enumerate(ms):
             x = left + (j + 1) * (width + gap_x) + width / 2
             notes.append({**label, "text": f"m = {m}", "x": x, "y": 1.0, "yanchor": "bottom"})
         notes.append({**label, "text": "covariance Σ", "x": left + width / 2,
-                      "y": 1.0 - (height + gap_y), "yanchor": "bottom"})  # fmt: skip
+                      "y": top(1), "yanchor": "bottom"})  # fmt: skip
     else:
         for i, row in enumerate(ROWS):
             x = left + i * (width + gap_x) + width / 2
-            notes.append({**label, "text": ROW_NAMES[row], "x": x,
-                          "y": 1.0 - (height + gap_y), "yanchor": "bottom"})  # fmt: skip
+            notes.append({**label, "text": ROW_NAMES[row].replace(", ", "<br>"), "x": x,
+                          "y": top(1), "yanchor": "bottom"})  # fmt: skip
         for j, m in enumerate(ms):
-            y = 1.0 - (j + 1) * (height + gap_y) - height / 2
+            y = top(j + 1) - height / 2
             notes.append({**label, "text": f"m = {m}", "x": -0.01, "y": y, "xanchor": "right"})
         notes.append({**label, "text": "covariance Σ", "x": left + 1 * (width + gap_x) - gap_x,
                       "y": 1.0 - height / 2, "xanchor": "right"})  # fmt: skip
     seeds = grid.spec.base.seeds
     title = title or (
-        "The authors' grid: covariance Σ beside WᵀW/‖W‖²<br><sup>best of "
-        f"{seeds} seed{'s' if seeds != 1 else ''} per panel; WᵀW ÷ {fmt(lim)} (the largest "
-        f"|entry| of all), Σ ÷ {fmt(s_cov)}; hover for values</sup>"
+        f"best of {seeds} seed{'s' if seeds != 1 else ''} per panel<br>WᵀW/‖W‖² ÷ {fmt(lim)} "
+        f"(the largest |entry| of all), Σ ÷ {fmt(s_cov)}"
     )
     layout = base_layout(
         title,
         height=330 if wide else 1150,
-        margin={"l": 70 if wide else 46, "r": 10, "t": 80 if wide else 90, "b": 10},
+        margin={"l": 70 if wide else 46, "r": 10, "t": 70 if wide else 80, "b": 10},
+        title_font_size=12,
         annotations=notes,
         coloraxis={
             "colorscale": DIVERGING,
