@@ -281,7 +281,7 @@ def loss_caption(config: RunConfig, computed: Computed | None = None) -> str:
             + ". The four terms are not computed at this size (too many pairs of input "
             "slots): the panel's note says so."
         )
-    curves = loss_curves(config, c, seeds=2)
+    curves = loss_curves(config, c, seeds=config.seeds)
     parts.append(
         "Curves: " + "; ".join(v.words() for v in curves) + " (black is drawn white in dark mode)."
     )

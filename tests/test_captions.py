@@ -1,0 +1,253 @@
+"""Captions against the numbers beside them, for every combination the app offers.
+
+The explorer's captions (what `app.panels.explanation` puts under each panel), the loss
+panel's legend and the eigen panel's kθ are read the way a reader meets them, for every
+model × N_h × N_x × readout tie × bias the controls offer (their marks, and N_h = 100
+from a link), with what `tempsup.budget` computes for each. Runs are hand-made (weights
+through `tempsup.run.derived`, a few frames), except one ReLU RNN whose weights are a
+trained run's (S = 0.97), where the canonical kθ is negative.
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import re
+
+import numpy as np
+import pytest
+
+from app.controls import HIDDEN_MARKS, INPUT_MARKS, OPTION_FIELDS
+from tempsup import budget, figures, geometry
+from tempsup.config import MODELS, RunConfig
+from tempsup.run import TERM_NAMES, Run, derived
+from tests.helpers import rot
+
+LARGE = 100  # N_h from a link (the N_h = 100 preset); the sliders stop at 16
+HIDDEN = sorted({*HIDDEN_MARKS, LARGE})
+# The colours the loss panel uses, as a reader names them (the test's own words).
+WORDS = {
+    "#111111": "black",
+    "#D55E00": "vermillion",
+    "#E69F00": "orange",
+    "#56B4E9": "sky blue",
+    "#CC79A7": "reddish purple",
+    "#009E73": "bluish green",
+    "#999999": "grey",
+    "rgba(120, 120, 120, 0.35)": "faint grey",
+}
+COLOUR_WORD = re.compile(r"\b(black|vermillion|orange|sky blue|(?:reddish )?purple|"
+                         r"(?:bluish )?green|(?:faint )?grey|red|blue)\b")  # fmt: skip
+
+
+def caption(panel: str, config: RunConfig) -> str:
+    """The caption the explorer shows under `panel` for `config`."""
+    from app.panels import PANELS, explanation
+
+    (p,) = [p for p in PANELS if p.name == panel]
+    return explanation(p, config)
+
+
+def offered() -> list[RunConfig]:
+    """Every model × N_h × N_x × tie × bias the controls offer (N_h = 100 from a link)."""
+    assert OPTION_FIELDS == ("tied", "bias")
+    out = []
+    for model, n_h, n_x, tied, bias in itertools.product(
+        MODELS, HIDDEN, INPUT_MARKS, (True, False), (False, True)
+    ):
+        out.append(RunConfig(model=model, hidden=n_h, inputs=n_x, tied=tied, bias=bias))
+    return out
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_every_caption_says_only_what_holds_for_its_config(model: str) -> None:
+    for cfg in (c for c in offered() if c.model == model):
+        plan = budget.plan(cfg)
+        words = {p: caption(p, cfg) for p in ("directions", "loss", "projections", "eigen")}
+        where = f"{model} N_h={cfg.hidden} N_x={cfg.inputs} tied={cfg.tied} bias={cfg.bias}"
+        linear_recurrence = not cfg.relu_hidden
+        # the gauge: a stretch orthogonal to w_k is a symmetry of a tied linear recurrence
+        # only (the ReLU RNN's is a permutation / positive scaling of units)
+        stretch = "stretch orthogonal to w_k" in words["directions"]
+        assert stretch == (linear_recurrence and cfg.tied and cfg.inputs < cfg.hidden), where
+        assert ("w_y along +h_1" in words["directions"]) == linear_recurrence, where
+        if cfg.relu_hidden:
+            assert "permutation of the hidden units" in words["directions"], where
+        # the staircase is measured for the linear RNN (loss-dynamics preset) only
+        steps = re.search(r"(comes|learning) .*in steps", words["loss"])
+        assert bool(steps) == (model == "linear"), (where, words["loss"])
+        # a lone input's free half-space exists only under a ReLU readout
+        assert ("invisible to the readout" in words["directions"]) == cfg.relu_readout, where
+        # composition interference is pointed to in the loss panel only where it is drawn
+        for panel in ("directions", "projections"):
+            points = "in the loss panel" in words[panel]
+            assert points == (plan.terms and cfg.relu_readout), (where, panel)
+        if not plan.terms:
+            assert "not computed" in words["loss"], where
+            for name in TERM_NAMES:
+                assert f"{name} (" not in words["loss"], (where, name)
+        # kθ's sign: a convention of the linear recurrence's gauge (N_h = 2); unsigned
+        # angles otherwise; the ReLU RNN's unit order sets it, and may make it negative
+        says_nonneg = "kθ ≥ 0" in words["eigen"]
+        assert says_nonneg == (not (cfg.relu_hidden and cfg.hidden == 2)), where
+        if cfg.relu_hidden and cfg.hidden == 2:
+            assert "may be negative" in words["eigen"], where
+
+
+def make_run(cfg: RunConfig, W_x: np.ndarray, W_h: np.ndarray, frames: int = 3) -> Run:
+    """A run whose every seed holds these weights (W_x growing over the frames), the tied
+    readout W_y := W_k or a fixed free one, and its derived arrays computed as for a
+    trained run (`tempsup.run.derived`: the budget may leave terms or E[L] as NaN)."""
+    n_h, n_x = W_x.shape
+    F, M = frames, cfg.seeds
+    scale = (1.0 + np.arange(F) / 10.0)[:, None, None, None]
+    Wx = np.broadcast_to(W_x, (F, M, n_h, n_x)) * scale
+    Wh = np.broadcast_to(W_h, (F, M, n_h, n_h)).copy()
+    if cfg.tied:
+        Wy = geometry.feature_directions(Wx, Wh, cfg.k + 1, cfg.relu_hidden)[..., cfg.k, :, :]
+    else:
+        Wy = np.broadcast_to(np.roll(W_x, 1, axis=0), (F, M, n_h, n_x)).copy()
+    b_y = np.zeros((F, M, n_x))
+    steps = np.linspace(0, cfg.steps, F).round().astype(int)
+    loss = np.exp(-np.arange(F))[:, None] * (1.0 + np.arange(M))[None, :]
+    arrays = {"step": steps, "W_x": Wx, "W_h": Wh, "W_y": Wy, "b_y": b_y, "loss": loss}
+    return Run(cfg, {**arrays, **derived(cfg, cfg.steps, Wx, Wh, Wy, b_y)})
+
+
+def small(model: str, n_h: int, n_x: int, tied: bool = True, seeds: int = 2) -> Run:
+    rng = np.random.default_rng(n_h * 100 + n_x)
+    W_h = 0.8 * rot(100) if n_h == 2 else 0.6 * rng.standard_normal((n_h, n_h)) / np.sqrt(n_h)
+    W_x = np.abs(rng.standard_normal((n_h, n_x))) + 0.1
+    cfg = RunConfig(model=model, hidden=n_h, inputs=n_x, tied=tied, seeds=seeds, steps=40,
+                    snapshot_every=20)  # fmt: skip
+    return make_run(cfg, W_x, W_h)
+
+
+# Hand-made runs over the app's N_h and N_x (kept small: these compute the real terms),
+# plus the sizes the budget skips: the ReLU RNN's terms at N_h = N_x = 10 (8 seeds), and
+# its terms and E[L] at N_h = 100.
+RUNS = [
+    *[(m, h, x, True, 2) for m in MODELS for h in (2, 3, 5, 10) for x in (1, 2)],
+    *[(m, 2, 1, False, 2) for m in MODELS],
+    ("rnn", 10, 10, True, 8),
+    ("rnn", LARGE, 2, True, 1),
+]
+
+
+@pytest.fixture(scope="module")
+def runs() -> dict[tuple, Run]:
+    return {spec: small(*spec) for spec in RUNS}
+
+
+def legend(traces: list[dict]) -> list[dict]:
+    return [t for t in traces if t.get("showlegend", True)]
+
+
+def inside(layout: dict, ys: list) -> list[float]:
+    """The finite points of a curve inside the y range (a log axis: in decades, > 0)."""
+    lo, hi = layout["yaxis"]["range"]
+    if layout["yaxis"].get("type") == "log":
+        ys = [np.log10(y) if y is not None and y > 0 else None for y in ys]
+    return [y for y in ys if y is not None and np.isfinite(y) and lo <= y <= hi]
+
+
+@pytest.mark.parametrize("spec", RUNS, ids=["-".join(map(str, s)) for s in RUNS])
+def test_the_loss_legend_is_what_is_drawn_and_what_the_caption_names(runs, spec) -> None:
+    run = runs[spec]
+    cfg = run.config
+    plan = budget.plan(cfg)
+    traces = figures.frame_traces("loss", run)
+    layout = figures.panel_layout("loss", run)
+    shown = legend(traces)
+    names = [t["name"] for t in shown]
+    # every legend entry is drawn: finite points inside the axis range
+    for t in shown:
+        assert inside(layout, t["y"]), (spec, t["name"])
+    # what was not computed is neither drawn nor named; what was, is, under its own name
+    has_terms = bool(np.isfinite(run["terms"]).any())
+    assert has_terms == plan.terms, spec
+    for name in TERM_NAMES:
+        assert (name in names) == plan.terms, (spec, name, names)
+    assert ("sum of the four terms" in names) == plan.terms, spec
+    assert ("expected loss E[L]" in names) == plan.expected, spec
+    # the caption names each curve with the colour the legend draws it in, and no colour
+    # the panel does not use
+    text = caption("loss", cfg)
+    for t in shown:
+        word = WORDS[t["line"]["color"]]
+        generic = t["name"].split(" (seed ")[0]
+        assert f"{generic} ({word}" in text, (spec, generic, word)
+    used = {WORDS[t["line"]["color"]] for t in shown}
+    for word in COLOUR_WORD.findall(text):
+        assert word in used, (spec, word, used)
+    if not plan.terms:
+        assert "not computed" in layout["title"]["text"]
+
+
+def test_the_default_ssm_draws_its_negative_composition_below_zero() -> None:
+    """The default SSM's solution at S = 0.9 in miniature: a_1 < 0 parks an input far on the
+    negative side and a_3 ≈ 1 recalls the target, so composition interference is negative
+    and the mean correction positive (science.md §1c); the panel draws the negative one."""
+    W_h = np.array([[0.0, -0.5], [0.86, 0.0]])  # a quarter turn per step: a_s ≈ [0, −2.3, 0, 1, …]
+    W_x = np.array([[2.7], [0.0]])
+    cfg = RunConfig(model="ssm", seeds=1, steps=40, snapshot_every=20)
+    run = make_run(cfg, W_x, W_h)
+    terms = run["terms"][-1, 0]
+    assert terms[3] < 0 < terms[1], terms  # composition < 0 < mean correction
+    traces = figures.frame_traces("loss", run)
+    layout = figures.panel_layout("loss", run)
+    (comp,) = [t for t in traces if t["name"] == "composition interference"]
+    drawn = inside(layout, comp["y"])
+    assert len(drawn) == run.n_frames and max(drawn) < 0
+    text = caption("loss", cfg)
+    assert "erases it" in text and "composition negative" in text
+
+
+TRAINED_RNN = {  # best seed of the ReLU RNN, S = 0.97, tied (kθ = −212° in the canonical gauge)
+    "W_x": np.array([[-0.5268], [1.8583]]),
+    "W_h": np.array([[-0.3831, 0.7443], [-1.2978, 0.9188]]),
+}
+
+
+def ktheta(run: Run) -> float:
+    (note,) = [t for t in figures.frame_traces("eigen", run) if t.get("mode") == "text"]
+    return float(re.search(r"kθ = (-?[\d.]+)°", note["text"][0]).group(1))
+
+
+def test_the_relu_rnn_prints_the_sign_convention_it_applies() -> None:
+    cfg = RunConfig(model="rnn", sparsity=0.97, seeds=1, steps=40, snapshot_every=20)
+    run = make_run(cfg, TRAINED_RNN["W_x"], TRAINED_RNN["W_h"])
+    value = ktheta(run)
+    assert value < 0  # its units, sorted by readout weight, turn clockwise
+    words = caption("eigen", cfg)
+    assert "kθ ≥ 0" not in words and "may be negative" in words
+    (note,) = [t for t in figures.frame_traces("eigen", run) if t.get("mode") == "text"]
+    assert "unit order" in note["text"][0]
+
+
+@pytest.mark.parametrize("spec", RUNS, ids=["-".join(map(str, s)) for s in RUNS])
+def test_the_printed_ktheta_satisfies_the_stated_convention(runs, spec) -> None:
+    run = runs[spec]
+    if "kθ ≥ 0" in caption("eigen", run.config):
+        assert ktheta(run) >= -1e-6, spec
+
+
+def test_every_caption_follows_the_config_store() -> None:
+    from app.controls import config_store
+    from app.panels import PANELS, update_captions
+
+    for cfg in (RunConfig(model="rnn", hidden=10, inputs=10), RunConfig(model="linear")):
+        out = update_captions(config_store(cfg, autostart=False))
+        assert list(out) == [caption(p.name, cfg) for p in PANELS]
+
+
+def test_the_export_and_the_site_print_the_explorers_captions(runs) -> None:
+    from tempsup import site
+
+    run = runs[("rnn", 10, 10, True, 8)]  # terms not computed: the captions say so
+    page = figures.export_html(run)
+    pieces = site.panel_captions_html(run)
+    for panel in ("directions", "loss", "projections", "eigen"):
+        words = html.escape(caption(panel, run.config))
+        assert words in page and words in pieces, panel
+    assert "not computed" in caption("loss", run.config)
