@@ -11,6 +11,8 @@ Sources: science.md §1c.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -19,7 +21,7 @@ import tempsup.paper.presets.spiral_sink as spiral_sink
 import tempsup.paper.presets.ssm_jump as ssm_jump
 from tempsup.analysis import expected_loss, term_values
 from tempsup.palette import base_layout
-from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, fixed, num, result, rounded
 from tempsup.run import Run
 
 TERMS_GAP = 0.05  # the four terms (and the expected loss) within 5 % of the measured loss
@@ -68,9 +70,22 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
                 "measured loss of a frame is one minibatch); judged for the linear RNN at every "
                 f"sparsity, the SSM at S ≥ {TERMS_JUDGED['ssm']} and the ReLU RNN at S ≥ "
                 f'{TERMS_JUDGED["rnn"]} (README, "The four loss terms"); held on the best seed',
+                said=said_sum,
             )
         )
     return out
+
+
+def said_sum(m: dict[str, Any]) -> str:
+    """The four terms, their sum, E[L] and the measured loss, late in training."""
+    t = m["terms"]
+    return (
+        f"task {fixed(t['task'], 4)} + mean correction {fixed(t['mean_correction'], 4)} + "
+        f"projection {fixed(t['projection'], 4)} + composition {fixed(t['composition'], 4)} = "
+        f"{fixed(m['four_terms'], 4)} against a measured {fixed(m['measured_loss'], 4)} "
+        f"({num(100 * m['gap_four_terms'], 2)} % apart; E[L] {fixed(m['expected_loss'], 4)}, "
+        f"{num(100 * m['gap_expected_loss'], 2)} %)."
+    )
 
 
 def figure(runs: dict[str, Run]) -> go.Figure:

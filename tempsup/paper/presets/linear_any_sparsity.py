@@ -12,12 +12,14 @@ Sources: science.md §1.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import plotly.graph_objects as go
 
 import tempsup.paper.presets.spiral_sink as spiral_sink
 from tempsup.analysis import kernel, sorted_by, spiral
-from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, result, rounded
 from tempsup.paper.summary import against_sparsity
 from tempsup.run import Run
 
@@ -75,8 +77,20 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             f"≤ 20°), max − min over sparsity of arg λ ≤ {SINK_ARG_SPREAD:g}° and of |λ| ≤ "
             f"{SINK_ABS_SPREAD:g} (eigenvalues are gauge free); per (sparsity, seed): a sink "
             "within half those spreads of the best seeds' median",
+            said=said_same_sink,
         )
     ]
+
+
+def said_same_sink(m: dict[str, Any]) -> str:
+    """arg λ and |λ| of the best seed at each sparsity, and how far they spread."""
+    S = ", ".join(f"{s:g}" for s in m["sparsity"])
+    return (
+        f"at S = {S}: arg λ = {listed(m['arg_lambda_deg'], 1)}° and |λ| = "
+        f"{listed(m['abs_lambda'])} (spreads {fixed(m['arg_spread_deg'], 1)}° and "
+        f"{fixed(m['abs_spread'])}); k·arg λ = {listed(m['k_arg_lambda_deg'], 1)}°; sink "
+        f"seeds per sparsity {listed(m['sink_seeds_per_sparsity'])}."
+    )
 
 
 def figure(runs: dict[str, Run]) -> go.Figure:

@@ -11,6 +11,8 @@ Sources: science.md §1, "staircase".
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -18,7 +20,7 @@ import tempsup.paper.presets.spiral_sink as spiral_sink
 from tempsup import geometry
 from tempsup.analysis import SETTLE, expected_loss, kernel_history, settle_steps
 from tempsup.palette import base_layout
-from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, result, rounded
 from tempsup.run import Run
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
@@ -64,6 +66,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             "per seed: a frame after the first, while the expected loss has made less than "
             "half of its drop, at which a_s > 0 for every s < T (gauge free; cos(w_s, w_y) "
             "at that frame reported, meaningful under the tied readout); held on the best seed",
+            said=said_aligned,
         )
     ]
     dt = int(np.median(np.diff(steps))) if len(steps) > 1 else 0
@@ -86,9 +89,35 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             "× max_s |a_s(final)| of its final value is non-decreasing in s = 0..k up to one "
             "frame interval (the time resolution; strict order reported too); held on the "
             "best seed",
+            said=said_order,
         )
     )
     return out
+
+
+def said_aligned(m: dict[str, Any]) -> str:
+    """When every a_s is positive, and how aligned the directions are then."""
+    if m["step"] is None:
+        return "the best seed never has every a_s > 0 early in training."
+    return (
+        f"at step {m['step']}: a_0…a_{len(m['a_at_that_step']) - 1} = "
+        f"{listed(m['a_at_that_step'])}, all positive; the smallest cos(w_s, w_y) is "
+        f"{fixed(m['min_cos_w_s_w_y'], 2)}; at the end a = {listed(m['final_a'])}."
+    )
+
+
+def said_order(m: dict[str, Any]) -> str:
+    """The steps at which a_0 … a_k settle, and whether strictly in order."""
+    steps = m["settle_steps_s_0_to_k"]
+    order = (
+        "strictly in order"
+        if m["strictly_ordered"]
+        else f"in order only to within one frame ({m['frame_interval']} steps), not strictly"
+    )
+    return (
+        f"a_0…a_{len(steps) - 1} settle at steps {listed(steps)}: {order}; "
+        f"seeds strictly ordered: {m['seeds_strictly_ordered']}."
+    )
 
 
 def figure(runs: dict[str, Run]) -> go.Figure:

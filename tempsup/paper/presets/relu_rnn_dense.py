@@ -11,12 +11,14 @@ Sources: science.md §1.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 import tempsup.paper.presets.linear_any_sparsity as linear_any_sparsity
 import tempsup.paper.presets.relu_rnn_sharp_forgetting as relu_rnn_sharp_forgetting
 from tempsup.analysis import kernel, spiral, swept
-from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, deg, fixed, result, rounded
 from tempsup.run import Run
 
 KERNEL_GAP = 0.1  # a_s of two solutions "approximately equal": max |Δa_s| over s ≤ 2k
@@ -59,8 +61,19 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             f"20° and a_s peaking at s = k (dense: a_k ≈ 0.3, not 1); held when the best seed "
             f"does and its a_0..a_{{2k}} are "
             f"within {KERNEL_GAP} of the linear RNN's at the same sparsity",
+            said=said_dense_sink,
         )
     ]
+
+
+def said_dense_sink(m: dict[str, Any]) -> str:
+    """λ, k·arg λ and kθ of the best seed, and how close its a_s are to the linear RNN's."""
+    re, im = m["lambda"]
+    return (
+        f"λ = {fixed(re)} ± {fixed(abs(im))}i, |λ| = {fixed(m['abs_lambda'], 2)}, k·arg λ = "
+        f"{deg(m['k_arg_lambda_deg'], 1)} (kθ = {deg(m['k_theta_deg'], 1)} in the canonical "
+        f"gauge); a_s within {fixed(m['max_kernel_gap'])} of the linear RNN's."
+    )
 
 
 def build(quick: bool = False) -> Preset:

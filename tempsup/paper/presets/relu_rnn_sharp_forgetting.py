@@ -11,6 +11,8 @@ Sources: science.md §1, §1b.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -19,7 +21,7 @@ from tempsup import geometry
 from tempsup.analysis import ALIVE, EXACT_ZERO, TOL, final_weights, kernel
 from tempsup.config import RunConfig
 from tempsup.palette import base_layout
-from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, num, result, rounded
 from tempsup.run import Run
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
@@ -62,6 +64,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             },
             f"per seed: a_k ≥ {ALIVE} and a_s ≤ {TOL} for every s < k; held on the best seed "
             "(dead seeds output 0 and fail)",
+            said=said_free,
         )
     ]
     after_lin = np.abs(a_lin[:, k + 1 :]).max(axis=1) / np.maximum(np.abs(a_lin[:, k]), 1e-12)
@@ -80,6 +83,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             f"per seed: a_k ≥ {ALIVE} and |a_s| ≤ {EXACT_ZERO:g}·a_k for all k < s < T; held "
             "when the ReLU best seed is sharp and the linear best seed's max_{s>k} |a_s|/a_k "
             "exceeds 0.1",
+            said=said_sharp,
         )
     )
     af = kernel(free_run)
@@ -95,9 +99,35 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             {"a": rounded(af[bf, : k + 4]), "max_after_k_over_a_k": float(f"{fafter[bf]:.3g}")},
             "per seed: as the two claims above on a_s = w_yᵀw_s, which is gauge invariant; "
             "held on the best seed",
+            said=said_free_readout,
         )
     )
     return out
+
+
+def said_free(m: dict[str, Any]) -> str:
+    """a_s of the best seed and how many intermediate directions are free."""
+    return (
+        f"a_0…a_{len(m['a']) - 1} = {listed(m['a'])}: {m['intermediate_free']} of k = "
+        f"{m['k']} intermediate directions ≤ 0; {m['dead_seeds']} seeds silent (dead)."
+    )
+
+
+def said_sharp(m: dict[str, Any]) -> str:
+    """How much of the input survives after k, ReLU against linear."""
+    return (
+        f"max_(s>k) |a_s|/a_k = {num(m['relu_max_after_k_over_a_k'])} for the ReLU RNN "
+        f"against {fixed(m['linear_max_after_k_over_a_k'])} for the linear RNN (a_(k+1)/a_k "
+        f"= {fixed(m['linear_a_k_plus_1_over_a_k'])})."
+    )
+
+
+def said_free_readout(m: dict[str, Any]) -> str:
+    """a_s of the free-readout best seed."""
+    return (
+        f"a_0…a_{len(m['a']) - 1} = {listed(m['a'])}; max_(s>k) |a_s|/a_k = "
+        f"{num(m['max_after_k_over_a_k'])}."
+    )
 
 
 def figure(runs: dict[str, Run]) -> go.Figure:
