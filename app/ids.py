@@ -138,6 +138,8 @@ COMPARE_ERROR = "compare-error"  # what is wrong with a pasted link
 COMPARE_LABEL = "compare-label"
 COMPARE_SHARE = "compare-share"  # the link to this comparison at the scrubber's position
 COMPARE_SHARE_FEEDBACK = "compare-share-feedback"  # "copied" after a click
+COMPARE_LEFT_SEED = "compare-left-seed"  # each side's seed menu (in the link: left_seed, …)
+COMPARE_RIGHT_SEED = "compare-right-seed"
 
 
 def compare_graph(side: Any, panel: Any) -> dict[str, Any]:

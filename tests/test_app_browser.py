@@ -112,8 +112,8 @@ def frame_count(driver) -> tuple[int, int]:
     text = frame_label(driver)
     if "frame" not in text:
         return 0, 0
-    cur, total = text.split("frame ")[1].split(" ")[0].split("/")
-    return int(cur), int(total)
+    found = re.search(r"frame (\d+) of (\d+)", text)
+    return (int(found.group(1)), int(found.group(2))) if found else (0, 0)
 
 
 def query(driver) -> dict[str, list[str]]:
@@ -176,7 +176,7 @@ def go_to_frame(driver, index: int) -> None:
 
 
 def without_total(label: str) -> str:
-    return re.sub(r"frame (\d+)/\d+", r"frame \1", label)
+    return re.sub(r"frame (\d+) of \d+", r"frame \1", label)
 
 
 def shown_seed(driver) -> int:

@@ -5,10 +5,14 @@ so a comparison is a shareable link too; "share link" adds the scrubber's place
 (`at`, the percentage of training), which a link opens on. Each side is served from the job
 store (or trained if missing) exactly like the explorer; the scrubber moves
 through the *fraction* of training, so runs of different lengths stay aligned.
+Each side has a seed menu (default: the run's best seed; a pick is kept in the
+link as `left_seed` / `right_seed`), and once both runs are in, each panel kind
+is drawn on one scale on both sides (`common_scale`), so the eye compares sizes.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlparse
 
@@ -21,7 +25,7 @@ from app.pages import register
 from app.panels import PANELS
 from app.services import job_queue
 from app.urlstate import compare_at, compare_href, config_from_query, query_from_config
-from app.view import empty_view, full_view
+from app.view import empty_view, full_view, seed_options
 from app.widgets import js
 from tempsup.config import FIELDS, MODEL_NAMES, RunConfig
 from tempsup.errors import TempsupError
@@ -29,6 +33,7 @@ from tempsup.jobs.record import JobState
 from tempsup.palette import empty_figure
 
 SIDES = ("left", "right")
+SEED_PICKS = {"left": ids.COMPARE_LEFT_SEED, "right": ids.COMPARE_RIGHT_SEED}
 PERCENT = 100  # the scrubber moves through the percentage of training
 # Ready-made comparisons (left, right), all the paper's own contrasts.
 EXAMPLES = {
@@ -48,18 +53,34 @@ def layout() -> html.Div:
         html.Div(
             className="compare-col",
             children=[
-                html.Div(
-                    className="card panel",
+                html.Label(
+                    className="compare-seed",
                     children=[
-                        dcc.Graph(
-                            id=ids.compare_graph(side, p.name),
-                            style={"height": "24rem"},
-                            figure=empty_figure("…"),
-                            config={"displaylogo": False},
+                        f"{side} seed ",
+                        dcc.Dropdown(
+                            id=SEED_PICKS[side],
+                            options=[],
+                            value=None,
+                            clearable=False,
+                            placeholder="best seed",
+                            className="seed-pick",
                         ),
                     ],
-                )
-                for p in PANELS
+                ),
+                *[
+                    html.Div(
+                        className="card panel",
+                        children=[
+                            dcc.Graph(
+                                id=ids.compare_graph(side, p.name),
+                                style={"height": "24rem"},
+                                figure=empty_figure("…"),
+                                config={"displaylogo": False},
+                            ),
+                        ],
+                    )
+                    for p in PANELS
+                ],
             ],
         )
         for side in SIDES
@@ -201,19 +222,95 @@ def fill_links(search: str | None):
     return query_from_config(left), query_from_config(right)
 
 
+def side_seeds(search: str | None, configs: Any) -> tuple[dict[str, int | None], list[str]]:
+    """The seed each side's link asks for (`left_seed`, `right_seed`; None: the run's best),
+    and a message for a value that names none of that config's seeds."""
+    params = dict(parse_qsl(search.lstrip("?") if isinstance(search, str) else ""))
+    seeds: dict[str, int | None] = {}
+    errors = []
+    for side, config in zip(SIDES, configs, strict=True):
+        text = params.get(f"{side}_seed")
+        seeds[side] = None
+        if text is None:
+            continue
+        value = int(text) if text.isdigit() and len(text) < 6 else None
+        if value is None or value >= config.seeds:
+            errors.append(
+                f"{side}_seed: expected an integer in [0, {config.seeds - 1}], got {text[:40]!r}"
+            )
+        else:
+            seeds[side] = value
+    return seeds, errors
+
+
+def common_scale(views: dict[str, Any]) -> dict[str, Any]:
+    """Both sides' panels on one scale: per panel kind, each axis both sides give an explicit
+    range of the same type gets the range that holds both (copies: views are cached)."""
+    if not all(isinstance(views.get(side), dict) and views[side].get("n") for side in SIDES):
+        return views
+    out = {s: {**views[s], "layouts": copy.deepcopy(views[s]["layouts"])} for s in SIDES}
+    for panel, a in out["left"]["layouts"].items():
+        b = out["right"]["layouts"].get(panel)
+        if isinstance(b, dict):
+            for axis_a, axis_b in _axis_pairs(a, b):
+                _union(axis_a, axis_b)
+    return out
+
+
+def _axis_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[dict, dict]]:
+    """The axes two layouts of one panel kind share: xaxis…, yaxis…, and a scene's x/y/z."""
+    pairs = []
+    for key in a.keys() & b.keys():
+        if key.startswith(("xaxis", "yaxis")) and isinstance(a[key], dict):
+            pairs.append((a[key], b[key]))
+        elif key.startswith("scene") and isinstance(a[key], dict) and isinstance(b[key], dict):
+            for k in ("xaxis", "yaxis", "zaxis"):
+                if isinstance(a[key].get(k), dict) and isinstance(b[key].get(k), dict):
+                    pairs.append((a[key][k], b[key][k]))
+    return pairs
+
+
+def _union(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """Give both axes the range holding both (kept reversed if both are)."""
+    ra, rb = a.get("range"), b.get("range")
+    if a.get("type") != b.get("type") or not (_pair(ra) and _pair(rb)):
+        return
+    lo, hi = min(*ra, *rb), max(*ra, *rb)
+    both = [hi, lo] if ra[0] > ra[1] and rb[0] > rb[1] else [lo, hi]
+    a["range"], b["range"] = list(both), list(both)
+    a.pop("autorange", None)
+    b.pop("autorange", None)
+
+
+def _pair(r: Any) -> bool:
+    return (
+        isinstance(r, (list, tuple))
+        and len(r) == 2
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in r)
+    )
+
+
 @callback(
     Output(ids.COMPARE_VIEWS, "data"),
     Output(ids.COMPARE_POLL, "disabled"),
     Output(ids.COMPARE_STATUS, "children"),
+    Output(ids.COMPARE_LEFT_SEED, "options"),
+    Output(ids.COMPARE_LEFT_SEED, "value"),
+    Output(ids.COMPARE_RIGHT_SEED, "options"),
+    Output(ids.COMPARE_RIGHT_SEED, "value"),
     Input(ids.COMPARE_URL, "search"),
     Input(ids.COMPARE_POLL, "n_intervals"),
     State(ids.CLIENT, "data"),
 )
 def load_pair(search: str | None, _n: Any, client: Any):
-    """Serve both runs, training what is missing; poll until both are done."""
+    """Serve both runs, training what is missing; poll until both are done. Each side shows
+    the seed its link asks for, else its best; both are drawn on one scale once in."""
     left, right, errors = side_configs(search)
+    asked, seed_errors = side_seeds(search, (left, right))
+    errors += seed_errors
     queue = job_queue()
     views: dict[str, Any] = {}
+    menus: dict[str, tuple[list, int | None]] = {side: ([], None) for side in SIDES}
     lines, pending = [], False
     for side, config in zip(SIDES, (left, right), strict=True):
         status = queue.status(config.key)
@@ -230,10 +327,41 @@ def load_pair(search: str | None, _n: Any, client: Any):
             views[side] = empty_view(f"{side}: {describe(status)}")
             lines.append(f"{side} ({_describe(config)}): {describe(status)}")
         else:
-            views[side] = full_view(run, run.best)
+            seed = run.best if asked[side] is None else asked[side]
+            views[side] = full_view(run, seed)
+            menus[side] = (seed_options(run), seed)
             lines.append(f"{side}: {_describe(config)}")
+    if not pending and all(views[side].get("n") for side in SIDES):
+        lines.append("both sides on one scale")
     text = " · ".join(lines + [f"ignored: {e}" for e in errors])
-    return views, not pending, text
+    return (
+        common_scale(views), not pending, text,
+        *menus["left"], *menus["right"],
+    )  # fmt: skip
+
+
+@callback(
+    Output(ids.COMPARE_URL, "search", allow_duplicate=True),
+    Input(ids.COMPARE_LEFT_SEED, "value"),
+    Input(ids.COMPARE_RIGHT_SEED, "value"),
+    State(ids.COMPARE_URL, "search"),
+    State(ids.COMPARE_VIEWS, "data"),
+    prevent_initial_call=True,
+)
+def pick_seeds(left: Any, right: Any, search: str | None, views: Any):
+    """A seed picked in a side's menu goes into the link (`left_seed`, `right_seed`), which
+    redraws that side; the seed a side shows by default (its best) stays out of it."""
+    params = dict(parse_qsl(search.lstrip("?") if isinstance(search, str) else ""))
+    changed = False
+    for side, value in zip(SIDES, (left, right), strict=True):
+        if not isinstance(value, int) or isinstance(value, bool):
+            continue
+        key, view = f"{side}_seed", (views or {}).get(side) or {}
+        if params.get(key) == str(value) or (key not in params and view.get("seed") == value):
+            continue
+        params[key] = str(value)
+        changed = True
+    return "?" + urlencode(params) if changed else no_update
 
 
 @callback(

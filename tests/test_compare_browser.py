@@ -1,0 +1,191 @@
+"""Compare in a real browser: both sides on one scale, a seed menu per side kept in the link.
+
+One server (with one training worker) and one Chromium serve the module; the two
+runs are tiny, so the worker trains them in seconds. The page is read as drawn:
+each panel's axis ranges from Plotly's own layout, the seed shown from the line
+under the scrubber ("left: frame 21 of 21 (step 200) · seed 1: loss …").
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import pytest
+
+from app import ids
+from app.urlstate import config_from_query
+from tests.browser import app_server, css, make_driver
+
+pytestmark = pytest.mark.browser
+
+PANELS = ("directions", "loss", "projections", "eigen")
+SIDES = ("left", "right")
+TINY = "k=2&hidden=2&inputs=1&steps=200&batch=64&seeds=2&snapshot_every=10&seed=71"
+# two runs whose panels differ in size: a dense linear RNN and a sparse SSM
+LEFT = "model=linear&sparsity=0.5&" + TINY
+RIGHT = "model=ssm&sparsity=0.9&" + TINY
+PAGE = "/compare?" + urlencode({"left": LEFT, "right": RIGHT})
+SEED_MENU = {"left": css(ids.COMPARE_LEFT_SEED), "right": css(ids.COMPARE_RIGHT_SEED)}
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("cache") / "jobs"
+
+
+@pytest.fixture(scope="module")
+def server(cache) -> Iterator[str]:
+    with app_server(cache) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def store(server, cache):
+    from tempsup.jobs import JobQueue
+
+    queue = JobQueue(cache)
+    yield queue
+    queue.close()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    driver = make_driver(tmp_path_factory.mktemp("downloads"))
+    yield driver
+    driver.quit()
+
+
+def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = predicate()
+            if last:
+                return last
+        except Exception as exc:  # the DOM may be mid-update
+            last = exc
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+def label(driver) -> str:
+    return driver.find_element("css selector", css(ids.COMPARE_LABEL)).text
+
+
+def both_done(driver) -> bool:
+    """Both sides drawn at their last frame (21 of 21; also as older code wrote it, 21/21)."""
+    return len(re.findall(r"frame 21(?: of |/)21", label(driver))) == 2
+
+
+def shown_seeds(driver) -> dict[str, int]:
+    """The seed each side draws, from the line under the scrubber."""
+    found = dict(re.findall(r"(left|right): frame [^|]*?· seed (\d+):", label(driver)))
+    return {side: int(found[side]) for side in SIDES}
+
+
+def axis_ranges(driver) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """side → panel → axis name → [lo, hi], as Plotly holds them for the drawn figure."""
+    return driver.execute_script(
+        """
+        const out = {};
+        for (const side of ["left", "right"]) {
+          out[side] = {};
+          for (const panel of arguments[0]) {
+            const sel = "[id='" + JSON.stringify({panel: panel, side: side, type: "compare-graph"})
+              + "'] .js-plotly-plot";
+            const g = document.querySelector(sel);
+            const ranges = {};
+            for (const [name, axis] of Object.entries((g && g._fullLayout) || {})) {
+              if (/^[xy]axis\\d*$/.test(name) && axis && axis.range) {
+                ranges[name] = axis.range.slice();
+              }
+            }
+            out[side][panel] = ranges;
+          }
+        }
+        return out;
+        """,
+        list(PANELS),
+    )
+
+
+def pick(driver, side: str, seed: int) -> None:
+    """Choose `seed` in a side's seed menu, as a user does."""
+    driver.find_element("css selector", SEED_MENU[side]).click()
+
+    def choose() -> bool:
+        next(
+            o
+            for o in driver.find_elements("css selector", ".dash-dropdown-option")
+            if re.match(rf"seed {seed}\b", o.text)
+        ).click()
+        return True
+
+    wait_for(choose, 10, f"seed {seed} in the {side} menu")
+
+
+def best_seeds(store) -> dict[str, int]:
+    out = {}
+    for side, query in (("left", LEFT), ("right", RIGHT)):
+        run = wait_for(lambda q=query: store.run(config_from_query(q)[0].key), 90, f"{side} run")
+        out[side] = run.best
+    return out
+
+
+def test_both_sides_are_drawn_on_one_scale(server, browser) -> None:
+    browser.get(server + PAGE)
+    wait_for(lambda: both_done(browser), 120, "both runs")
+    ranges = wait_for(
+        lambda: (r := axis_ranges(browser)) and all(r[s][p] for s in SIDES for p in PANELS) and r,
+        20,
+        "every panel drawn",
+    )
+    for panel in PANELS:
+        left, right = ranges["left"][panel], ranges["right"][panel]
+        assert left.keys() == right.keys() and left, (panel, left, right)
+        for axis in left:
+            assert left[axis] == pytest.approx(right[axis], rel=1e-6), (panel, axis, ranges)
+    # the scrubber at the start: the common scale holds there too (it is the figure's own)
+    browser.find_element("css selector", css(ids.player(ids.PREV, ids.COMPARE))).click()
+    assert axis_ranges(browser)["left"]["loss"] == axis_ranges(browser)["right"]["loss"]
+
+
+def test_each_side_has_a_seed_menu_kept_in_the_link(server, browser, store, tmp_path) -> None:
+    browser.get(server + PAGE)
+    wait_for(lambda: both_done(browser), 120, "both runs")
+    best = best_seeds(store)
+    # each menu opens on its run's best seed, which is the seed drawn
+    for side in SIDES:
+        menu = browser.find_element("css selector", SEED_MENU[side])
+        wait_for(lambda m=menu, s=side: re.match(rf"seed {best[s]}\b.*best", m.text), 20, side)
+    assert shown_seeds(browser) == best
+    # another seed on the left: drawn, written into the link; the right side keeps its best
+    other = 1 - best["left"]
+    pick(browser, "left", other)
+    wait_for(lambda: shown_seeds(browser)["left"] == other, 20, "the left side redrawn")
+    assert shown_seeds(browser)["right"] == best["right"]
+    query = parse_qs(urlparse(browser.current_url).query)
+    assert query.get("left_seed") == [str(other)] and "right_seed" not in query, query
+    ranges = axis_ranges(browser)
+    assert ranges["left"]["directions"] == ranges["right"]["directions"]
+    # the link in a fresh browser opens on that seed
+    fresh = make_driver(tmp_path)
+    try:
+        fresh.get(browser.current_url)
+        wait_for(lambda: both_done(fresh), 60, "both runs in a fresh browser")
+        wait_for(lambda: shown_seeds(fresh) == {"left": other, "right": best["right"]}, 20, "seeds")
+        menu = fresh.find_element("css selector", SEED_MENU["left"])
+        assert menu.text.startswith(f"seed {other}"), menu.text
+        # a seed the run does not have is named, and the side shows its best
+        fresh.get(server + PAGE + "&right_seed=9")
+        wait_for(lambda: both_done(fresh), 60, "both runs")
+        status = fresh.find_element("css selector", css(ids.COMPARE_STATUS)).text
+        assert "right_seed: expected an integer in [0, 1], got '9'" in status, status
+        assert shown_seeds(fresh)["right"] == best["right"]
+    finally:
+        fresh.quit()
