@@ -8,12 +8,14 @@ where the ReLU RNN does not.
 
 from __future__ import annotations
 
+from typing import Any
+
 import plotly.graph_objects as go
 
 from tempsup.analysis import ALIVE, TOL, diag_stats, projections
 from tempsup.config import RunConfig
 from tempsup.palette import DIVERGING, base_layout
-from tempsup.paper.preset import ClaimResult, Preset, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, fixed, num, result, rounded
 from tempsup.run import Run
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
@@ -39,6 +41,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             },
             f"per seed: the features with gain ≥ {ALIVE} are the first n by importance "
             "(n ≥ 1); held on the best seed",
+            said=said_diagonal,
         )
     ]
     ok2 = (st["off_frac"] >= 0.99) & (st["other_frac"] >= 0.99) & (st["n_on"] >= 1)
@@ -56,6 +59,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             },
             f"per seed: ≥ 99 % of the off-diagonal entries at s = k and ≥ 99 % of the entries "
             f"at s ≠ k (s < T) are ≤ {TOL}; held on the best seed",
+            said=said_rest,
         )
     )
     return out
@@ -70,6 +74,26 @@ def figure(runs: dict[str, Run]) -> go.Figure:
     return go.Figure(
         go.Heatmap(z=A.tolist(), colorscale=DIVERGING, zmid=0),
         layout=base_layout("W_yᵀW_k of the best seed (readout i × feature j)"),
+    )
+
+
+def said_diagonal(m: dict[str, Any]) -> str:
+    """How many features are on the diagonal, and whether they are the first ones."""
+    first = "the most important ones" if m["on_diagonal_are_first"] else "not the first ones"
+    return (
+        f"{m['on_diagonal']} features on the diagonal ({num(100 * m['fraction_on_diagonal'], 2)} "
+        f"%), {first}."
+    )
+
+
+def said_rest(m: dict[str, Any]) -> str:
+    """The share of the other entries ≤ 0.1 and the largest of them."""
+    return (
+        f"{num(100 * m['fraction_off_diagonal_le_tol'], 3)} % of the off-diagonal entries "
+        f"(largest {fixed(m['max_off_diagonal'], 2)}) and "
+        f"{num(100 * m['fraction_other_ages_le_tol'], 3)} % of the entries at other ages "
+        f"(largest {fixed(m['max_other_ages'], 2)}; {num(100 * m['fraction_other_ages_le_0'], 2)} "
+        "% strictly ≤ 0) are ≤ 0.1."
     )
 
 

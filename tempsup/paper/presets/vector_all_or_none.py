@@ -12,6 +12,8 @@ Sources: science.md §1.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -32,7 +34,7 @@ from tempsup.analysis import (
 )
 from tempsup.config import RunConfig
 from tempsup.palette import base_layout
-from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, result, rounded
 from tempsup.paper.ties import Verdict, judge
 from tempsup.run import Run
 
@@ -91,6 +93,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
                 f"{360 / n_x:.0f}° ± {PENTAGON_DEG:.0f}° and the shortest column ≥ "
                 f"{PENTAGON_NORMS} × the longest (angles and norms are fixed up to a rotation "
                 "or reflection by the tied readout); held on the best seed",
+                said=said_polygon,
             )
         )
 
@@ -124,6 +127,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             f"per (k ≥ 1, seed): every feature's lone-input recall is within 1 ± "
             f"{1 - KEPT:.1f} or ≤ {DROPPED}; {len(mem)} values of k × seeds; held when the "
             "best seed of every k ≥ 1 is clean",
+            said=said_all_or_none,
         )
     )
     ok2 = np.concatenate([clean(recs[lab]) & prefix(recs[lab]) for lab in mem])
@@ -139,6 +143,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             tie({f"k={k}": sets[lab][best[lab]] for k, lab in zip(ks, labels, strict=True)}, v2),
             "per (k ≥ 1, seed): all-or-none and the kept set is a prefix A, AB, ABC, ...; "
             "held when it is so for the best seed of every k ≥ 1",
+            said=said_prefix,
         )
     )
     # features represented at all (recall above DROPPED): at k = 0 superposed features
@@ -170,6 +175,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             f"features with lone-input recall > {DROPPED}; per seed index (the same init seed "
             f"at every k): non-increasing in k; held when the best seeds' counts are "
             f"non-increasing, {n_x} at the smallest k and fewer at the largest",
+            said=said_fewer,
         )
     )
     a_kept = np.array([is_kept(recs[lab][:, 0]) for lab in labels])  # (K, M)
@@ -189,6 +195,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             "A's lone-input recall after k steps (it must survive all k + 1 directions to "
             "reach the readout) within 1 ± 0.2; per seed index: at every k; held on the best "
             "seed of every k",
+            said=said_a_survives,
         )
     )
     last = labels[-1]
@@ -215,12 +222,76 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
                 v5,
             ),
             f"per seed at k = {ks[-1]}: all or none with kept set A; held on the best seed",
+            said=said_only_a,
         )
     )
     return out
 
 
 # ---- claims across several runs: sparsity sweeps, dense ReLU, the loss terms -------------------
+
+
+def _ties(m: dict[str, Any]) -> str:
+    """The tie note of the best seeds, as a closing sentence (empty without a tie)."""
+    note = m.get("best_seed_ties")
+    return f" Ties: {note}." if note else ""
+
+
+def _recalls(per_k: dict[str, Any]) -> str:
+    """Per k: the best seed's kept set and its recall of A, B, …"""
+    return "; ".join(
+        f"{k.replace('=', ' = ')}: keeps {v['kept'] or 'none'} (recall {listed(v['recall'])})"
+        for k, v in per_k.items()
+        if isinstance(v, dict)
+    )
+
+
+def said_polygon(m: dict[str, Any]) -> str:
+    """The angles between neighbouring features and their lengths, best seed at k = 0."""
+    return (
+        f"angles between neighbouring features {listed(m['gaps_deg'], 0)}°, lengths "
+        f"{listed(m['norms'])} (shortest/longest {fixed(m['norm_ratio'], 2)}), recall "
+        f"{listed(m['recall'])}." + _ties(m)
+    )
+
+
+def said_all_or_none(m: dict[str, Any]) -> str:
+    """Per k, the best seed's kept set and recalls (a recall between 0.2 and 0.8 is neither)."""
+    return _recalls(m) + "." + _ties(m)
+
+
+def said_prefix(m: dict[str, Any]) -> str:
+    """Per k, the best seed's kept set."""
+    sets = [f"{k.replace('=', ' = ')}: {v or 'none'}" for k, v in m.items() if k.startswith("k=")]
+    return "kept sets " + "; ".join(sets) + "." + _ties(m)
+
+
+def said_fewer(m: dict[str, Any]) -> str:
+    """How many features are represented (and kept whole) at each k."""
+    return (
+        f"at k = {listed(m['k'])}: {listed(m['represented_best'])} features represented, "
+        f"{listed(m['kept_best'])} kept whole." + _ties(m)
+    )
+
+
+def said_a_survives(m: dict[str, Any]) -> str:
+    """A's recall at each k."""
+    per_k = [f"{k.replace('=', ' = ')}: {fixed(v, 2)}" for k, v in m.items() if k.startswith("k=")]
+    return "A's recall " + "; ".join(per_k) + "." + _ties(m)
+
+
+def said_only_a(m: dict[str, Any]) -> str:
+    """What the largest k keeps, and up to which k a lesser feature is kept."""
+    largest = m["largest_k_with_a_lesser_feature"]
+    lesser = (
+        f"a lesser feature is kept up to k = {largest}"
+        if largest is not None
+        else "no lesser feature is kept at any k"
+    )
+    return (
+        f"the largest k keeps {m['kept'] or 'none'} (recall {listed(m['recall'])}); {lesser}."
+        + _ties(m)
+    )
 
 
 def figure(runs: dict[str, Run]) -> go.Figure:

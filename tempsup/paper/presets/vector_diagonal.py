@@ -11,13 +11,15 @@ Sources: science.md §1.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import plotly.graph_objects as go
 
 from tempsup.analysis import ALIVE, TOL, diag_stats, recall, sorted_by
 from tempsup.config import RunConfig
 from tempsup.palette import base_layout
-from tempsup.paper.preset import ClaimResult, Preset, card, result, rounded
+from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, num, result, rounded
 from tempsup.run import Run
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
@@ -54,6 +56,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             },
             f"per (N_h, seed): at least one diagonal gain ≥ {ALIVE} and every off-diagonal "
             f"entry at s = k ≤ {TOL}; held when so for the best seed of every N_h",
+            said=said_diagonal,
         )
     ]
     ok2 = np.concatenate([stats[lab]["other_max"] <= TOL for lab in labels])
@@ -72,6 +75,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             },
             f"per (N_h, seed): every entry of W_yᵀW_s for s ≠ k, s < T, ≤ {TOL}; held when so "
             "for the best seed of every N_h",
+            said=said_other_ages,
         )
     )
     counts = [int(stats[lab]["n_on"][best[lab]]) for lab in labels]
@@ -90,6 +94,7 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             {"N_h": [runs[lab].config.hidden for lab in labels], "on_diagonal_best": counts},
             f"features with diagonal gain ≥ {ALIVE}; per seed index: non-decreasing in N_h and "
             "larger at the largest N_h than at the smallest; held on the best seeds",
+            said=said_more,
         )
     )
     return out
@@ -104,6 +109,35 @@ def figure(runs: dict[str, Run]) -> go.Figure:
         ),
         layout=base_layout("Features on the diagonal of W_yᵀW_k (best seed)"),
     )
+
+
+def said_diagonal(m: dict[str, Any]) -> str:
+    """Per N_h: features on the diagonal and the largest off-diagonal entry."""
+    return (
+        "; ".join(
+            f"{lab.replace('=', ' = ')}: {v['on_diagonal']} on the diagonal, largest "
+            f"off-diagonal {fixed(v['max_off_diagonal'])}"
+            for lab, v in m.items()
+        )
+        + "."
+    )
+
+
+def said_other_ages(m: dict[str, Any]) -> str:
+    """Per N_h: the largest entry at other ages and the share of entries ≤ 0."""
+    return (
+        "; ".join(
+            f"{lab.replace('=', ' = ')}: largest entry {fixed(v['max_entry'])}, "
+            f"{num(100 * v['fraction_le_0'], 3)} % of entries ≤ 0 strictly"
+            for lab, v in m.items()
+        )
+        + "."
+    )
+
+
+def said_more(m: dict[str, Any]) -> str:
+    """Features on the diagonal at each N_h."""
+    return f"N_h = {listed(m['N_h'])}: {listed(m['on_diagonal_best'])} features on the diagonal."
 
 
 def build(quick: bool = False) -> Preset:
