@@ -203,6 +203,7 @@ def summary_rows(results: Iterable[tuple[Preset, list[ClaimResult]]]) -> list[di
             "held": r.held,
             "successes": r.successes,
             "seeds": r.seeds,
+            "count": r.count_text,
         }
         for p, res in results
         for r in res
@@ -239,8 +240,7 @@ def render_report(
     for row in summary_rows(results):
         claim = row["claim"].replace("|", "\\|")  # a pipe would end the table cell
         lines.append(
-            f"| {row['preset']} | {claim} | {'yes' if row['held'] else '**no**'} | "
-            f"{row['successes']} of {row['seeds']} |"
+            f"| {row['preset']} | {claim} | {'yes' if row['held'] else '**no**'} | {row['count']} |"
         )
     for p, res in results:
         lines += ["", f"## {p.title}", "", f"*{p.claim}*", "", "Recipe:", ""]
@@ -259,8 +259,11 @@ def render_report(
                 "",
                 f"### {'Held' if r.held else 'Not held'}: {r.claim}",
                 "",
-                f"Seeds satisfying it: **{r.successes} of {r.seeds}**. Criterion: {r.criterion}.",
+                f"Seeds satisfying it: **{r.successes} of {r.seeds}**"
+                + (f" ({r.counted})" if r.counted != "seeds" else "")
+                + f". Criterion: {r.criterion}.",
                 "",
+                *([f"Measured: {r.statement}", ""] if r.statement else []),
                 "```",
                 format_measured(r.measured),
                 "```",
@@ -307,8 +310,9 @@ def write_pages(
     for p, res in results:
         claims = "".join(
             f"<tr><td>{html.escape(r.claim)}<br><small>{html.escape(r.criterion)}</small></td>"
-            f"<td>{'yes' if r.held else '<b>no</b>'}</td><td>{r.rate_text}</td>"
-            f"<td><pre>{html.escape(format_measured(r.measured))}</pre></td></tr>"
+            f"<td>{'yes' if r.held else '<b>no</b>'}</td><td>{html.escape(r.count_text)}</td>"
+            f"<td>{html.escape(r.statement)}"
+            f"<pre>{html.escape(format_measured(r.measured))}</pre></td></tr>"
             for r in res
         )
         blocks = []
