@@ -29,7 +29,9 @@ TINY = "k=2&hidden=2&inputs=1&steps=200&batch=64&seeds=2&snapshot_every=10&seed=
 LEFT = "model=linear&sparsity=0.5&" + TINY
 RIGHT = "model=ssm&sparsity=0.9&" + TINY
 PAGE = "/compare?" + urlencode({"left": LEFT, "right": RIGHT})
-SEED_MENU = {"left": css(ids.COMPARE_LEFT_SEED), "right": css(ids.COMPARE_RIGHT_SEED)}
+# the seed menus (app/ids.py COMPARE_LEFT_SEED, COMPARE_RIGHT_SEED), spelled out so this
+# file also runs against code that predates them (and fails there for what it checks)
+SEED_MENU = {side: f"#compare-{side}-seed" for side in SIDES}
 
 
 @pytest.fixture(scope="module")
@@ -164,6 +166,7 @@ def test_each_side_has_a_seed_menu_kept_in_the_link(server, browser, store, tmp_
         menu = browser.find_element("css selector", SEED_MENU[side])
         wait_for(lambda m=menu, s=side: re.match(rf"seed {best[s]}\b.*best", m.text), 20, side)
     assert shown_seeds(browser) == best
+    assert {css(ids.COMPARE_LEFT_SEED), css(ids.COMPARE_RIGHT_SEED)} == set(SEED_MENU.values())
     # another seed on the left: drawn, written into the link; the right side keeps its best
     other = 1 - best["left"]
     pick(browser, "left", other)
