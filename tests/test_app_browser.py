@@ -157,7 +157,7 @@ def pick_seed(driver, seed: int) -> None:
         next(
             o
             for o in driver.find_elements("css selector", ".dash-dropdown-option")
-            if o.text.startswith(f"seed {seed}:") or o.text.startswith(f"seed {seed} (")
+            if re.match(rf"seed {seed}\b", o.text)  # "seed 3: …", "seed 3 — best (…): …"
         ).click()
         return True
 

@@ -142,7 +142,9 @@ def test_seed_choice_and_options(small_run) -> None:
     assert choose_seed(small_run, 1) == 1
     options = seed_options(small_run)
     assert [o["value"] for o in options] == [0, 1, 2]
-    assert "(best)" in options[small_run.best]["label"]
+    label = options[small_run.best]["label"]  # says why it is best
+    assert f"seed {small_run.best} — best ({small_run.best_seed.reason}" in label
+    assert sum("— best" in o["label"] for o in options) == 1
 
 
 def test_empty_view_shape() -> None:
