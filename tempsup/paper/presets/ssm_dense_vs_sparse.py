@@ -1,7 +1,8 @@
 """SSM: dense vs sparse.
 
 With sparse inputs the SSM packs its largest directions into the interference-free
-half-space: kθ jumps from ≈ 90° to ≈ 270° and the spectral radius drops.
+half-space: the best seed's kθ is ≈ 270° where the dense one's is ≈ 90°, and the
+spectral radius drops.
 
 Dense and sparse runs train as one batch; kθ is read in the canonical gauge, the
 packing through the gauge-free a_s ≤ 0.

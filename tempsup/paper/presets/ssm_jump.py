@@ -1,4 +1,4 @@
-"""SSM: where the best seed's kθ jumps.
+"""SSM: where the best seed switches basin.
 
 A fine sparsity sweep: the best seed's kθ switches from the ≈ 90° basin to the ≈ 270° one
 within a narrow band of sparsity. Whether a seed itself moves, or keeps its basin while the
