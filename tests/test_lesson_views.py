@@ -164,9 +164,20 @@ def wait_for(predicate, timeout: float = 90.0, what: str = "condition"):
 def reveal(driver, url: str, step: int) -> list[dict]:
     """Open a lesson step, answer, reveal; the animations shown: title and box of each."""
     driver.get(f"{url}/lesson?step={step}")
-    wait_for(lambda: driver.find_elements("css selector", "#lesson-choice input"), 30, "choices")
-    driver.find_elements("css selector", "#lesson-choice input")[0].click()
-    driver.find_element("css selector", "#lesson-reveal").click()
+
+    clicked = []
+
+    def answer() -> bool:  # found again on every try: the step's body may be redrawn
+        shown = "#lesson-answer .held, #lesson-answer .not-held"
+        if driver.find_elements("css selector", shown):
+            return True
+        if not clicked or driver.find_elements("css selector", "#lesson-answer .error"):
+            driver.find_elements("css selector", "#lesson-choice input")[0].click()
+            driver.find_element("css selector", "#lesson-reveal").click()
+            clicked.append(True)
+        return False
+
+    wait_for(answer, 120, f"step {step} answered")
     script = """
       const graphs = document.querySelectorAll('#lesson-answer .dash-graph').length;
       const plots = [...document.querySelectorAll('#lesson-answer .js-plotly-plot')];
