@@ -112,20 +112,20 @@ def loss_curves(
 
 
 def loss_title(config: RunConfig, computed: Computed | None = None) -> str:
-    """Title and subtitle (plotly rich text) of the loss panel."""
+    """Title and subtitle (plotly rich text) of the loss panel, in lines short enough for a
+    phone's panel."""
     c = _computed(config, computed)
     if not c.terms:
-        title = "Measured loss" + (" and E[L]" if c.expected else "")
-    elif config.relu_readout:
-        title = "Loss and its four terms (exact to second order in p)"
+        title, exact = "Measured loss" + (" and E[L]" if c.expected else ""), ""
     else:
-        title = "Loss and its four terms (exact: linear model)"
-    sub = "symmetric log scale (negative values below 0)"
-    if c.terms:
-        sub += "; dotted: sum of the four terms"
-    sub += "; grey dashed: current step"
+        title = "Loss and its four terms"
+        exact = "exact to second order in p · " if config.relu_readout else "exact: linear model · "
+    lines = [exact + "symmetric log scale"]
+    lines.append(("dotted: sum of the terms · " if c.terms else "") + "dashed: current step")
     note = budget.plan(config).note
-    return f"{title}<br><sup>{sub}{'<br>' + note if note else ''}</sup>"
+    if note:
+        lines.append(note)
+    return f"{title}<br><sup>{'<br>'.join(lines)}</sup>"
 
 
 # ---- captions --------------------------------------------------------------------------
@@ -329,8 +329,8 @@ def _opposite_signs(config: RunConfig) -> str:
     return common + (
         f" Here {how}. The lost output costs up to +2u_k² in the mean correction (the cross "
         "term no longer cancels y²) and gives back up to −u_k² in composition (its ŷ² is "
-        "gone): the mean correction is positive, composition negative, and an erased target "
-        "costs u_k² net."
+        "gone). So where inputs are parked this way (the sparse solutions) the mean "
+        "correction is positive and composition negative, and an erased target costs u_k² net."
     )
 
 
@@ -416,10 +416,10 @@ def _ktheta_convention(config: RunConfig) -> str:
 def ktheta_note(config: RunConfig) -> str:
     """The eigen panel's note under kθ: the gauge and the sign convention, in a few words."""
     if config.hidden != 2:
-        return "(minimum-norm gauge; unsigned angles)"
+        return "(minimum-norm gauge;<br>unsigned angles)"
     if config.relu_hidden:
-        return "(minimum-norm gauge; sign set by the unit order)"
-    return "(minimum-norm gauge; kθ ≥ 0 by convention)"
+        return "(minimum-norm gauge;<br>sign set by the unit order)"
+    return "(minimum-norm gauge;<br>kθ ≥ 0 by convention)"
 
 
 def gauge_note(config: RunConfig) -> str:
