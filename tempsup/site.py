@@ -277,7 +277,10 @@ def preset_body(p: Preset, res: list[ClaimResult], runs: dict[str, Run]) -> str:
         run = runs[cfg.key]
         parts.append(
             f"<h2>{html.escape(label)}</h2><p>{html.escape(MODEL_NAMES[cfg.model])}, key "
-            f"<code>{cfg.key}</code>, best seed {run.best} of {cfg.seeds}, final loss "
+            f"<code>{cfg.key}</code>, best seed {run.best} of {cfg.seeds} "
+            f"({html.escape(run.best_seed.reason)}"
+            + (f"; {html.escape(run.best_seed.tie_text)}" if run.best_seed.tied else "")
+            + "), final loss "
             f"{float(run.final_loss[run.best]):.4g}. Press play or drag the slider.</p>"
         )
         parts.append(_figure(animation_figure(run), f"run-{i}") + panel_captions_html(run))

@@ -173,7 +173,10 @@ def _title(sel: Selection) -> str:
         f"N<sub>h</sub> = {cfg.hidden}, N<sub>x</sub> = {cfg.inputs}, "
         f"{'tied' if cfg.tied else 'free'} readout{', bias' if cfg.bias else ''}"
     )
-    best = " (best)" if sel.seed == sel.run.best else ""
+    choice = sel.run.best_seed  # why it is best, and the seeds tied with it
+    tie = f"; {choice.tie_text}" if choice.tied else ""
+    best = f" (best: {choice.reason}{tie})" if sel.seed == choice.seed else ""
+    best = best or (" (tied with the best)" if sel.seed in choice.tied else "")
     sub = f"seed {sel.seed}{best} of {sel.run['loss'].shape[1]} · run {cfg.key}"
     if cfg.inputs > 1:
         sub += f" · directions of feature {feature_name(sel.feature)}"

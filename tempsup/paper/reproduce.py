@@ -249,8 +249,10 @@ def render_report(
         for label, cfg in zip(p.labels, p.configs, strict=True):
             run = runs[cfg.key]
             lines.append(
-                f"- {label}: {MODEL_NAMES[cfg.model]}, key `{cfg.key}`, best seed {run.best}, "
-                f"final loss {float(run.final_loss[run.best]):.4g}"
+                f"- {label}: {MODEL_NAMES[cfg.model]}, key `{cfg.key}`, best seed {run.best} "
+                f"({run.best_seed.reason}"
+                + (f"; {run.best_seed.tie_text}" if run.best_seed.tied else "")
+                + f"), final loss {float(run.final_loss[run.best]):.4g}"
             )
         if p.name in pages:
             lines += ["", f"Figures: [{pages[p.name]}]({pages[p.name]})"]
