@@ -174,15 +174,16 @@ def _card() -> html.Div:
     )
 
 
-def notice() -> html.Div:
+def notice(message: str = ids.CONFIG_ERROR, close: str = ids.NOTICE_CLOSE) -> html.Div:
     """What was refused (from a link or a control), fixed at the top of the window while it
     has something to say; × dismisses it (assets/style.css `.notice`). The page lays it
-    out outside its sticky columns, whose stacking would put the sticky player over it."""
+    out outside its sticky columns, whose stacking would put the sticky player over it.
+    `message`, `close`: the ids of its text and its ×, one pair per page."""
     return html.Div(
         className="notice",
         children=[
-            html.Div(id=ids.CONFIG_ERROR, className="error", role="alert"),
-            html.Button("×", id=ids.NOTICE_CLOSE, n_clicks=0, title="dismiss",
+            html.Div(id=message, className="error", role="alert"),
+            html.Button("×", id=close, n_clicks=0, title="dismiss",
                         **{"aria-label": "dismiss the message"}),
         ],
     )  # fmt: skip
@@ -335,10 +336,12 @@ def _config_or_defaults(store: dict[str, Any] | None) -> RunConfig:
         return DEFAULTS
 
 
-# × on the notice empties it (the next refusal fills it again)
-clientside_callback(
-    js("dismiss"),
-    Output(ids.CONFIG_ERROR, "children", allow_duplicate=True),
-    Input(ids.NOTICE_CLOSE, "n_clicks"),
-    prevent_initial_call=True,
-)
+# × on a notice empties it (the next refusal fills it again)
+for _message, _close in ((ids.CONFIG_ERROR, ids.NOTICE_CLOSE),
+                         (ids.PHASE_LINK_ERROR, ids.PHASE_NOTICE_CLOSE)):  # fmt: skip
+    clientside_callback(
+        js("dismiss"),
+        Output(_message, "children", allow_duplicate=True),
+        Input(_close, "n_clicks"),
+        prevent_initial_call=True,
+    )

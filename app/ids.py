@@ -124,6 +124,8 @@ PHASE_HIDDEN = "phase-hidden"
 PHASE_GRAPH = "phase-graph"
 PHASE_URL = "phase-url"  # the sweep shown, in the query string (a reload re-opens it)
 PHASE_NOTE = "phase-note"  # "sweep started from the link"
+PHASE_LINK_ERROR = "phase-link-error"  # what a link had refused (in the page's notice)
+PHASE_NOTICE_CLOSE = "phase-notice-close"
 PHASE_STORY = "phase-story"  # where the best seed switches basin: the preset's sweep, then this one
 
 # compare page

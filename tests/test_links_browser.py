@@ -39,7 +39,15 @@ def cache(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(cache) -> str:
+    from tempsup.config import DEFAULTS
+    from tempsup.jobs import JobQueue
+
     with app_server(cache) as url:
+        # the start-up job (the default example) is not needed here: cancelled, it leaves
+        # the worker to this module's tiny jobs
+        queue = JobQueue(cache)
+        queue.cancel(DEFAULTS.key)
+        queue.close()
         yield url
 
 
@@ -296,6 +304,21 @@ def test_a_bad_link_is_named_in_view(server, browser, width, height):
     where = in_view(browser, "#config-error")
     assert where["inside"] and where["seen"], where
     assert find(browser, "#config-error").get_attribute("role") == "alert"
+
+
+@pytest.mark.parametrize(("width", "height"), SIZES)
+def test_a_bad_phase_link_is_named_in_view_and_runs_nothing(server, browser, store, width, height):
+    phone_or_desktop(browser, width, height)
+    browser.get(f"{server}/phase?model=foo&sparsities=abc&k=2&seeds=0&steps=60&hidden=3")
+    message = wait_for(lambda: text_of(browser, "#phase-link-error"), 30, "a message")
+    for field in ("model", "sparsities", "seeds"):
+        assert f"{field}:" in message, (field, message)
+    where = in_view(browser, "#phase-link-error")
+    assert where["inside"] and where["seen"], where
+    # the valid values are applied, nothing is submitted
+    assert find(browser, "#phase-k").get_attribute("value") == "2"
+    assert find(browser, "#phase-steps").get_attribute("value") == "60"
+    assert not store.queued() and not store.running()
 
 
 @pytest.mark.parametrize(("width", "height"), SIZES)

@@ -23,6 +23,7 @@ from typing import Any
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from app import ids
+from app.controls import notice
 from app.jobwidget import JobWidget, job_key, polled, submit
 from app.pages import register
 from app.services import job_queue
@@ -53,6 +54,7 @@ def layout() -> html.Div:
         className="main",
         children=[
             dcc.Location(id=ids.PHASE_URL, refresh="callback-nav"),
+            notice(ids.PHASE_LINK_ERROR, ids.PHASE_NOTICE_CLOSE),
             html.Aside(
                 className="side",
                 children=html.Div(
@@ -169,6 +171,7 @@ def summary_figure(spec: SweepSpec, arrays: dict[str, Any], title: str):
     *WIDGET.submitted(
         Output(ids.PHASE_URL, "search"),
         Output(ids.PHASE_NOTE, "children"),
+        Output(ids.PHASE_LINK_ERROR, "children"),
         *[Output(id_, "value") for id_ in CONTROLS],
     ),
     Input(WIDGET.id(ids.RUN), "n_clicks"),
@@ -187,12 +190,12 @@ def run_sweep(_n: int, search: Any, model, sparsities, ks, seeds, steps, hidden,
             spec = build_spec(model, sparsities, ks, seeds, steps, hidden)
             status = submit(spec, client)
         except TempsupError as exc:
-            return (*WIDGET.refused(str(exc)), no_update, "", *keep)
+            return (*WIDGET.refused(str(exc)), no_update, "", "", *keep)
         link = phase_query(spec.base.model, spec.sparsities, spec.ks, seeds, steps, hidden)
-        return (*WIDGET.started(spec.key, status), link, "", *keep)
+        return (*WIDGET.started(spec.key, status), link, "", "", *keep)
     values, errors = phase_from_query(search)
     if not values and not errors:  # a bare /phase: the fresh page, nothing runs
-        return (no_update, True, no_update, "", no_update, "", *keep)
+        return (no_update, True, no_update, "", no_update, "", "", *keep)
     shown = {**FRESH, **values}
     controls = tuple(shown[name] for name in FRESH)
     try:
@@ -200,8 +203,8 @@ def run_sweep(_n: int, search: Any, model, sparsities, ks, seeds, steps, hidden,
     except TempsupError as exc:
         spec, errors = None, [*errors, str(exc)]
     if spec is None or errors:
-        message = "Ignored from the link: " + "; ".join(errors)
-        return (no_update, True, no_update, message, no_update, "", *controls)
+        message = "Ignored from the link (nothing runs): " + "; ".join(errors)
+        return (no_update, True, no_update, "", no_update, "", message, *controls)
     queue = job_queue()
     status = queue.status(spec.key)
     note = ""
@@ -209,8 +212,8 @@ def run_sweep(_n: int, search: Any, model, sparsities, ks, seeds, steps, hidden,
         try:
             status, note = submit(spec, client), LINK_STARTED
         except TempsupError as exc:
-            return (*WIDGET.refused(str(exc)), no_update, "", *controls)
-    return (*WIDGET.started(spec.key, status), no_update, note, *controls)
+            return (*WIDGET.refused(str(exc)), no_update, "", "", *controls)
+    return (*WIDGET.started(spec.key, status), no_update, note, "", *controls)
 
 
 def preset_story() -> str:
