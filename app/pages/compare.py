@@ -352,16 +352,23 @@ def pick_seeds(left: Any, right: Any, search: str | None, views: Any):
     """A seed picked in a side's menu goes into the link (`left_seed`, `right_seed`), which
     redraws that side; the seed a side shows by default (its best) stays out of it."""
     params = dict(parse_qsl(search.lstrip("?") if isinstance(search, str) else ""))
+    views = views if isinstance(views, dict) else {}
     changed = False
     for side, value in zip(SIDES, (left, right), strict=True):
-        if not isinstance(value, int) or isinstance(value, bool):
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value < 10_000:
             continue
-        key, view = f"{side}_seed", (views or {}).get(side) or {}
-        if params.get(key) == str(value) or (key not in params and view.get("seed") == value):
+        key, view = f"{side}_seed", views.get(side)
+        drawn = view.get("seed") if isinstance(view, dict) else None
+        if params.get(key) == str(value) or (key not in params and drawn == value):
             continue
         params[key] = str(value)
         changed = True
-    return "?" + urlencode(params) if changed else no_update
+    if not changed:
+        return no_update
+    try:
+        return "?" + urlencode(params)
+    except UnicodeError:  # a query no URL can carry: leave the page's as it is
+        return no_update
 
 
 @callback(
