@@ -257,16 +257,11 @@ def symlog(v: Any, c: float) -> np.ndarray:
     return np.sign(v) * np.log10(1.0 + np.abs(v) / c)
 
 
-def symlog_scale(values: Any, reference: float, decades: int) -> float:
-    """The linear threshold c: two decades below `reference` (the size that matters, e.g. the
-    final loss), rounded down to a power of ten, and at most `decades` decades below the
-    largest |value| (so the axis spans a bounded number of decades)."""
-    v = np.abs(np.asarray(values, dtype=float))
-    v = v[np.isfinite(v) & (v > 0)]
-    hi = float(v.max()) if v.size else 1.0
-    ref = reference if math.isfinite(reference) and reference > 0 else hi
-    c = 10.0 ** (math.floor(math.log10(ref)) - 2)
-    return max(c, 10.0 ** math.floor(math.log10(hi * 10.0**-decades)))
+def symlog_scale(reference: float, below: int) -> float:
+    """The linear threshold c: `below` decades under `reference` (a size that matters, e.g.
+    the loss of a silent output), rounded down to a power of ten."""
+    ref = reference if math.isfinite(reference) and reference > 0 else 1.0
+    return 10.0 ** (math.floor(math.log10(ref)) - below)
 
 
 def symlog_range(values: Any, c: float, pad: float = 0.1) -> list[float]:

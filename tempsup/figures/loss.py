@@ -18,8 +18,9 @@ negative one at all. A linear axis would draw both but flatten the staircase
 into the first frames; positive and negative parts on two stacked axes would
 break a term that changes sign in two. The symmetric log keeps the decades on
 both sides of zero and every curve continuous; c, the half-width of the linear
-band around zero, is two decades below the final E[L] (or loss), so what is
-smaller than 1 % of the loss sits in that band.
+band around zero, is four decades below the loss of a silent output (the loss at
+the start, about), a number of the config alone: a frame streamed in while a run
+trains is drawn where the finished run draws it.
 
 Every curve is signed and every one is inside the axis range (the range covers
 all of them; only other seeds may leave it). The legend and the caption come
@@ -41,7 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from tempsup import captions
+from tempsup import captions, theory
+from tempsup.config import RunConfig, importance_weights
 from tempsup.figures._common import (
     rnd,
     symlog,
@@ -56,7 +58,16 @@ from tempsup.run import TERM_NAMES
 
 HISTORY_POINTS = 400  # each curve keeps at most this many steps (long runs are thinned)
 OTHER_SEEDS_SHOWN = 24  # faint curves of at most this many other seeds
-DECADES = 6  # the linear band is at most this many decades below the largest value
+DECADES = 4  # the linear band's half-width c: this many decades below the silent loss
+
+
+def silent_loss(config: RunConfig) -> float:
+    """E[L] of a network that always outputs 0: (T − k)·p·E[U²]·Σ_i I_i. It fixes the axis's
+    scale from the config alone, so a frame drawn while a run streams in is drawn where the
+    finished run draws it."""
+    _, nu = theory.input_moments(config.input_dist)
+    weights = sum(importance_weights(config))
+    return (config.seq_len - config.k) * config.p * nu * weights
 
 
 def prepare(sel: Selection) -> dict[str, Any]:
@@ -76,9 +87,7 @@ def prepare(sel: Selection) -> dict[str, Any]:
     }
     curves = captions.loss_curves(sel.config, computed, s, loss.shape[1])
     drawn = np.concatenate([values[v.key] for v in curves if v.key != "others"])
-    # c: two decades below the size that matters at the end (E[L], else the measured loss)
-    final = [float(expected[i]) for i in np.flatnonzero(np.isfinite(expected))[-1:]]
-    c = symlog_scale(drawn, final[0] if final else float(loss[-1, s]), DECADES)
+    c = symlog_scale(silent_loss(sel.config), DECADES)
     return {
         "loss": loss,
         "values": values,
