@@ -70,11 +70,11 @@ SUCCESS_FRACTION = 0.9
 # (exact: float32 storage for the linear closed form, the convolution's grid for the SSM).
 TIE_Z = 2.0
 EXACT_REL = {"linear": 1e-6, "ssm": expected_loss_.SSM_REL_ERROR}
-REFINE_SECONDS = 4.0  # what refining the best seed's Monte Carlo estimate may cost, at most
+REFINE_SECONDS = 10.0  # what refining the best seed's Monte Carlo estimate may cost, at most
 REFINE_ROUND = 8  # chunks of sequences per round of refinement, between eliminations
 # Version of the best-seed rule a file's `best_seed` was made by: a file of another (or
-# none) has its choice made again on load.
-BEST_VERSION = 1
+# none) has its choice made again on load (2: refinement bounded by 10 s, not 4).
+BEST_VERSION = 2
 REFINE_COST = 4.0  # measured seconds of a refinement chunk over `tempsup.budget`'s estimate
 
 

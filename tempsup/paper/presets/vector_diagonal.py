@@ -20,7 +20,10 @@ from tempsup.analysis import ALIVE, TOL, diag_stats, recall, sorted_by
 from tempsup.config import RunConfig
 from tempsup.palette import base_layout
 from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, num, result, rounded
+from tempsup.paper.ties import Verdict, judge
 from tempsup.run import Run
+
+TIES = "best_seed_ties"  # measured key: the seeds tied with a best seed, and their verdicts
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
 # the W_yᵀW_k heatmap
@@ -39,40 +42,55 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
         st = stats[lab]
         return (st["n_on"] >= 1) & (st["off_max"] <= TOL)
 
+    def on(lab: str, s: int) -> str:
+        return f"{int(stats[lab]['n_on'][s])} on the diagonal"
+
+    def tie(measured: dict[str, Any], v: Verdict) -> dict[str, Any]:
+        return {**measured, TIES: v.note} if v.note else measured
+
     ok1 = np.concatenate([pos(lab) for lab in labels])
+    v1 = judge(runs, lambda b: all(pos(lab)[b[lab]] for lab in labels), labels, on)
     out = [
         result(
             f"W_yᵀW_{{s={k}}} has a positive diagonal for the kept features and off-diagonal "
             "entries ≤ 0",
             ok1,
-            all(pos(lab)[best[lab]] for lab in labels),
-            {
-                lab: {
-                    "on_diagonal": int(stats[lab]["n_on"][best[lab]]),
-                    "diag": rounded(stats[lab]["diag"][best[lab]], 2),
-                    "max_off_diagonal": rounded(stats[lab]["off_max"][best[lab]]),
-                }
-                for lab in labels
-            },
+            v1.held,
+            tie(
+                {
+                    lab: {
+                        "on_diagonal": int(stats[lab]["n_on"][best[lab]]),
+                        "diag": rounded(stats[lab]["diag"][best[lab]], 2),
+                        "max_off_diagonal": rounded(stats[lab]["off_max"][best[lab]]),
+                    }
+                    for lab in labels
+                },
+                v1,
+            ),
             f"per (N_h, seed): at least one diagonal gain ≥ {ALIVE} and every off-diagonal "
             f"entry at s = k ≤ {TOL}; held when so for the best seed of every N_h",
             said=said_diagonal,
         )
     ]
     ok2 = np.concatenate([stats[lab]["other_max"] <= TOL for lab in labels])
+    v2 = judge(runs, lambda b: all(stats[lab]["other_max"][b[lab]] <= TOL for lab in labels),
+               labels, on)  # fmt: skip
     out.append(
         result(
             f"W_yᵀW_s ≤ 0 at every other age s ≠ {k}",
             ok2,
-            all(stats[lab]["other_max"][best[lab]] <= TOL for lab in labels),
-            {
-                lab: {
-                    "max_entry": rounded(stats[lab]["other_max"][best[lab]]),
-                    "fraction_le_tol": rounded(stats[lab]["other_frac"][best[lab]], 4),
-                    "fraction_le_0": rounded(stats[lab]["other_strict"][best[lab]], 4),
-                }
-                for lab in labels
-            },
+            v2.held,
+            tie(
+                {
+                    lab: {
+                        "max_entry": rounded(stats[lab]["other_max"][best[lab]]),
+                        "fraction_le_tol": rounded(stats[lab]["other_frac"][best[lab]], 4),
+                        "fraction_le_0": rounded(stats[lab]["other_strict"][best[lab]], 4),
+                    }
+                    for lab in labels
+                },
+                v2,
+            ),
             f"per (N_h, seed): every entry of W_yᵀW_s for s ≠ k, s < T, ≤ {TOL}; held when so "
             "for the best seed of every N_h",
             said=said_other_ages,
@@ -85,13 +103,20 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
             for col in np.array([stats[lab]["n_on"] for lab in labels]).T
         ]
     )
+
+    def more(b: dict[str, int]) -> bool:
+        n = [int(stats[lab]["n_on"][b[lab]]) for lab in labels]
+        return all(x <= y for x, y in zip(n, n[1:], strict=False)) and n[-1] > n[0]
+
+    v3 = judge(runs, more, labels, on)
     out.append(
         result(
             "a larger N_h puts more features on the diagonal",
             grows,
-            all(x <= y for x, y in zip(counts, counts[1:], strict=False))
-            and counts[-1] > counts[0],
-            {"N_h": [runs[lab].config.hidden for lab in labels], "on_diagonal_best": counts},
+            v3.held,
+            tie(
+                {"N_h": [runs[lab].config.hidden for lab in labels], "on_diagonal_best": counts}, v3
+            ),  # fmt: skip
             f"features with diagonal gain ≥ {ALIVE}; per seed index: non-decreasing in N_h and "
             "larger at the largest N_h than at the smallest; held on the best seeds",
             said=said_more,
@@ -118,9 +143,16 @@ def said_diagonal(m: dict[str, Any]) -> str:
             f"{lab.replace('=', ' = ')}: {v['on_diagonal']} on the diagonal, largest "
             f"off-diagonal {fixed(v['max_off_diagonal'])}"
             for lab, v in m.items()
+            if lab != TIES
         )
         + "."
+        + _ties(m)
     )
+
+
+def _ties(m: dict[str, Any]) -> str:
+    """The seeds tied with a best seed, when there are (`tempsup.paper.ties`)."""
+    return f" Ties: {m[TIES]}." if m.get(TIES) else ""
 
 
 def said_other_ages(m: dict[str, Any]) -> str:
@@ -130,14 +162,19 @@ def said_other_ages(m: dict[str, Any]) -> str:
             f"{lab.replace('=', ' = ')}: largest entry {fixed(v['max_entry'])}, "
             f"{num(100 * v['fraction_le_0'], 3)} % of entries ≤ 0 strictly"
             for lab, v in m.items()
+            if lab != TIES
         )
         + "."
+        + _ties(m)
     )
 
 
 def said_more(m: dict[str, Any]) -> str:
     """Features on the diagonal at each N_h."""
-    return f"N_h = {listed(m['N_h'])}: {listed(m['on_diagonal_best'])} features on the diagonal."
+    return (
+        f"N_h = {listed(m['N_h'])}: {listed(m['on_diagonal_best'])} features on the diagonal."
+        + _ties(m)
+    )
 
 
 def build(quick: bool = False) -> Preset:
