@@ -186,7 +186,7 @@ def test_the_feature_shown_is_in_the_link_and_a_fresh_browser_opens_it(server, b
         "the share link names the feature",
     )
     assert parse_qs(urlparse(link).query)["feature"] == ["C"], link
-    seen_before = wait_for(lambda: "C" in directions_texts(browser) and directions_texts(browser))
+    seen_before = wait_for(lambda: "C: every" in (t := directions_texts(browser)) and t)
     # the link in a browser that never saw the page: feature C, not A
     fresh.get(link)
     wait_for(lambda: "Done" in text_of(fresh, STATUS), 60, "the cached run served")
@@ -194,6 +194,21 @@ def test_the_feature_shown_is_in_the_link_and_a_fresh_browser_opens_it(server, b
     wait_for(lambda: directions_texts(fresh) == seen_before, 20, "the panels draw feature C")
     again = find(fresh, "#share-link").get_attribute("href")
     assert parse_qs(urlparse(again).query)["feature"] == ["C"], again
+
+
+def test_a_link_to_an_untrained_run_opens_on_its_feature(server, browser):
+    """The other way in: no run yet, so the page is built by the callbacks while the link's
+    run trains; the feature menu and the panels still follow the link."""
+    browser.get(f"{server}/?{THREE}&seed=56&feature=B")
+    wait_for(lambda: "Done" in text_of(browser, STATUS), 90, "the run trained")
+    wait_for(lambda: feature_shown(browser).startswith("B"), 20, "feature B in the menu")
+    link = find(browser, "#share-link").get_attribute("href")
+    assert parse_qs(urlparse(link).query)["feature"] == ["B"], link
+    streamed = wait_for(lambda: "B: every" in (t := directions_texts(browser)) and t)
+    # the same link again, now trained: the page comes built with its run; the same panels
+    browser.get(f"{server}/?{THREE}&seed=56&feature=B")
+    wait_for(lambda: feature_shown(browser).startswith("B"), 20, "feature B in the menu")
+    wait_for(lambda: directions_texts(browser) == streamed, 20, "the same panels of feature B")
 
 
 def test_a_link_naming_a_feature_it_does_not_have_says_so(server, browser):
