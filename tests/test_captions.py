@@ -251,3 +251,16 @@ def test_the_export_and_the_site_print_the_explorers_captions(runs) -> None:
         words = html.escape(caption(panel, run.config))
         assert words in page and words in pieces, panel
     assert "not computed" in caption("loss", run.config)
+
+
+def test_a_streamed_frame_draws_its_loss_where_the_finished_run_does(runs) -> None:
+    """While a run streams in, the page keeps the frames it was sent: the loss dot of an
+    early frame must sit where the finished run puts it (the axis's scale is the config's)."""
+    run = runs[("ssm", 2, 1, True, 2)]
+    first = Run(run.config, {name: run[name][:2] for name in run.arrays})
+    for f in (0, 1):
+        streamed = [
+            t for t in figures.frame_traces("loss", first, 0, f) if t["name"] == "current loss"
+        ]
+        final = [t for t in figures.frame_traces("loss", run, 0, f) if t["name"] == "current loss"]
+        assert streamed == final, f
