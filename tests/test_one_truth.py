@@ -13,6 +13,7 @@ shipped preset runs, as a full-preset server has them.
 from __future__ import annotations
 
 import re
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,7 @@ def store(tmp_path_factory: pytest.TempPathFactory):
         services.job_queue.cache_clear()
 
 
+@cache
 def _checked(name: str) -> list:
     """The preset's claims checked on its shipped runs (the check itself, nothing cached)."""
     p = preset(name)
