@@ -6,7 +6,7 @@ measured recipes): a slug, a title, one sentence of what to look for, the
 0..4, N_h ∈ {2, 5, 10}), the recipe in words, a `check(runs)` that measures
 the claim on trained runs and returns one `ClaimResult` per claim, and an
 optional summary figure across its runs. "Held" is judged on the best seed
-(lowest final loss) of each run — the paper's best-of-n protocol — and the
+(`Run.best`: the lowest expected loss) of each run — the paper's best-of-n protocol — and the
 success rate counts every seed, so a card can say "held, 4 of 16 seeds".
 
 Warm starts reference runs by key: a config's `warm_start` is the `key` of

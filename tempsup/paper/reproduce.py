@@ -227,7 +227,7 @@ def render_report(
         "Claims of *Temporal superposition* (Sharma, Proca, Prieto, Mediano — ICLR 2026), "
         "checked on runs trained by `tempsup reproduce"
         + (" --quick" if quick else "")
-        + '`. "Held" is the verdict on the best seed of each run (lowest final loss); '
+        + '`. "Held" is the verdict on the best seed of each run (lowest expected loss); '
         "the success rate counts every seed. Conventions (tolerances, recall, alive seeds) "
         "are in `tempsup/analysis.py`.",
         "",
