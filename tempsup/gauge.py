@@ -64,7 +64,9 @@ instead by the handedness: h_2 is chosen so that the swept angle kθ from w_0 to
 w_k (feature 0) is ≥ 0, counter-clockwise (exactly 0: w_0, or the next w_s, in
 the upper half-plane). For the ReLU recurrence the permutation is fixed by
 sorting units by their readout weight (largest first), ties by w_0, w_1, …
-(values compared to 9 significant digits, so round-off does not reorder).
+(values compared to 9 significant digits, so round-off does not reorder). No
+reflection is admissible there, so for N_h = 2 that order, not a choice of
+handedness, sets the sign of kθ: it may be negative (`tempsup.captions` says so).
 
 What stays gauge-dependent in spirit: the convention, not the function.
 Two runs computing the same function (and with the same tie) give the same
@@ -86,7 +88,7 @@ GAUGE_NAME = "minimum-norm"
 GAUGE_DESCRIPTION = (
     "the hidden basis with the smallest ‖W_x‖² + ‖W_h‖² (+ ‖W_y‖² for a free readout) among "
     "those computing the same function; then w_y along +h_1 and kθ ≥ 0 for N_h = 2 (ReLU "
-    "RNN: units sorted by readout weight)"
+    "RNN: units sorted by readout weight, which sets the sign of kθ)"
 )
 
 

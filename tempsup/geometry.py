@@ -24,7 +24,8 @@ reports those in the canonical minimum-norm gauge of `tempsup.gauge`
 (`gauge.GAUGE_NAME`), so two runs that compute the same function report the
 same numbers. `GAUGE_INVARIANT` and `GAUGE_DEPENDENT` sort the keys of
 `summary` accordingly; the sign of kθ is the gauge's convention (kθ >= 0 for
-N_h = 2), not a property of the function.
+N_h = 2 with a linear recurrence; for the ReLU RNN the sign its unit order gives,
+which may be negative), not a property of the function.
 """
 
 from __future__ import annotations
@@ -158,7 +159,8 @@ def swept_angle(W_s: np.ndarray, k: int) -> np.ndarray:
     The cumulative sum of step angles, so it can exceed 180° (≈ 270° in the
     sparse SSM) and is negative for clockwise turns; unsigned sum for N_h ≠ 2.
     Gauge dependent: compare runs only on canonical weights (`tempsup.gauge`),
-    where the sign is the gauge's convention (>= 0 for N_h = 2).
+    where the sign is the gauge's convention for a linear recurrence (>= 0 for N_h = 2);
+    the ReLU RNN's gauge has no reflection, so there the unit order sets the sign.
     """
     W_s = as_float("W_s", W_s, min_ndim=3)
     check_count("k", k, 0)
