@@ -38,7 +38,7 @@ def assert_run_file(path: Path, config: RunConfig) -> Run:
         F, M = config.n_snapshots, config.seeds
         n_h, n_x = config.hidden, config.inputs
         shapes = {k: npz[k].shape for k in npz.files}
-        scalars = {"best": (), "config": (), "derived_version": ()}
+        scalars = {"best": (), "best_seed": (), "config": (), "derived_version": ()}
         assert shapes == {**frame_shapes(F, M, n_h, n_x), "success": (M,), **scalars}
         assert RunConfig.from_json(str(npz["config"])) == config
     return Run.load(path)
@@ -210,7 +210,9 @@ def test_sweep_writes_table_and_one_run_file_per_point(tmp_path: Path) -> None:
         )
         assert row["key"] == config.key and row["file"] == f"{config.key}.npz"
         run = assert_run_file(tmp_path / "sw" / row["file"], config)
-        assert float(row["loss"]) == pytest.approx(float(run.final_loss.min()), rel=1e-5)
+        # the row is the best seed's: chosen on the expected loss (`Run.best_seed`)
+        assert float(row["loss"]) == pytest.approx(float(run.final_loss[run.best]), rel=1e-5)
+        assert float(row["expected_loss"]) == pytest.approx(run.best_seed.value, rel=1e-5)
         assert int(row["seeds"]) == 2
         for col in ("swept_angle_deg", "spectral_radius", "w0_norm", "expected_loss"):
             float(row[col])
