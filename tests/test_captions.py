@@ -163,6 +163,10 @@ def test_the_loss_legend_is_what_is_drawn_and_what_the_caption_names(runs, spec)
     # every legend entry is drawn: finite points inside the axis range
     for t in shown:
         assert inside(layout, t["y"]), (spec, t["name"])
+    ticks = layout["yaxis"].get("tickvals")  # labelled by hand: enough labels to read it
+    if ticks is not None:
+        lo, hi = layout["yaxis"]["range"]
+        assert len([y for y in ticks if lo <= y <= hi]) >= 3, (spec, layout["yaxis"])
     # what was not computed is neither drawn nor named; what was, is, under its own name
     has_terms = bool(np.isfinite(run["terms"]).any())
     assert has_terms == plan.terms, spec

@@ -274,17 +274,23 @@ def symlog_range(values: Any, c: float, pad: float = 0.1) -> list[float]:
 
 def symlog_axis(c: float, rng: list[float], title: str) -> dict[str, Any]:
     """A y axis drawn in symlog units but labelled in the values: 0 and ±10ⁿ for every decade
-    above 10c in the range (every other decade when there are many)."""
+    above 10c in the range (every other decade when there are many; 2·10ⁿ and 5·10ⁿ too, or
+    finer, when the range holds fewer than three ticks)."""
     top = max(abs(rng[0]), abs(rng[1]))
     first = round(math.log10(c)) + 1  # 10c: the first decade clear of the linear band
-    sides = []
-    for sign in (1, -1):
-        ticks = []
-        for n in range(first, first + int(math.ceil(top)) + 2):
-            y = float(symlog(sign * 10.0**n, c))
-            if rng[0] <= y <= rng[1]:
-                ticks.append((y, ("−" if sign < 0 else "") + _power(n)))
-        sides.append(ticks)
+    decades = range(first, first + int(math.ceil(top)) + 2)
+    for mantissas in ((1,), (1, 2, 5), (1, 1.5, 2, 3, 4, 5, 6, 7, 8, 9)):
+        sides = []
+        for sign in (1, -1):
+            ticks = []
+            for n in decades:
+                for m in mantissas:
+                    y = float(symlog(sign * m * 10.0**n, c))
+                    if rng[0] <= y <= rng[1]:
+                        ticks.append((y, ("−" if sign < 0 else "") + _tick_text(m, n)))
+            sides.append(sorted(ticks, key=lambda t: abs(t[0])))
+        if len(sides[0]) + len(sides[1]) >= 3:
+            break
     if len(sides[0]) + len(sides[1]) > 8:  # crowded: every other decade on each side
         sides = [ticks[::-1][::2][::-1] for ticks in sides]  # keeps the largest of each side
     ticks = ([(0.0, "0")] if rng[0] <= 0.0 <= rng[1] else []) + sides[0] + sides[1]
@@ -297,6 +303,16 @@ def symlog_axis(c: float, rng: list[float], title: str) -> dict[str, Any]:
         "ticktext": texts,
         "zeroline": True,
     }
+
+
+def _tick_text(m: float, n: int) -> str:
+    """m·10ⁿ as a tick label: a decade as 10ⁿ (1, 10, 100 written out), other ticks as plain
+    decimals from 0.01 to 999, else as m·10ⁿ."""
+    if m == 1:
+        return _power(n)
+    if -2 <= n <= 2:
+        return f"{m * 10.0**n:.{max(0, -n) + (1 if m % 1 else 0)}f}"
+    return ("" if m == 1 else f"{m:g}·") + _power(n)
 
 
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
