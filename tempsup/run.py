@@ -318,26 +318,27 @@ _BEST: OrderedDict[str, BestSeed] = OrderedDict()  # by the final frame's conten
 _BEST_SIZE = 256
 
 
-def choose_best(config: RunConfig, arrays: dict[str, np.ndarray]) -> BestSeed:
+def choose_best(config: RunConfig, arrays: dict[str, np.ndarray], refine: bool = True) -> BestSeed:
     """The best seed of a run's frames (module docstring), memoised per final frame.
 
     Deterministic: the refinement's sequences have fixed seeds, so every process (web,
     worker, CLI) makes the same choice; memoised because refining costs up to
-    REFINE_SECONDS and every surface asks.
+    REFINE_SECONDS and every surface asks. `refine=False`: on the frame's own estimates
+    only (a run still training, summarised at every snapshot; ties are still reported).
     """
-    h = hashlib.sha1(config.key.encode())
+    h = hashlib.sha1(f"{config.key}{refine}".encode())
     for name in ("step", "W_x", "W_h", "W_y", "b_y", "loss", "expected_loss", "expected_loss_se"):
         h.update(np.ascontiguousarray(arrays[name][-1]).tobytes())
     digest = h.hexdigest()
     if digest not in _BEST:
-        _BEST[digest] = _choose_best(config, arrays)
+        _BEST[digest] = _choose_best(config, arrays, refine)
         while len(_BEST) > _BEST_SIZE:
             _BEST.popitem(last=False)
     _BEST.move_to_end(digest)
     return _BEST[digest]
 
 
-def _choose_best(config: RunConfig, arrays: dict[str, np.ndarray]) -> BestSeed:
+def _choose_best(config: RunConfig, arrays: dict[str, np.ndarray], refine: bool) -> BestSeed:
     value = np.asarray(arrays["expected_loss"][-1], dtype=float)
     se = np.asarray(arrays["expected_loss_se"][-1], dtype=float)
     if not (np.isfinite(value).all() and np.isfinite(se).all()):
@@ -353,7 +354,7 @@ def _choose_best(config: RunConfig, arrays: dict[str, np.ndarray]) -> BestSeed:
         best = int(np.argmin(loss)) if np.isfinite(loss).any() else int(np.argmin(value))
         return _tied(best, "expected", value, rel, close)
     t0 = time.perf_counter()
-    value, se, sequences = _refined(config, arrays, value, se)
+    value, se, sequences = _refined(config, arrays, value, se) if refine else (value, se, 0)
     best = int(np.argmin(value))
     rel = (value - value[best]) / max(abs(value[best]), 1e-12)
     close = value - value[best] <= TIE_Z * np.hypot(se, se[best])
@@ -446,6 +447,13 @@ class Run(_files.RunFile):
     def best_seed(self) -> BestSeed:
         """The best seed, why, and the seeds tied with it (`choose_best`), computed once."""
         return choose_best(self.config, self.arrays)
+
+    def provisional(self) -> Run:
+        """This run with its best seed chosen without refining (`choose_best(refine=False)`):
+        for the summary of a run still training, made at every snapshot, where refining
+        each time would cost more than the training itself. Returns the run."""
+        self.__dict__["best_seed"] = choose_best(self.config, self.arrays, refine=False)
+        return self
 
     @property
     def best(self) -> int:

@@ -186,6 +186,8 @@ def sweep_frame(spec: SweepSpec, full: dict[str, np.ndarray]) -> dict[str, np.nd
     rows = []
     for cfg, part in zip(spec.configs, _point_frames(spec, full), strict=True):
         one = Run(cfg, {n: np.asarray(a)[None] for n, a in part.items()})
+        if int(full["step"]) < cfg.steps:  # still training: no Monte Carlo refinement
+            one = one.provisional()
         rows.append(one.summary())
     out = {"step": np.asarray(int(full["step"]), dtype=np.int64)}
     counts = ("successes", "best_seed", "n_interference_free")

@@ -101,6 +101,14 @@ def test_refinement_separates_seeds_the_frame_estimate_could_not(vector_k0: Run)
     assert "Monte Carlo" in choice.reason
 
 
+def test_a_run_still_training_is_summarised_without_refining(vector_k0: Run) -> None:
+    """A sweep summarises every snapshot (`tempsup.sweep.sweep_frame`): there the frame's
+    own estimates decide, and the seeds within two standard errors are reported tied."""
+    pair = two_seeds(vector_k0, [3, 5], expected=[0.1404, 0.1389], se=[0.0014, 0.0015])
+    choice = pair.provisional().best_seed
+    assert (choice.seed, choice.tied, choice.sequences) == (1, (0,), 0)
+
+
 def test_seeds_that_stay_level_after_refinement_are_reported_tied(
     vector_k0: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
