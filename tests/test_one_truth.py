@@ -187,3 +187,52 @@ def test_every_lesson_step_says_what_its_claims_measured(store) -> None:
     claims = [c.to_dict() for c in _checked(item.preset)]
     if not claims[2]["held"]:  # "most important first" did not hold on these runs
         assert "Most important first did not hold" in text
+
+
+@pytest.mark.browser
+def test_the_phase_page_says_its_own_sweeps_sentence(tmp_path_factory) -> None:
+    """In a real browser: before a sweep the sentence is the gallery's, said to be so; once
+    the page's own sweep finishes, the sentence is that sweep's, written by the claim's
+    function from the runs the worker stored."""
+
+    from app.pages.phase import build_spec
+    from tempsup.config import DEFAULTS
+    from tempsup.jobs import JobQueue
+    from tempsup.paper.presets import ssm_jump
+    from tests.browser import app_server, make_driver
+    from tests.helpers import wait_for
+
+    cache = tmp_path_factory.mktemp("one-truth") / "jobs"
+    with app_server(cache) as url:
+        queue = JobQueue(cache)
+        queue.cancel(DEFAULTS.key)  # the start-up example: not needed here
+        driver = make_driver(tmp_path_factory.mktemp("dl"))
+        try:
+            driver.get(f"{url}/phase")
+            story = wait_for("the phase sentence", lambda: _story(driver))
+            assert story.startswith("The gallery's ssm-jump sweep") and "basin" in story
+            driver.get(f"{url}/phase?model=ssm&sparsities=0.3,0.9&k=3&seeds=2&steps=40&hidden=2")
+            mine = wait_for(
+                "the sweep's own sentence",
+                lambda: (t := _story(driver)) and t.startswith("This sweep:") and t,
+                120,
+            )
+        finally:
+            driver.quit()
+        spec = build_spec("ssm", "0.3, 0.9", "3", 2, 40, 2)  # what the link names
+        result = queue.result(spec.key)
+        assert result is not None, "the page's sweep is not the one the link names"
+        runs = [queue.run(k) for k in result.keys]
+        assert mine == f"This sweep: {ssm_jump.said_of_sweep(runs)}"
+        queue.close()
+
+
+def _story(driver) -> str | None:
+    """The phase page's sentence, or None while the page is not drawn yet."""
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.common.by import By
+
+    try:
+        return driver.find_element(By.ID, "phase-story").text or None
+    except WebDriverException:
+        return None
