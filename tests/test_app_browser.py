@@ -441,7 +441,7 @@ def test_streamed_view_is_the_final_view_and_the_best_seed_follows(gated_server,
         gate.wait_held(config.key)
         held = int((gate.directory / f"{config.key}.held").read_text())
         shot = wait_for(
-            lambda n=held: f"frame {n}/" in (s := screen(browser))["label"] and s,
+            lambda n=held: f"frame {n} of " in (s := screen(browser))["label"] and s,
             30,
             f"frame {held} drawn while the job is held",
         )
