@@ -12,7 +12,7 @@ Then headless Chromium measures, as a user would feel them:
    Train, until the first frame is drawn (target ≤ 0.5 s);
 2. cached shared link → all frames: open the default example's link (a
    finished run of 101 frames, served inside the page) until the player
-   shows frame 101/101 and all four panels have drawn that frame (Plotly's
+   shows "frame 101 of 101" and all four panels have drawn that frame (Plotly's
    `plotly_afterplot`, so an earlier frame drawn first does not count),
    against the same link on the baseline server (the same page without a
    run) until its four empty panels are drawn; both from navigation start,
@@ -171,7 +171,7 @@ def cached_link(driver, url: str, total: int) -> float:
     panel has drawn that frame (not an earlier one it showed first)."""
     driver.get("about:blank")
     driver.get(url)
-    done = f"frame {total}/{total}"
+    done = f"frame {total} of {total}"
     label = wait_log(driver, lambda e: done in e["label"] and e["traces"] == len(PANELS))
     return max(label, final_draws(driver)) / 1000
 
