@@ -58,10 +58,11 @@ def text_of(driver, selector: str) -> str:
     return driver.find_element("css selector", selector).text
 
 
-def n_heatmaps(driver, graph_id: str) -> int:
+def n_panels(driver, graph_id: str) -> int:
+    """The matrices drawn in a grid figure (one mosaic heatmap; its layout names them)."""
     return driver.execute_script(
         "const g = document.querySelector(arguments[0] + ' .js-plotly-plot');"
-        "return g && g.data ? g.data.filter(t => t.type === 'heatmap').length : 0;",
+        "return g && g.layout && g.layout.meta ? g.layout.meta.panels.length : 0;",
         f"#{graph_id}",
     )
 
@@ -77,7 +78,7 @@ def n_traces(driver, selector: str) -> int:
 
 def test_the_authors_grid_is_the_lab_first_picture(server, browser):
     browser.get(f"{server}/lab")
-    wait_for(lambda: n_heatmaps(browser, ids.LAB_GRID_GRAPH) == 28, 30, "the grid's 28 heatmaps")
+    wait_for(lambda: n_panels(browser, ids.LAB_GRID_GRAPH) == 28, 30, "the grid's 28 matrices")
     first = browser.execute_script(
         "return [...document.querySelectorAll('.content .dash-graph')]"
         ".filter(g => g.offsetParent !== null)[0].id"

@@ -20,7 +20,7 @@ from tempsup.bows import analysis
 from tempsup.bows import grid as G
 from tempsup.bows.config import DEFAULTS, BowsConfig
 from tempsup.bows.data import synthetic, text_report
-from tempsup.bows.figures.grid import grid_figure
+from tempsup.bows.figures.grid import block, grid_figure
 from tempsup.bows.model import BatchedTiedAE, init_weights
 from tempsup.bows.train import epoch_indices, train
 
@@ -138,22 +138,26 @@ def test_linear_and_relu_in_one_batch_train_as_alone():
     np.testing.assert_allclose(both[-1].W[2:, :4], alone[-1].W, atol=1e-6)
 
 
-def test_grid_figure_draws_the_covariance_and_3_x_9_normalised_panels(short_grid):
-    fig = grid_figure(short_grid).to_plotly_json()
-    heatmaps = [t for t in fig["data"] if t["type"] == "heatmap"]
-    assert len(heatmaps) == 1 + 3 * 9
-    assert heatmaps[0]["name"] == "covariance Σ"
-    np.testing.assert_allclose(heatmaps[0]["customdata"], short_grid.cov, atol=1e-3)
-    names = [t["name"] for t in heatmaps[1:]]
+@pytest.mark.parametrize("wide", [True, False])
+def test_grid_figure_draws_the_covariance_and_3_x_9_normalised_panels(short_grid, wide):
+    fig = grid_figure(short_grid, wide=wide).to_plotly_json()
+    (mosaic,) = fig["data"]
+    raw = np.asarray(mosaic["customdata"], dtype=float)
+    panels = fig["layout"]["meta"]["panels"]
+    assert len(panels) == 1 + 3 * 9 and panels[0]["name"] == "covariance Σ"
+    place = {p["name"]: (slice(p["y0"], p["y0"] + 12), slice(p["x0"], p["x0"] + 12))
+             for p in panels}  # fmt: skip
+    assert all(p["y0"] == block(p["row"], p["col"], 12, 0 if wide else 4)[0].start for p in panels)
+    np.testing.assert_allclose(raw[place["covariance Σ"]], short_grid.cov, atol=1e-3)
     for model, wd in (("linear", 1.0), ("relu", 1.0), ("relu", 6.0)):
         for m in short_grid.ms:
             W = short_grid.weights(model, wd, m)
-            name = f"{G.ROW_NAMES[(model, wd)]}, m = {m}: WᵀW/‖W‖²"
-            raw = np.asarray(heatmaps[1 + names.index(name)]["customdata"], dtype=float)
-            np.testing.assert_allclose(raw, W.T @ W / np.sum(W * W), atol=1e-3)
-            assert np.trace(raw) == pytest.approx(1.0, abs=0.01)
-    narrow = grid_figure(short_grid, wide=False).to_plotly_json()
-    assert len([t for t in narrow["data"] if t["type"] == "heatmap"]) == 28
+            cells = raw[place[f"{G.ROW_NAMES[(model, wd)]}, m = {m}: WᵀW/‖W‖²"]]
+            np.testing.assert_allclose(cells, W.T @ W / np.sum(W * W), atol=1e-3)
+            assert np.trace(cells) == pytest.approx(1.0, abs=0.01)
+    labels = {a["text"] for a in fig["layout"]["annotations"]}
+    assert {f"m = {m}" for m in (2, 3, 4, 6, 7, 8, 10, 11, 12)} <= labels
+    assert {"linear<br>wd 1", "ReLU<br>wd 1", "ReLU<br>wd 6", "covariance Σ"} <= labels
 
 
 def test_grid_file_round_trips(short_grid):

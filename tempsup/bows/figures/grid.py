@@ -1,6 +1,6 @@
 """The authors' main figure: the covariance beside WᵀW/‖W‖² for three models at nine m.
 
-One heatmap per panel (`tempsup.bows.grid.Grid`, best seed of each point): the
+One panel per matrix (`tempsup.bows.grid.Grid`, best seed of each point): the
 covariance Σ of the training data first, then for each row of
 `tempsup.bows.grid.ROWS` (linear at weight decay 1, ReLU at 1, ReLU at 6) the
 normalised WᵀW at every bottleneck m. WᵀW/‖W‖² has trace 1, so its entries
@@ -16,8 +16,6 @@ hover shows the raw values.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import plotly.graph_objects as go
 
@@ -32,23 +30,6 @@ def grid_limit(grid: Grid) -> float:
                for m in grid.ms) or 1.0  # fmt: skip
 
 
-def _panel(z: np.ndarray, raw: np.ndarray, name: str, k: int) -> dict[str, Any]:
-    n = z.shape[0]
-    suffix = "" if k == 1 else str(k)
-    return {
-        "type": "heatmap",
-        "x": list(range(n)),
-        "y": list(range(n)),
-        "z": rnd(z),
-        "customdata": rnd(raw),
-        "coloraxis": "coloraxis",
-        "name": name,
-        "hovertemplate": f"{name}<br>[%{{y}}, %{{x}}] = %{{customdata}}<extra></extra>",
-        "xaxis": "x" + suffix,
-        "yaxis": "y" + suffix,
-    }
-
-
 def grid_panels(grid: Grid) -> list[tuple[str, int | None, str, np.ndarray]]:
     """(row name, m or None for Σ, hover name, raw matrix) of every panel, Σ first."""
     out: list[tuple[str, int | None, str, np.ndarray]] = [("", None, "covariance Σ", grid.cov)]
@@ -59,80 +40,96 @@ def grid_panels(grid: Grid) -> list[tuple[str, int | None, str, np.ndarray]]:
     return out
 
 
+GAP = 2  # empty cells between two panels of the mosaic
+
+
+def panel_position(grid: Grid, row_name: str, m: int | None, wide: bool) -> tuple[int, int]:
+    """(row, column) of a panel in the arrangement: Σ in the middle row's first column
+    (wide) or on top (narrow)."""
+    if m is None:
+        return (1, 0) if wide else (0, 1)
+    i = [ROW_NAMES[row] for row in ROWS].index(row_name)
+    j = list(grid.ms).index(m)
+    return (i, j + 1) if wide else (j + 1, i)
+
+
+def block(r: int, c: int, d: int, extra: int = 0) -> tuple[slice, slice]:
+    """Where panel (r, c) of d × d sits in the mosaic's matrix: (rows, columns); rows
+    after the first move down by `extra` more empty cells (room for labels)."""
+    y0 = r * (d + GAP) + (extra if r >= 1 else 0)
+    return slice(y0, y0 + d), slice(c * (d + GAP), c * (d + GAP) + d)
+
+
 def grid_figure(grid: Grid, wide: bool = True, title: str = "") -> go.Figure:
-    """The grid as one figure (wide: 3 rows × (Σ + 9 m); narrow: Σ, then 9 rows × 3)."""
+    """The grid as one figure (wide: 3 rows × (Σ + 9 m); narrow: Σ, then 9 rows × 3).
+
+    One heatmap holds every panel, a mosaic with empty cells between them (28 plots
+    of their own would put ~3,000 elements in the page for its 28 small matrices);
+    `layout.meta["panels"]` names each panel and its place, `block` finds its cells.
+    """
     lim = grid_limit(grid)
     s_cov = float(np.abs(grid.cov).max()) or 1.0
     ms = list(grid.ms)
+    d = grid.cov.shape[0]
     n_rows, n_cols = (len(ROWS), len(ms) + 1) if wide else (len(ms) + 1, len(ROWS))
-    gap_x, gap_y = (0.012, 0.05) if wide else (0.03, 0.012)
-    left = 0.0
-    width = (1.0 - left - gap_x * (n_cols - 1)) / n_cols
-    label_gap = 0.0 if wide else 0.04  # narrow: room for the models' names under Σ
-    height = (1.0 - gap_y * (n_rows - 1) - label_gap) / n_rows
-
-    def top(r: int) -> float:
-        return 1.0 - r * (height + gap_y) - (label_gap if r >= 1 else 0.0)
-
-    data, layout_axes, notes = [], {}, []
-
-    def place(k: int, r: int, c: int, n: int) -> None:
-        x0 = left + c * (width + gap_x)
-        y1 = top(r)
-        suffix = "" if k == 1 else str(k)
-        common = {"showgrid": False, "zeroline": False, "showticklabels": False,
-                  "ticks": "", "constrain": "domain"}  # fmt: skip
-        layout_axes["xaxis" + suffix] = {
-            **common, "domain": [x0, x0 + width], "range": [-0.5, n - 0.5], "anchor": "y" + suffix,
-        }  # fmt: skip
-        layout_axes["yaxis" + suffix] = {
-            **common, "domain": [y1 - height, y1], "range": [n - 0.5, -0.5],
-            "anchor": "x" + suffix, "scaleanchor": "x" + suffix, "scaleratio": 1,
-        }  # fmt: skip
-
-    for k, (row_name, m, name, raw) in enumerate(grid_panels(grid), start=1):
-        n = raw.shape[0]
-        if m is None:
-            r, c = (1, 0) if wide else (0, 1)
-            z = raw / s_cov
-        else:
-            i, j = ROWS.index(next(row for row in ROWS if ROW_NAMES[row] == row_name)), ms.index(m)
-            r, c = (i, j + 1) if wide else (j + 1, i)
-            z = raw / lim
-        data.append(_panel(z, raw, name, k))
-        place(k, r, c, n)
-    label = {"showarrow": False, "xref": "paper", "yref": "paper", "font": {"size": 12}}
+    extra = 0 if wide else 4  # narrow: the models' names between Σ and the first m
+    z = np.full((n_rows * (d + GAP) - GAP + extra, n_cols * (d + GAP) - GAP), np.nan)
+    raw_all = np.full_like(z, np.nan)
+    meta = []
+    for row_name, m, name, raw in grid_panels(grid):
+        r, c = panel_position(grid, row_name, m, wide)
+        rows, cols = block(r, c, d, extra)
+        z[rows, cols] = raw / (s_cov if m is None else lim)
+        raw_all[rows, cols] = raw
+        meta.append({"name": name, "row": r, "col": c, "y0": rows.start, "x0": cols.start})
+    trace = {
+        "type": "heatmap",
+        "z": rnd(z),
+        "customdata": rnd(raw_all),
+        "coloraxis": "coloraxis",
+        "hoverongaps": False,
+        "hovertemplate": "value %{customdata}<extra></extra>",  # the panels' names label them
+    }
+    label = {"showarrow": False, "xref": "x", "yref": "y", "font": {"size": 12}}
+    left = {**label, "xref": "paper", "x": 0, "xanchor": "right"}  # beside the first column
+    above = {**label, "yref": "paper", "y": 1, "yanchor": "bottom"}  # over the first row
+    mid = (d - 1) / 2
+    notes = []
     if wide:
         for i, row in enumerate(ROWS):
-            y = top(i) - height / 2
-            notes.append({**label, "text": ROW_NAMES[row].replace(", ", "<br>"), "x": -0.005,
-                          "y": y, "xanchor": "right", "textangle": 0})  # fmt: skip
+            notes.append({**left, "text": ROW_NAMES[row].replace(", ", "<br>"),
+                          "y": block(i, 0, d)[0].start + mid})  # fmt: skip
         for j, m in enumerate(ms):
-            x = left + (j + 1) * (width + gap_x) + width / 2
-            notes.append({**label, "text": f"m = {m}", "x": x, "y": 1.0, "yanchor": "bottom"})
-        notes.append({**label, "text": "covariance Σ", "x": left + width / 2,
-                      "y": top(1), "yanchor": "bottom"})  # fmt: skip
+            notes.append({**above, "text": f"m = {m}", "x": block(0, j + 1, d)[1].start + mid})
+        notes.append({**label, "text": "covariance Σ", "x": mid,
+                      "y": block(1, 0, d)[0].start - 0.6, "yanchor": "bottom"})  # fmt: skip
     else:
+        under_sigma = block(1, 0, d, extra)[0].start - 0.6
         for i, row in enumerate(ROWS):
-            x = left + i * (width + gap_x) + width / 2
-            notes.append({**label, "text": ROW_NAMES[row].replace(", ", "<br>"), "x": x,
-                          "y": top(1), "yanchor": "bottom"})  # fmt: skip
+            notes.append({**label, "text": ROW_NAMES[row].replace(", ", "<br>"),
+                          "x": block(0, i, d)[1].start + mid, "y": under_sigma,
+                          "yanchor": "bottom"})  # fmt: skip
         for j, m in enumerate(ms):
-            y = top(j + 1) - height / 2
-            notes.append({**label, "text": f"m = {m}", "x": -0.01, "y": y, "xanchor": "right"})
-        notes.append({**label, "text": "covariance Σ", "x": left + 1 * (width + gap_x) - gap_x,
-                      "y": 1.0 - height / 2, "xanchor": "right"})  # fmt: skip
+            notes.append({**left, "text": f"m = {m}",
+                          "y": block(j + 1, 0, d, extra)[0].start + mid})  # fmt: skip
+        notes.append({**label, "text": "covariance Σ", "x": block(0, 1, d)[1].start - 1,
+                      "y": mid, "xanchor": "right"})  # fmt: skip
     seeds = grid.spec.base.seeds
     title = title or (
         f"best of {seeds} seed{'s' if seeds != 1 else ''} per panel<br>WᵀW/‖W‖² ÷ {fmt(lim)} "
         f"(the largest |entry| of all), Σ ÷ {fmt(s_cov)}"
     )
+    hidden = {"showgrid": False, "zeroline": False, "showticklabels": False, "ticks": "",
+              "showline": False, "constrain": "domain"}  # fmt: skip
     layout = base_layout(
         title,
         height=330 if wide else 1150,
-        margin={"l": 70 if wide else 46, "r": 10, "t": 70 if wide else 80, "b": 10},
+        margin={"l": 70 if wide else 46, "r": 10, "t": 90 if wide else 60, "b": 10},
         title_font_size=12,
         annotations=notes,
+        meta={"panels": meta},
+        xaxis={**hidden, "range": [-0.5, z.shape[1] - 0.5]},
+        yaxis={**hidden, "range": [z.shape[0] - 0.5, -0.5], "scaleanchor": "x", "scaleratio": 1},
         coloraxis={
             "colorscale": DIVERGING,
             "cmin": -1,
@@ -140,6 +137,5 @@ def grid_figure(grid: Grid, wide: bool = True, title: str = "") -> go.Figure:
             "showscale": wide,
             "colorbar": {"title": {"text": "÷ max"}, "thickness": 10, "len": 0.9},
         },
-        **layout_axes,
     )
-    return go.Figure({"data": data, "layout": layout})
+    return go.Figure({"data": [trace], "layout": layout})
