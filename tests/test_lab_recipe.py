@@ -233,3 +233,21 @@ def test_a_five_word_text_is_named_too_short():
     assert "5 words" in report.warning and "50 samples" in report.warning
     long = "\n".join(f"line {i} apples pears plums" for i in range(1200))
     assert text_report(long, 20).warning is None
+
+
+# ---- the lab's view as a link -------------------------------------------------------------
+
+
+def test_a_lab_link_round_trips_and_names_what_it_ignores():
+    from app.pages.lab import FRESH, lab_from_query, lab_query
+
+    values = {**FRESH, "m": 6, "model": "linear", "wd": 6.0, "epochs": 20, "ms": "2, 6"}
+    query = lab_query(values, run=True, sweep=False)
+    assert "m=6" in query and "run=1" in query and "sweep" not in query
+    back, flags, errors = lab_from_query(query)
+    assert back == values and flags == {"run": True, "sweep": False} and errors == []
+    assert lab_query(FRESH) == ""  # the fresh page is the bare /lab
+    _, _, errors = lab_from_query("?model=gelu&m=abc&colour=red")
+    assert any(e.startswith("model: expected one of linear, relu") for e in errors)
+    assert "m: expected a number, got 'abc'" in errors
+    assert "colour: not a setting of the lab" in errors

@@ -34,6 +34,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
+import numpy as np
 from dash import Input, Output, State, callback, ctx, dcc, html, no_update
 
 from app import ids, player
@@ -111,11 +112,26 @@ def lab_query(values: dict[str, Any], run: bool = False, sweep: bool = False) ->
     pairs = []
     for name, fresh in FRESH.items():
         value = values.get(name)
-        if value is None or value == fresh or (name in ("ms", "wds") and not str(value).strip()):
-            continue
+        if not _linkable(value) or value == fresh or not str(value).strip():
+            continue  # unset, the fresh page's, or not a value a control can hold
         pairs.append((name, f"{value:g}" if isinstance(value, float) else str(value)))
     pairs += [(flag, "1") for flag, on in (("run", run), ("sweep", sweep)) if on]
     return "?" + urlencode(pairs) if pairs else ""
+
+
+def _linkable(value: Any) -> bool:
+    """A control's value that a link can carry: a number, or short UTF-8 text."""
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        return False
+    if isinstance(value, float) and not np.isfinite(value):
+        return False
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return False
+        return len(value) <= MAX_QUERY_VALUE
+    return True
 
 
 def lab_from_query(query: str | None) -> tuple[dict[str, Any], dict[str, bool], list[str]]:
@@ -595,8 +611,8 @@ def lab_link(run_job, sweep_job, structure, m, model, wd, sharpness, epochs, see
         spec = build_sweep(*(values[k] for k in ("structure", "m", "model", "wd", "sharpness",
                                                  "epochs", "seeds", "text")), ms, wds)  # fmt: skip
         sweep = isinstance(sweep_job, dict) and sweep_job.get("key") == spec.key
-    except TempsupError:
-        pass
+    except (TempsupError, TypeError, ValueError):
+        pass  # controls that make no config: the link keeps them, shows nothing trained
     query = lab_query(values, run, sweep)
     return no_update if query == (search or "") else query
 
