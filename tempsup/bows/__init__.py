@@ -7,10 +7,12 @@ per concept, like the RNN side of tempsup:
     config    BowsConfig: the run's settings, validated and hashed (kind "bows")
     data      generators: circle, figure-8, sphere, i.i.d. control, bag of words
     model     BatchedTiedAE: x̂ = σ(WᵀWx + b) for many seeds and bottlenecks at once
-    train     the authors' recipe (AdamW, cosine decay, clipping), yielding snapshots
+    train     the authors' recipe (AdamW, cosine per epoch, clipping), yielding snapshots
     analysis  covariance, WᵀW, PCA, R², and the measures of the paper's claims
     run       BowsRun and its .npz file; stream_frames, train_runs, sweeps
-    figures   pure Plotly panels, the animation, HTML export, the sweep figure
+    sweep     the sweep over m (and weight decay, and model) as one queued job
+    grid      the authors' main figure as one job, its measured words, the shipped grid
+    figures   pure Plotly panels, the animation, HTML export, the sweep and grid figures
 
 The job kinds "bows" and "bows-sweep" are in `tempsup.jobs.kinds`.
 """

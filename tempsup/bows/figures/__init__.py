@@ -12,7 +12,8 @@ No Dash here (style.md §5); the app and the HTML export share them. Panels
 (`tempsup.figures.panel`): `PANEL_SET.frame_traces`, `.panel_layout`, `.panel_figure`, …
 draw any panel, with the same contract.
 `animation_figure` / `export_html` put the four panels into one animated, self-contained
-figure; `sweep_figure(runs)` draws a sweep over m (and weight decay) from several runs.
+figure; `sweep_figure(runs)` draws a sweep over m (and weight decay) from several runs;
+`grid.grid_figure(grid)` the authors' main figure (`tempsup.bows.grid`).
 Seed None means the run's best seed.
 """
 
