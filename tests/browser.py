@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -114,3 +115,35 @@ def css(id_: str | dict) -> str:
     from app import ids
 
     return f"[id='{ids.text(id_)}']" if isinstance(id_, dict) else f"#{id_}"
+
+
+def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
+    """`predicate()` once it is truthy (retried while the DOM is mid-update), or fail
+    naming `what` and the last value seen."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        try:
+            last = predicate()
+            if last:
+                return last
+        except Exception as exc:  # the DOM may be mid-update
+            last = exc
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
+
+
+def find(driver, selector: str, timeout: float = 30.0):
+    """The element once the page has rendered it (pages render after a callback)."""
+    return wait_for(lambda: driver.find_element("css selector", selector), timeout, selector)
+
+
+def click(driver, selector: str, timeout: float = 30.0) -> None:
+    """Click the element once it is there, finding it again if a callback redrew it
+    between the finding and the click (a failed click is not performed: safe to retry)."""
+
+    def attempt() -> bool:
+        driver.find_element("css selector", selector).click()
+        return True
+
+    wait_for(attempt, timeout, f"click on {selector}")

@@ -7,7 +7,6 @@ test opens its own page. Configs are tiny so the worker answers in seconds.
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -17,7 +16,7 @@ from selenium.webdriver.common.keys import Keys
 from app import ids
 from tempsup.config import DEFAULTS, query_string
 from tempsup.paper.presets import presets
-from tests.browser import app_server, comparable, css, make_driver
+from tests.browser import app_server, click, comparable, css, find, make_driver, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -62,36 +61,6 @@ def browser(tmp_path: Path):
     driver.download_dir = tmp_path
     yield driver
     driver.quit()
-
-
-def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = predicate()
-            if last:
-                return last
-        except Exception as exc:  # the DOM may be mid-update
-            last = exc
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
-
-
-def find(driver, css: str, timeout: float = 30.0):
-    """The element once the page has rendered it (pages render after a callback)."""
-    return wait_for(lambda: driver.find_element("css selector", css), timeout, css)
-
-
-def click(driver, css: str, timeout: float = 30.0) -> None:
-    """Click the element once it is there, finding it again if a callback redrew it
-    between the finding and the click (a failed click is not performed: safe to retry)."""
-
-    def attempt() -> bool:
-        driver.find_element("css selector", css).click()
-        return True
-
-    wait_for(attempt, timeout, f"click on {css}")
 
 
 def n_traces(driver, graph: str) -> int:

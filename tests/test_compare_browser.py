@@ -9,7 +9,6 @@ under the scrubber ("left: frame 21 of 21 (step 200) · seed 1: loss …").
 from __future__ import annotations
 
 import re
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
@@ -18,7 +17,7 @@ import pytest
 
 from app import ids
 from app.urlstate import config_from_query
-from tests.browser import app_server, css, make_driver
+from tests.browser import app_server, css, make_driver, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -59,20 +58,6 @@ def browser(tmp_path_factory):
     driver = make_driver(tmp_path_factory.mktemp("downloads"))
     yield driver
     driver.quit()
-
-
-def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = predicate()
-            if last:
-                return last
-        except Exception as exc:  # the DOM may be mid-update
-            last = exc
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
 def label(driver) -> str:

@@ -6,14 +6,13 @@ its own page. Trainings are tiny (2 epochs) so the worker answers in seconds.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from app import ids
-from tests.browser import app_server, css, make_driver
+from tests.browser import app_server, css, make_driver, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -38,20 +37,6 @@ def browser(tmp_path: Path):
     driver = new_browser(tmp_path)
     yield driver
     driver.quit()
-
-
-def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = predicate()
-            if last:
-                return last
-        except Exception as exc:  # noqa: BLE001 - the page is still drawing: try again
-            last = exc
-        time.sleep(0.25)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
 def text_of(driver, selector: str) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 
 import numpy as np
 import pytest
@@ -23,6 +22,7 @@ from tempsup.analysis import PENTAGON_DEG, PENTAGON_NORMS
 from tempsup.figures._common import canonical_weights, select
 from tempsup.paper import shipped
 from tempsup.paper.presets import preset, presets
+from tests.browser import wait_for
 
 
 def _run(name: str, label: str):
@@ -145,20 +145,6 @@ def browser(tmp_path_factory):
     driver = make_driver(tmp_path_factory.mktemp("views-browser"))
     yield driver
     driver.quit()
-
-
-def wait_for(predicate, timeout: float = 90.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = predicate()
-            if last:
-                return last
-        except Exception as exc:  # the DOM may be mid-update
-            last = exc
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 
 def reveal(driver, url: str, step: int) -> list[dict]:

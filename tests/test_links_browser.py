@@ -8,7 +8,6 @@ with its own empty profile. Configs and sweeps are tiny so the worker answers in
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -17,7 +16,7 @@ from selenium.webdriver.common.keys import Keys
 
 from app import ids
 from app.urlstate import config_from_query
-from tests.browser import app_server, css, make_driver
+from tests.browser import app_server, click, css, find, make_driver, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -75,32 +74,6 @@ def fresh(tmp_path: Path):
     driver = make_driver(tmp_path / "b")
     yield driver
     driver.quit()
-
-
-def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        try:
-            last = predicate()
-            if last:
-                return last
-        except Exception as exc:  # the DOM may be mid-update
-            last = exc
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
-
-
-def find(driver, selector: str, timeout: float = 30.0):
-    return wait_for(lambda: driver.find_element("css selector", selector), timeout, selector)
-
-
-def click(driver, selector: str, timeout: float = 30.0) -> None:
-    def attempt() -> bool:
-        driver.find_element("css selector", selector).click()
-        return True
-
-    wait_for(attempt, timeout, f"click on {selector}")
 
 
 def text_of(driver, selector: str) -> str:
