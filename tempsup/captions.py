@@ -382,8 +382,10 @@ def eigen_caption(config: RunConfig) -> str:
         )
     if config.model == "ssm":
         text += (
-            "The paper's phase transition shows up here: the swept angle kθ jumps from ≈ 90° "
-            "(dense) to ≈ 270° (sparse) and the spectral radius drops. "
+            "The paper's phase transition shows up here: as sparsity grows, the best seed's "
+            "swept angle kθ moves from the ≈ 90° basin (dense) to the ≈ 270° one (sparse) and "
+            "the spectral radius drops; each seed keeps its own basin (the gallery's ssm-jump "
+            "card). "
         )
     text += (
         "kθ is the swept angle, the summed angle turned from w_0 to w_k one step at a time "

@@ -128,6 +128,7 @@ STEPS: tuple[Step, ...] = (
         preset="ssm-dense-vs-sparse",
         run="sparse",
         claims=(3,),
+        compare=("dense", "sparse"),  # its numbers quote the dense run beside the sparse
         question=(
             "Now the readout has a ReLU and inputs are sparse (S = 0.9: an input is non-zero "
             "10 % of the time). Where do the intermediate directions w_s (s < k), which the "

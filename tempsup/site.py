@@ -24,9 +24,8 @@ from typing import TYPE_CHECKING
 
 from tempsup import lesson
 from tempsup.config import MODEL_NAMES, query_string
-from tempsup.figures.thumbnail import thumbnail
 from tempsup.paper.preset import ClaimResult, Preset, format_measured
-from tempsup.paper.presets import preset_configs
+from tempsup.paper.presets import card_picture, preset_configs
 from tempsup.run import Run
 
 if TYPE_CHECKING:
@@ -45,6 +44,9 @@ body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Arial, sans-se
        padding: 1rem; line-height: 1.5; }
 a { color: #2f6fde; }
 nav a { margin-right: 1rem; }
+.lesson-runs { display: grid;
+  grid-template-columns: repeat(auto-fit, minmax(min(100%, 560px), 1fr)); }
+.lesson-runs figure { margin: 0; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(22rem, 100%), 1fr));
          gap: 1rem; }
 .plot { max-width: 100%; }
@@ -248,7 +250,7 @@ def index_body(results: list[tuple[Preset, list[ClaimResult]]], runs: dict[str, 
     for p, res in results:
         import plotly.graph_objects as go
 
-        picture, notes = thumbnail(runs[p.main_key])
+        picture, notes = card_picture(p, runs)
         fig = _figure(go.Figure(picture), f"thumb-{p.name}", static=True)
         fig += "".join(f'<p class="caption">{html.escape(n)}</p>' for n in notes)
         cards.append(
@@ -290,7 +292,9 @@ def preset_body(p: Preset, res: list[ClaimResult], runs: dict[str, Run]) -> str:
 def lesson_body(
     results: list[tuple[Preset, list[ClaimResult]]], runs: dict[str, Run], app_url: str | None
 ) -> str:
-    from tempsup.figures.animation import animation_figure
+    import plotly.graph_objects as go
+
+    from tempsup.figures.animation import animation_figure, side_by_side
 
     by_name = {p.name: (p, res) for p, res in results}
     nav = " · ".join(
@@ -318,7 +322,14 @@ def lesson_body(
                 f"<code>/{html.escape(query)}</code>."
             )
         nxt = f' · <a href="#step-{i + 1}">Next step →</a>' if i < len(lesson.STEPS) else ""
-        figure = _figure(animation_figure(runs[cfg.key]), f"lesson-{i}")
+        narrow = side_by_side if len(item.shown) > 1 else dict
+        figure = '<div class="lesson-runs">' + "".join(  # the runs its question compares
+            f"<figure><figcaption>{html.escape(label)}</figcaption>"
+            + _figure(go.Figure(narrow(animation_figure(runs[key]).to_plotly_json())),
+                      f"lesson-{i}-{j}")
+            + "</figure>"
+            for j, (label, key) in enumerate((lab, p.config(lab).key) for lab in item.shown)
+        ) + "</div>"  # fmt: skip
         figure += panel_captions_html(runs[cfg.key])
         sections.append(
             f'<section class="step card" id="step-{i}" data-answer="{right}" '

@@ -18,12 +18,13 @@ from dash import Input, Output, callback, dcc, html
 
 from app import ids, preset_runs
 from app.pages import register
-from app.services import job_queue, preset_mode
+from app.services import preset_mode
 from app.urlstate import compare_href, query_from_config
 from tempsup.errors import TempsupError
-from tempsup.figures.thumbnail import THUMB_HEIGHT, figure_thumbnail, thumbnail
+from tempsup.figures.thumbnail import THUMB_HEIGHT
 from tempsup.paper.preset import ClaimResult, Preset, measured_items
-from tempsup.paper.presets import presets, thumbnail_choice
+from tempsup.paper.presets import card_picture as presets_card_picture
+from tempsup.paper.presets import presets
 from tempsup.run import Run
 
 POLL_MS = 3000  # cards refresh while presets are still training
@@ -52,36 +53,22 @@ def layout() -> html.Div:
     )
 
 
-@lru_cache(maxsize=32)
-def _thumbnail(key: str, panel: str) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """`thumbnail` of one panel of a stored run, cached (a finished run never changes)."""
-    run = job_queue().run(key)
-    return thumbnail(run, panel) if run is not None else ({}, ())
-
-
-@lru_cache(maxsize=16)
-def _summary(
-    name: str, quick: bool, keys: tuple[str, ...]
-) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The preset's own figure across its runs at card size, cached by its runs' keys."""
-    p = next(p for p in presets(quick) if p.name == name)
-    runs = preset_runs.ready(p)
-    if len(runs) < len(p.configs):
-        return {}, ()
-    return figure_thumbnail(p.summary_figure(runs))
-
-
 def card_picture(
     preset: Preset, quick: bool, ready: dict[str, Run]
 ) -> tuple[dict[str, Any], tuple[str, ...]]:
-    """The picture the preset chose for its card (`thumbnail_choice`): a panel of one of
-    its runs, or its figure across all of them once they are all ready."""
-    label, panel = thumbnail_choice(preset)
-    if panel == "summary":
-        if len(ready) < len(preset.configs) or preset.figure is None:
-            return {}, ()
-        return _summary(preset.name, quick, preset.keys)
-    return _thumbnail(preset.config(label).key, panel) if label in ready else ({}, ())
+    """The picture the preset chose for its card (`tempsup.paper.presets.card_picture`,
+    which the static site draws too), cached by which of its runs are ready: a finished
+    run never changes."""
+    return _picture(preset.name, quick, tuple(sorted(ready)))
+
+
+@lru_cache(maxsize=32)
+def _picture(
+    name: str, quick: bool, labels: tuple[str, ...]
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    p = next(p for p in presets(quick) if p.name == name)
+    runs = preset_runs.ready(p)
+    return presets_card_picture(p, {label: runs[label] for label in labels if label in runs})
 
 
 def claim_rows(results: tuple[ClaimResult, ...]) -> html.Ul:

@@ -21,7 +21,7 @@ from app.pages import register
 from app.services import job_queue
 from app.urlstate import query_from_config
 from tempsup import lesson
-from tempsup.figures.animation import animation_figure
+from tempsup.figures.animation import animation_figure, side_by_side
 
 PATH = "/lesson"
 
@@ -104,32 +104,6 @@ def _animation(key: str) -> dict[str, Any]:
     """The run's four animated panels (plain JSON, cached: finished runs never change)."""
     run = job_queue().run(key)
     return animation_figure(run).to_plotly_json() if run is not None else {}
-
-
-SHORT_TITLE = 32  # side by side, a panel title longer than this runs into its neighbour's
-
-
-def side_by_side(figure: dict[str, Any]) -> dict[str, Any]:
-    """An animation narrowed for a half-width column: each panel keeps the first line of
-    its title, shortened before its parenthesis when long (the explorer, one click away,
-    has the full notes), in a smaller font; a heatmap without its colour bar, which would
-    sit over the next panel (its cells print their values)."""
-    layout = dict(figure.get("layout", {}))
-    notes = []
-    for note in layout.get("annotations", []):
-        text = str(note.get("text", "")).split("<br>")[0]
-        if len(text) > SHORT_TITLE and " (" in text:
-            text = text.split(" (")[0]
-        notes.append({**note, "text": text, "font": {**note.get("font", {}), "size": 11}})
-    layout["annotations"] = notes
-    title = dict(layout.get("title", {}))
-    title["font"] = {**title.get("font", {}), "size": 13}
-    layout["title"] = title
-    data = [
-        {**t, "showscale": False} if t.get("type") == "heatmap" else t
-        for t in figure.get("data", [])
-    ]
-    return {**figure, "data": data, "layout": layout}
 
 
 def reveal(number: int, picked: int) -> list[Any]:

@@ -216,4 +216,30 @@ def export_html(
     )
 
 
-__all__ = ["animation_figure", "export_html"]
+SHORT_TITLE = 32  # side by side, a panel title longer than this runs into its neighbour's
+
+
+def side_by_side(figure: dict[str, Any]) -> dict[str, Any]:
+    """An animation narrowed for a half-width column: each panel keeps the first line of
+    its title, shortened before its parenthesis when long (the explorer, one click away,
+    has the full notes), in a smaller font; a heatmap without its colour bar, which would
+    sit over the next panel (its cells print their values)."""
+    layout = dict(figure.get("layout", {}))
+    notes = []
+    for note in layout.get("annotations", []):
+        text = str(note.get("text", "")).split("<br>")[0]
+        if len(text) > SHORT_TITLE and " (" in text:
+            text = text.split(" (")[0]
+        notes.append({**note, "text": text, "font": {**note.get("font", {}), "size": 11}})
+    layout["annotations"] = notes
+    title = dict(layout.get("title", {}))
+    title["font"] = {**title.get("font", {}), "size": 13}
+    layout["title"] = title
+    data = [
+        {**t, "showscale": False} if t.get("type") == "heatmap" else t
+        for t in figure.get("data", [])
+    ]
+    return {**figure, "data": data, "layout": layout}
+
+
+__all__ = ["animation_figure", "export_html", "side_by_side"]

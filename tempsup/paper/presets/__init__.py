@@ -12,7 +12,9 @@ a N_h = 20, 15-feature stand-in for the large preset.
 from __future__ import annotations
 
 import sys
+from collections.abc import Mapping
 from functools import cache
+from typing import Any
 
 import tempsup.paper.presets.four_terms as four_terms
 import tempsup.paper.presets.large as large
@@ -25,7 +27,9 @@ import tempsup.paper.presets.ssm_dense_vs_sparse as ssm_dense_vs_sparse
 import tempsup.paper.presets.ssm_jump as ssm_jump
 import tempsup.paper.presets.vector_all_or_none as vector_all_or_none
 import tempsup.paper.presets.vector_diagonal as vector_diagonal
+from tempsup.figures.thumbnail import figure_thumbnail, thumbnail
 from tempsup.paper.preset import ClaimResult, Preset, Registry
+from tempsup.run import Run
 
 REGISTRY = Registry(
     (
@@ -61,9 +65,25 @@ def thumbnail_choice(p: Preset) -> tuple[str, str]:
     return _thumbnails()[p.name]
 
 
+def card_picture(p: Preset, runs: Mapping[str, Run]) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The card's picture and notes as `thumbnail_choice` says, from the runs at hand (by
+    label or key): the gallery and the static site both draw it here, so a card shows the
+    same picture on each. Empty while a run it needs is missing."""
+    label, panel = thumbnail_choice(p)
+    if panel == "summary":
+        have = all(lab in runs or key in runs for lab, key in zip(p.labels, p.keys, strict=True))
+        if p.figure is None or not have:
+            return {}, ()
+        return figure_thumbnail(p.summary_figure(runs))
+    key = p.config(label).key
+    run = runs.get(label, runs.get(key))
+    return thumbnail(run, panel) if run is not None else ({}, ())
+
+
 __all__ = [
     "REGISTRY",
     "ClaimResult",
+    "card_picture",
     "Preset",
     "preset",
     "preset_configs",
