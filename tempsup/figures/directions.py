@@ -499,5 +499,10 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
         + 1
         + cfg.relu_readout * (1 if mode == "3d" else 2)
     )
-    extra = {"margin": {**MARGIN, "t": 130}} if mode == "projection" else {}
+    margin = dict(MARGIN)
+    if mode == "projection":
+        margin["t"] = 130
+    if cfg.inputs > 1:  # the other features' legend entry adds a row on a two-column panel
+        margin["b"] = 146
+    extra = {"margin": margin} if margin != MARGIN else {}
     return Parts(title=title, axes=axes, moving=tuple(range(n_traces)), extra=extra)
