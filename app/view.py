@@ -134,6 +134,11 @@ def stream_view(run: Any, seed: int, feature: int = 0, figs: PanelSet = RNN) -> 
     """The whole store for the frames a job has streamed so far, for one seed: what the
     page switches to when another seed takes the lead (`tempsup.run.leading_seed`). Not
     lean and not cached: the run is still growing."""
+    return _view(run, seed, feature, figs, lean=False)
+
+
+def _view(run: Any, seed: int, feature: int, figs: PanelSet, lean: bool) -> dict[str, Any]:
+    """Every frame of one seed and the parts the frames share: the page's whole store."""
     return {
         "key": run.config.key,
         "seed": seed,
@@ -141,7 +146,7 @@ def stream_view(run: Any, seed: int, feature: int = 0, figs: PanelSet = RNN) -> 
         "n": run.n_frames,
         "steps": [int(s) for s in np.asarray(run["step"])],
         "message": "",
-        "frames": frame_data(run, seed, feature, 0, figs),
+        "frames": frame_data(run, seed, feature, 0, figs, lean=lean),
         "summaries": status_lines(run, seed, feature, 0, figs),
         **shared_parts(run, seed, feature, figs),
     }
@@ -171,18 +176,7 @@ class _RunRef:
 
 @lru_cache(maxsize=32)
 def _full_view(ref: _RunRef, seed: int, feature: int, figs: PanelSet) -> dict[str, Any]:
-    run = ref.run
-    return {
-        "key": run.config.key,
-        "seed": seed,
-        "feature": feature,
-        "n": run.n_frames,
-        "steps": [int(s) for s in np.asarray(run["step"])],
-        "message": "",
-        "frames": frame_data(run, seed, feature, 0, figs, lean=True),
-        "summaries": status_lines(run, seed, feature, 0, figs),
-        **shared_parts(run, seed, feature, figs),
-    }
+    return _view(ref.run, seed, feature, figs, lean=True)
 
 
 def lab_view(run: Any, seed: int) -> dict[str, Any]:
