@@ -161,6 +161,12 @@ def test_frames_stream_while_running_and_identical_configs_train_once(
     # held after its third frame: a read while it runs gets exactly those
     gate.wait_held(config.key)
     running = queue.status(config.key)
+    # the rate reaches the record with the heartbeat (a thread, every PROGRESS_EVERY s),
+    # which may come just after the third frame: a busy machine saw no ETA yet
+    deadline = time.monotonic() + 10
+    while running.eta_s is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        running = queue.status(config.key)
     assert running.state == JobState.RUNNING and running.n_frames == 3
     assert describe(running) == f"training: step {running.step}/{config.steps}"
     assert running.eta_s is not None and running.eta_s >= 0
