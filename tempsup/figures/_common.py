@@ -200,30 +200,41 @@ def log_range(values: np.ndarray, decades: int) -> list[float]:
 
 
 def step_cursor(step: int, log_range: list[float], loss: Any) -> list[dict[str, Any]]:
-    """The moving traces of a loss panel: a dashed line at the frame's `step` across the
-    whole `log_range`, and a dot on the shown seed's `loss` (a 1-element array)."""
+    """The moving traces of a log-axis loss panel: a dashed line at the frame's `step`
+    across the whole `log_range`, and a dot on the shown seed's `loss` (a 1-element array)."""
     lo, hi = (10.0**v for v in log_range)
+    return cursor_traces(step, [lo, hi], positive(loss))
+
+
+def cursor_traces(step: int, span: Any, dot: Any, shown: Any = None) -> list[dict[str, Any]]:
+    """A loss panel's cursor on any axis: a dashed line at `step` over `span` (drawn
+    values) and a dot at `dot`; `shown` is the loss the hover names when the axis draws
+    another number (a symmetric-log axis), else the hover names the drawn value."""
+    marker: dict[str, Any] = {
+        "type": "scatter",
+        "x": [step],
+        "y": dot,
+        "mode": "markers",
+        "marker": {"color": LOSS, "size": 9},
+        "name": "current loss",
+        "showlegend": False,
+        "hovertemplate": "step %{x}: loss %{y}<extra></extra>",
+    }
+    if shown is not None:
+        marker["customdata"] = shown
+        marker["hovertemplate"] = "step %{x}: loss %{customdata}<extra></extra>"
     return [
         {
             "type": "scatter",
             "x": [step, step],
-            "y": rnd([lo, hi]),
+            "y": rnd(span),
             "mode": "lines",
             "line": {"color": CURSOR, "width": 1.5, "dash": "dash"},
             "name": "current step",
             "showlegend": False,
             "hoverinfo": "skip",
         },
-        {
-            "type": "scatter",
-            "x": [step],
-            "y": positive(loss),
-            "mode": "markers",
-            "marker": {"color": LOSS, "size": 9},
-            "name": "current loss",
-            "showlegend": False,
-            "hovertemplate": "step %{x}: loss %{y}<extra></extra>",
-        },
+        marker,
     ]
 
 

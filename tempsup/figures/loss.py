@@ -45,6 +45,7 @@ import numpy as np
 from tempsup import captions, theory
 from tempsup.config import RunConfig, importance_weights
 from tempsup.figures._common import (
+    cursor_traces,
     rnd,
     symlog,
     symlog_axis,
@@ -53,7 +54,7 @@ from tempsup.figures._common import (
     thin,
 )
 from tempsup.figures.panel import MARGIN, Parts, Selection
-from tempsup.palette import CURSOR, LOSS
+from tempsup.palette import CURSOR
 from tempsup.run import TERM_NAMES
 
 HISTORY_POINTS = 400  # each curve keeps at most this many steps (long runs are thinned)
@@ -161,30 +162,8 @@ def _line(curve: captions.Curve, x: list, y: list) -> dict[str, Any]:
 
 def _cursor(step: int, d: dict[str, Any], loss: float) -> list[dict[str, Any]]:
     """The moving traces: a dashed line at the frame's step across the whole range, and a
-    dot on the shown seed's loss."""
-    return [
-        {
-            "type": "scatter",
-            "x": [step, step],
-            "y": rnd(d["range"]),
-            "mode": "lines",
-            "line": {"color": CURSOR, "width": 1.5, "dash": "dash"},
-            "name": "current step",
-            "showlegend": False,
-            "hoverinfo": "skip",
-        },
-        {
-            "type": "scatter",
-            "x": [step],
-            "y": rnd(symlog([loss], d["c"])),
-            "mode": "markers",
-            "marker": {"color": LOSS, "size": 9},
-            "name": "current loss",
-            "showlegend": False,
-            "customdata": rnd([loss]),
-            "hovertemplate": "step %{x}: loss %{customdata}<extra></extra>",
-        },
-    ]
+    dot on the shown seed's loss (drawn on the symmetric-log axis, hovered as its value)."""
+    return cursor_traces(step, d["range"], rnd(symlog([loss], d["c"])), rnd([loss]))
 
 
 def explained_text(d: dict[str, Any], frame: int) -> str:
