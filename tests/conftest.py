@@ -80,3 +80,23 @@ def quick_preset_runs(tmp_path_factory, worker_id):
         runs = train_configs(preset_configs(quick=True))
         path.write_bytes(pickle.dumps(runs))
         return runs
+
+
+@pytest.fixture(scope="session")
+def pw_browser():
+    """Headless Chromium under Playwright for the session (`tests.pw`)."""
+    from tests.pw import chromium
+
+    with chromium() as browser:
+        yield browser
+
+
+@pytest.fixture(scope="session")
+def shipped_app(tmp_path_factory):
+    """One app server for the session's phone, accessibility and poll tests: the shipped
+    full presets' runs (so trained runs are on screen at once), no training worker."""
+    from tests.browser import app_server
+
+    cache = tmp_path_factory.mktemp("shipped-app") / "jobs"
+    with app_server(cache, workers=0, env={"TEMPSUP_PRESETS": "full"}) as url:
+        yield url
