@@ -188,3 +188,13 @@ LESSON_STEP = "lesson-step"  # the step shown (1-based)
 LESSON_CHOICE = "lesson-choice"
 LESSON_REVEAL = "lesson-reveal"
 LESSON_ANSWER = "lesson-answer"
+
+# the class poll on the lesson page (app/pollpanel.py)
+POLL_PANEL = "poll-panel"
+POLL_BROWSER = "poll-browser"  # local store: this browser's random id (one vote per step)
+POLL_TEACHER = "poll-teacher"  # session store: {"code", "key"} of the class this tab runs
+POLL_START = "poll-start"  # Start a class poll
+POLL_END = "poll-end"  # End the poll
+POLL_TICK = "poll-tick"  # interval refreshing the teacher's counts
+POLL_RESULTS = "poll-results"  # the teacher's counts of the step shown
+POLL_NOTE = "poll-note"  # under Reveal: whether a student's prediction was counted
