@@ -6,7 +6,8 @@ run, animates the runs its question compares (dense beside sparse, k = 0 beside
 larger k: `Step.shown`; side by side on a wide screen, stacked on a phone) and
 links into the explorer at its configuration ("try it yourself"). The step
 lives in the URL (`/lesson?step=3`), so a teacher can send one; nothing trains
-here (the gallery's runs are reused).
+here (the gallery's runs are reused). A teacher can run a class poll on it
+(`app.pollpanel`): the step links then keep the class (`?class=CODE`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from dash import Input, Output, State, callback, dcc, html, no_update
 
-from app import ids, preset_runs
+from app import ids, pollpanel, preset_runs
 from app.pages import register
 from app.services import job_queue
 from app.urlstate import query_from_config
@@ -26,15 +27,16 @@ from tempsup.figures.animation import animation_figure, side_by_side
 PATH = "/lesson"
 
 
-def step_nav(number: int) -> html.Nav:
-    """Links to every step; the current one is marked for screen readers too."""
+def step_nav(number: int, search: str | None = None) -> html.Nav:
+    """Links to every step (in the class poll the URL names); the current one is marked
+    for screen readers too."""
     links = []
     for i, item in enumerate(lesson.STEPS, start=1):
         current = i == number
         links.append(
             dcc.Link(
                 f"{i}. {item.title}",
-                href=f"{PATH}?step={i}",
+                href=pollpanel.step_href(i, search),
                 className="chip current" if current else "chip",
                 title="the step shown" if current else None,
             )
@@ -66,13 +68,14 @@ def step_card(number: int) -> html.Div:
                 ],
             ),
             html.Button("Reveal", id=ids.LESSON_REVEAL, className="primary"),
+            pollpanel.vote_note(),
             html.Div(id=ids.LESSON_ANSWER, **{"aria-live": "polite"}),
         ],
     )
 
 
-def body(number: int) -> list[Any]:
-    return [step_nav(number), step_card(number)]
+def body(number: int, search: str | None = None) -> list[Any]:
+    return [step_nav(number, search), step_card(number)]
 
 
 def layout() -> html.Div:
@@ -94,7 +97,8 @@ def initial(query: str) -> html.Div:
                     ),
                 ],
             ),
-            html.Div(id=ids.LESSON_BODY, children=body(lesson.step_number(query))),
+            pollpanel.panel(query),
+            html.Div(id=ids.LESSON_BODY, children=body(lesson.step_number(query), query)),
         ]
     )
 
@@ -106,7 +110,7 @@ def _animation(key: str) -> dict[str, Any]:
     return animation_figure(run).to_plotly_json() if run is not None else {}
 
 
-def reveal(number: int, picked: int) -> list[Any]:
+def reveal(number: int, picked: int, search: str | None = None) -> list[Any]:
     """The answer to step `number` for the choice `picked` (its place as shown)."""
     item = lesson.step(number)
     choices, right = lesson.shown_choices(item)
@@ -154,7 +158,9 @@ def reveal(number: int, picked: int) -> list[Any]:
     links = [dcc.Link("Try it yourself in the explorer", href="/" + query_from_config(cfg),
                       className="chip")]  # fmt: skip
     if number < len(lesson.STEPS):
-        links.append(dcc.Link("Next step →", href=f"{PATH}?step={number + 1}", className="chip"))
+        links.append(
+            dcc.Link("Next step →", href=pollpanel.step_href(number + 1, search), className="chip")
+        )
     out.append(html.Div(className="chips", children=links))
     return out
 
@@ -164,14 +170,15 @@ def reveal(number: int, picked: int) -> list[Any]:
     Input(ids.LESSON_REVEAL, "n_clicks"),
     State(ids.LESSON_CHOICE, "value"),
     State(ids.LESSON_STEP, "data"),
+    State(ids.ROOT_URL, "search"),
     prevent_initial_call=True,
 )
-def on_reveal(_clicks: int | None, picked: int | None, number: int | None):
+def on_reveal(_clicks: int | None, picked: int | None, number: int | None, search: str | None):
     if not isinstance(number, int) or isinstance(number, bool):
         return no_update
     if not isinstance(picked, int) or isinstance(picked, bool):
         return html.P("Pick an answer first: the point is to predict.", className="error")
-    return reveal(lesson.step_number(f"step={number}"), picked)
+    return reveal(lesson.step_number(f"step={number}"), picked, search)
 
 
 @callback(
@@ -184,7 +191,7 @@ def on_step(search: str | None, pathname: str | None):
     """Going from step to step changes only the query: redraw the step, keep the page."""
     if pathname != PATH:
         return no_update
-    return body(lesson.step_number(search))
+    return body(lesson.step_number(search), search)
 
 
 register(PATH, "Lesson", layout, order=1, initial=initial)

@@ -96,6 +96,11 @@ def _bytes(value: str | bytes) -> bytes:
     return value.encode("utf-8") if isinstance(value, str) else bytes(value)
 
 
+def _millis(expire: float | None) -> int | None:
+    """An entry's lifetime in seconds as Redis's PX (at least 1 ms; None: no expiry)."""
+    return None if expire is None else max(1, int(expire * 1000))
+
+
 class RedisView:
     """Reads and writes outside a transaction, each one atomic by itself."""
 
@@ -110,9 +115,9 @@ class RedisView:
         with self.store.guard():
             return self.store.client.get(self.store.name(name))
 
-    def set(self, name: str, value: str | bytes) -> None:
+    def set(self, name: str, value: str | bytes, expire: float | None = None) -> None:
         with self.store.guard():
-            self.store.client.set(self.store.name(name), _bytes(value))
+            self.store.client.set(self.store.name(name), _bytes(value), px=_millis(expire))
 
     def delete(self, name: str) -> None:
         with self.store.guard():
@@ -151,10 +156,10 @@ class RedisTxn:
     def data(self, name: str) -> bytes | None:
         return self._get(name)
 
-    def set(self, name: str, value: str | bytes) -> None:
-        full, data = self.store.name(name), _bytes(value)
+    def set(self, name: str, value: str | bytes, expire: float | None = None) -> None:
+        full, data, px = self.store.name(name), _bytes(value), _millis(expire)
         self.pending[full] = data
-        self.ops.append(lambda p: p.set(full, data))
+        self.ops.append(lambda p: p.set(full, data, px=px))
 
     def delete(self, name: str) -> None:
         full = self.store.name(name)

@@ -17,6 +17,11 @@ values are JSON text or bytes, never pickles):
     run:{key}             result.to_bytes() of a DONE job; its frames are served from it
     rate:{client hash}    JSON list of the times a client queued a job (the rate limit)
     blob:{sha256}         content a spec names by its hash (an uploaded text)
+    poll:…                the class poll's entries (`tempsup.poll`), each written with an expiry
+
+`set(name, value, expire=seconds)` writes an entry that the store itself drops
+after that many seconds (diskcache's expire, Redis's PX): data that must not
+outlive a day need not wait for a sweep.
 """
 
 from __future__ import annotations
@@ -159,7 +164,7 @@ class Txn(Protocol):
 
     def text(self, name: str) -> str | None: ...
     def data(self, name: str) -> bytes | None: ...
-    def set(self, name: str, value: str | bytes) -> None: ...
+    def set(self, name: str, value: str | bytes, expire: float | None = None) -> None: ...
     def delete(self, name: str) -> None: ...
     def set_frame(self, key: str, index: int, data: bytes, stored: int) -> None: ...
     def drop_frames(self, key: str, stored: int) -> None: ...
@@ -200,8 +205,8 @@ class DiskTxn:
     def data(self, name: str) -> bytes | None:
         return self._get(name, bytes)
 
-    def set(self, name: str, value: str | bytes) -> None:
-        self.cache.set(name, value)
+    def set(self, name: str, value: str | bytes, expire: float | None = None) -> None:
+        self.cache.set(name, value, expire=expire)
 
     def delete(self, name: str) -> None:
         self.cache.delete(name)
