@@ -163,13 +163,14 @@ def layout(
     request: Any = None,
     n_features: int = 1,
 ) -> html.Div:
-    """The explorer's player card (sticky: it stays in view while the panels scroll); a
+    """The explorer's player card (sticky: it stays in view while the panels scroll; on a
+    phone only its first row, the menus scroll away: assets/player-pinned.css); a
     prefilled page passes its run's seeds, its view, the view its link asks for and its
     number of features (the menu opens on the link's feature)."""
     feature = _asked_feature(request, request.get("key") if isinstance(request, dict) else None,
                              n_features)  # fmt: skip
     return html.Div(
-        className="card player",
+        className="card player with-menus",
         children=[
             *controls(ids.EXPLORER, view, request),
             html.Div(
