@@ -170,7 +170,7 @@ def layout(
     feature = _asked_feature(request, request.get("key") if isinstance(request, dict) else None,
                              n_features)  # fmt: skip
     return html.Div(
-        className="card player with-menus",
+        className="card player",
         children=[
             *controls(ids.EXPLORER, view, request),
             html.Div(
