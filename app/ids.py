@@ -187,7 +187,9 @@ LESSON_BODY = "lesson-body"
 LESSON_STEP = "lesson-step"  # the step shown (1-based)
 LESSON_CHOICE = "lesson-choice"
 LESSON_REVEAL = "lesson-reveal"
-LESSON_ANSWER = "lesson-answer"
+LESSON_ANSWER = "lesson-answer"  # the verdict and, under it, the details
+LESSON_VERDICT = "lesson-verdict"  # a status region: the verdict is what is announced
+LESSON_DETAILS = "lesson-details"  # the explanation, the animations, the links
 
 # the class poll on the lesson page (app/pollpanel.py)
 POLL_PANEL = "poll-panel"
