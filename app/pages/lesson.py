@@ -18,6 +18,7 @@ from typing import Any
 from dash import Input, Output, State, callback, dcc, html, no_update
 
 from app import ids, pollpanel, preset_runs
+from app.frame_buttons import frame_buttons
 from app.pages import register
 from app.services import job_queue
 from app.urlstate import query_from_config
@@ -69,7 +70,15 @@ def step_card(number: int) -> html.Div:
             ),
             html.Button("Reveal", id=ids.LESSON_REVEAL, className="primary"),
             pollpanel.vote_note(),
-            html.Div(id=ids.LESSON_ANSWER, **{"aria-live": "polite"}),
+            # the verdict's own status region, there before it is written, so a screen
+            # reader announces the verdict (and only it: the explanation is read on demand)
+            html.Div(
+                id=ids.LESSON_ANSWER,
+                children=[
+                    html.Div(id=ids.LESSON_VERDICT, role="status"),
+                    html.Div(id=ids.LESSON_DETAILS),
+                ],
+            ),
         ],
     )
 
@@ -111,7 +120,9 @@ def _animation(key: str) -> dict[str, Any]:
 
 
 def reveal(number: int, picked: int, search: str | None = None) -> list[Any]:
-    """The answer to step `number` for the choice `picked` (its place as shown)."""
+    """The answer to step `number` for the choice `picked` (its place as shown): the
+    verdict first (`on_reveal` writes it into the announced status region), then the
+    explanation, the animations and the links."""
     item = lesson.step(number)
     choices, right = lesson.shown_choices(item)
     preset = preset_runs.by_name(item.preset)
@@ -138,17 +149,9 @@ def reveal(number: int, picked: int, search: str | None = None) -> list[Any]:
         )
     cfg = preset.config(item.run)
     views = [
-        html.Figure(
-            className="lesson-run",
-            children=[
-                html.Figcaption(label),
-                dcc.Graph(
-                    figure=(side_by_side if len(item.shown) > 1 else dict)(
-                        _animation(preset.config(label).key)
-                    ),
-                    config={"displaylogo": False},
-                ),
-            ],
+        _run_view(
+            label,
+            (side_by_side if len(item.shown) > 1 else dict)(_animation(preset.config(label).key)),
         )
         for label in item.shown
         if label in ready
@@ -165,8 +168,22 @@ def reveal(number: int, picked: int, search: str | None = None) -> list[Any]:
     return out
 
 
+def _run_view(label: str, figure: dict[str, Any]) -> html.Figure:
+    """One run's animation under its label, with its keyboard controls
+    (`app.frame_buttons`: Plotly's own play button and slider are not reachable)."""
+    return html.Figure(
+        className="lesson-run",
+        children=[
+            html.Figcaption(label),
+            dcc.Graph(figure=figure, config={"displaylogo": False}),
+            frame_buttons(figure, label),
+        ],
+    )
+
+
 @callback(
-    Output(ids.LESSON_ANSWER, "children"),
+    Output(ids.LESSON_VERDICT, "children"),
+    Output(ids.LESSON_DETAILS, "children"),
     Input(ids.LESSON_REVEAL, "n_clicks"),
     State(ids.LESSON_CHOICE, "value"),
     State(ids.LESSON_STEP, "data"),
@@ -175,10 +192,11 @@ def reveal(number: int, picked: int, search: str | None = None) -> list[Any]:
 )
 def on_reveal(_clicks: int | None, picked: int | None, number: int | None, search: str | None):
     if not isinstance(number, int) or isinstance(number, bool):
-        return no_update
+        return no_update, no_update
     if not isinstance(picked, int) or isinstance(picked, bool):
-        return html.P("Pick an answer first: the point is to predict.", className="error")
-    return reveal(lesson.step_number(f"step={number}"), picked, search)
+        return html.P("Pick an answer first: the point is to predict.", className="error"), []
+    verdict, *details = reveal(lesson.step_number(f"step={number}"), picked, search)
+    return verdict, details
 
 
 @callback(
