@@ -126,7 +126,8 @@ def layout() -> html.Div:
             ),
             html.Div(id=ids.ALERT, className="error alert", role="alert"),
             dcc.Store(id=ids.PAGE_PATH, data=path),
-            html.Div(id=ids.PAGE, children=page_content(path, query)),
+            # the page's one main landmark (screen readers jump to it past the header)
+            html.Main(id=ids.PAGE, children=page_content(path, query)),
         ],
     )
 

@@ -202,9 +202,15 @@ def _slider_rows() -> list[Any]:
     for sl in SLIDERS:
         value = getattr(DEFAULTS, sl.field)
         rows += [
-            html.Label(SLIDER_LABELS[sl.field], className="label", htmlFor=sl.box),
+            html.Label(
+                SLIDER_LABELS[sl.field], className="label", htmlFor=sl.box, id=f"{sl.id}-label"
+            ),
+            # the label names the box (htmlFor) and, through the group, the slider
+            # (assets/a11y.js: Dash's slider takes no aria props)
             html.Div(
                 className="slider-box",
+                role="group",
+                **{"aria-labelledby": f"{sl.id}-label"},
                 children=[
                     dcc.Slider(
                         id=sl.id,

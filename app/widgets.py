@@ -66,9 +66,12 @@ def number_box(id_: str, value: Any = None, class_name: str = "") -> dcc.Input:
 
 def scrubber(id_: str, *, maximum: float = 0, step: float = 1, value: float = 0,
              marks: dict | None = None) -> html.Div:  # fmt: skip
-    """The slider that picks the frame (or the fraction of training) on screen."""
+    """The slider that picks the frame (or the fraction of training) on screen. Its group's
+    name is the slider's (assets/a11y.js: Dash's slider takes no aria props)."""
     return html.Div(
         className="scrubber",
+        role="group",
+        **{"aria-label": "frame"},
         children=dcc.Slider(
             id=id_,
             min=0,

@@ -1,118 +1,192 @@
-"""Accessibility and phone layout of every page, in headless Chromium.
+"""Accessibility and phone layout of every page, in headless Chromium under Playwright.
 
-axe-core (shipped inside axe-selenium-python, so nothing is fetched) must find no
-critical or serious violation at laptop width, and no page may scroll sideways at
-a phone's width (390 px). One server for the module, without presets or workers:
-layout and labels do not depend on trained runs.
+axe-core 4.x (bundled by axe-playwright-python, so nothing is fetched), with every rule
+on, must find no critical or serious violation, and none of the moderate findings that
+mark a page's structure (landmarks, the heading one, heading order, content outside a
+region), on every page at a phone's 390 × 844 and a laptop's 1280 × 720, in the light
+and in the dark colour scheme (contrast differs), and with trained runs on screen: the
+explorer on a shipped preset's run, the lesson after Reveal, Compare with two runs, the
+lab with its grid. The page's structure is also measured directly: exactly one main
+landmark, headings that never skip a level. No page may scroll sideways at 390 px.
+
+One server for the session (`shipped_app`: the shipped presets' runs, no training
+worker) and one browser page per viewport, reused; each state is checked in light,
+then switched to dark in place (the plots redraw in their dark colours first).
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
-from tests.browser import app_server, make_driver
+from tests.pw import DESKTOP, PHONE, new_page, wait_dash
 
 pytestmark = pytest.mark.browser
 
-PAGES = ("/", "/gallery", "/lesson", "/phase", "/compare", "/lab")
-PHONE = (390, 844)
-DESKTOP = (1280, 720)
-# Rules the bundled axe-core (3.1) gets wrong: it calls autocomplete="off" invalid on
-# number and file inputs (dequelabs/axe-core#1109, fixed in later releases); "off" is
-# the HTML standard's way to turn autofill off, and Dash writes it on every box.
-AXE_MISJUDGES = ("autocomplete-valid",)
+SIZES = {"phone": PHONE, "desktop": DESKTOP}
+# The moderate findings that are about a page's structure; every critical or serious
+# one counts too.
+STRUCTURE_RULES = ("landmark-", "page-has-heading-one", "heading-order", "region")
+# Every plot on the page has been drawn (a loading callback or an undrawn graph is not
+# what the user sees).
+PLOTS_DRAWN = (
+    "() => !document.querySelector('._dash-loading') && "
+    "[...document.querySelectorAll('.js-plotly-plot')].every((g) => !!g._fullLayout)"
+)
+PLOT_BACKGROUNDS = (
+    "() => [...document.querySelectorAll('.js-plotly-plot')]"
+    ".map((g) => g._fullLayout && g._fullLayout.paper_bgcolor)"
+)
+# Headings as a screen reader lists them: in document order, those it can reach.
+HEADINGS = """() => [...document.querySelectorAll('h1, h2, h3, h4, h5, h6, [role=heading]')]
+  .filter((h) => h.checkVisibility() && !h.closest('[aria-hidden=true]'))
+  .map((h) => [Number(h.getAttribute('aria-level') || h.tagName.slice(1)),
+               h.textContent.trim().slice(0, 60)])"""
+
+
+def _preset(name: str):
+    from tempsup.paper.presets import presets
+
+    return next(p for p in presets(quick=False) if p.name == name)
+
+
+def explorer_run() -> str:
+    """A shipped preset's run with several features (the feature menu is live too)."""
+    from app.urlstate import query_from_config
+
+    return "/" + query_from_config(_preset("vector-all-or-none").config("k=2"))
+
+
+def compare_runs() -> str:
+    from app.urlstate import compare_href
+
+    preset = _preset("ssm-dense-vs-sparse")
+    return compare_href(preset.configs[0], preset.configs[1])
+
+
+def run_drawn(page) -> None:
+    """The explorer's panels hold the run's data (the shipped run comes with the page)."""
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.js-plotly-plot')]"
+        ".filter((g) => g.data && g.data.length).length >= 3",
+        timeout=30_000,
+    )
+
+
+def revealed(page) -> None:
+    """The lesson's step answered: a choice picked, Reveal pressed, the animation shown."""
+    page.locator("#lesson-choice input").first.check()
+    page.click("#lesson-reveal")
+    page.wait_for_selector("#lesson-answer .lesson-runs .js-plotly-plot", timeout=30_000)
+
+
+def both_sides(page) -> None:
+    """Compare's status names both runs, served (a side still training reads "left (…)")."""
+    page.wait_for_function(
+        "() => { const t = document.querySelector('#compare-status').textContent;"
+        "return t.includes('left:') && t.includes('right:') && !t.includes('left (') &&"
+        "!t.includes('right ('); }",
+        timeout=30_000,
+    )
+
+
+def lab_grid(page) -> None:
+    page.wait_for_selector(".lab-grid .js-plotly-plot", state="attached", timeout=30_000)
+
+
+# name → (path, what to do once Dash has drawn it)
+STATES: dict[str, tuple[str | Callable[[], str], Callable[[Any], None] | None]] = {
+    "explorer": ("/", None),
+    "explorer with a run": (explorer_run, run_drawn),
+    "gallery": ("/gallery", None),
+    "lesson": ("/lesson", None),
+    "lesson revealed": ("/lesson", revealed),
+    "phase": ("/phase", None),
+    "compare": ("/compare", None),
+    "compare with two runs": (compare_runs, both_sides),
+    "lab with its grid": ("/lab", lab_grid),
+}
 
 
 @pytest.fixture(scope="module")
-def base_url(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("a11y") / "jobs"
-    with app_server(cache, workers=0) as url:
-        yield url
+def pages(pw_browser):
+    """One page per viewport for the module (a fresh context each: its own storage)."""
+    opened = {name: new_page(pw_browser, size) for name, size in SIZES.items()}
+    yield opened
+    for page in opened.values():
+        page.context.close()
 
 
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory):
-    driver = make_driver(tmp_path_factory.mktemp("a11y-downloads"))
-    yield driver
-    driver.quit()
+def findings(page) -> list[str]:
+    """axe-core's critical and serious violations and its structure findings on the open
+    page, one line each (every rule on)."""
+    from axe_playwright_python.sync_playwright import Axe
+
+    out = []
+    for v in Axe().run(page).response["violations"]:
+        if v.get("impact") in ("critical", "serious") or v["id"].startswith(STRUCTURE_RULES):
+            targets = [n["target"] for n in v["nodes"]][:4]
+            out.append(f"{v['id']} ({v['impact']}, {len(v['nodes'])} nodes): {targets}")
+    return out
 
 
-def open_page(driver, url: str, size: tuple[int, int]) -> None:
-    """Open `url` with a viewport of `size` and wait until Dash has drawn the page."""
-    from selenium.webdriver.support.ui import WebDriverWait
+def structure(page) -> list[str]:
+    """What is wrong with the page's outline: not exactly one main landmark, no h1 first,
+    or a heading that skips a level."""
+    problems = []
+    mains = page.evaluate("() => document.querySelectorAll('main, [role=main]').length")
+    if mains != 1:
+        problems.append(f"{mains} main landmarks")
+    headings = page.evaluate(HEADINGS)
+    if not headings or headings[0][0] != 1:
+        problems.append(f"the first heading is not an h1: {headings[:1]}")
+    for (level, text), (next_level, next_text) in zip(headings, headings[1:], strict=False):
+        if next_level > level + 1:
+            problems.append(f"h{level} {text!r} is followed by h{next_level} {next_text!r}")
+    return problems
 
-    driver.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": size[0], "height": size[1], "deviceScaleFactor": 1, "mobile": False},
+
+def open_state(page, base: str, state: str) -> None:
+    """Open `state` in the light scheme and wait until it is drawn."""
+    path, ready = STATES[state]
+    page.emulate_media(color_scheme="light")
+    page.goto(base + (path() if callable(path) else path))
+    wait_dash(page)
+    if ready is not None:
+        ready(page)
+    page.wait_for_function(PLOTS_DRAWN, timeout=30_000)
+
+
+def plots_in(page, background: str) -> None:
+    """Wait until every plot on the page has `background` (they redraw on a scheme change)."""
+    page.wait_for_function(
+        f"() => ({PLOT_BACKGROUNDS})().every((c) => c === {background!r})", timeout=15_000
     )
-    driver.get(url)
-    WebDriverWait(driver, 30).until(
-        lambda d: d.execute_script(
-            "return !!document.querySelector('#page-content > *') && "
-            "!document.querySelector('._dash-loading')"
-        )
-    )
 
 
-def serious_violations(driver) -> list[str]:
-    """axe-core's critical and serious violations on the open page, one line each."""
-    from axe_selenium_python import Axe
-
-    axe = Axe(driver)
-    axe.inject()
-    # axe_selenium_python pastes the options into JavaScript as they are: JSON text
-    options = json.dumps({"rules": {rule: {"enabled": False} for rule in AXE_MISJUDGES}})
-    results = axe.run(options=options)
-    return [
-        f"{v['id']} ({v['impact']}): {', '.join(str(n['target']) for n in v['nodes'][:4])}"
-        for v in results["violations"]
-        if v["impact"] in ("critical", "serious")
-    ]
-
-
-@pytest.mark.parametrize("path", PAGES)
-def test_no_serious_axe_violation(base_url, driver, path):
-    open_page(driver, base_url + path, DESKTOP)
-    assert serious_violations(driver) == []
-
-
-@pytest.mark.parametrize("path", PAGES)
-def test_no_sideways_scroll_on_a_phone(base_url, driver, path):
-    open_page(driver, base_url + path, PHONE)
-    width = driver.execute_script("return document.documentElement.scrollWidth")
-    assert width <= PHONE[0], f"{path} is {width} px wide at {PHONE[0]} px"
-
-
-def test_page_declares_its_language(base_url, driver):
-    open_page(driver, base_url + "/", DESKTOP)
-    assert driver.execute_script("return document.documentElement.lang") == "en"
-
-
-@pytest.mark.parametrize("path", ["/", "/phase"])
-def test_plots_follow_a_dark_system_preference(base_url, driver, path):
-    """The explorer's panels (drawn in the browser) and the phase diagram (drawn on the
-    server) both take the dark background of tempsup.palette.DARK; light stays light."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
+@pytest.mark.parametrize("size", SIZES)
+@pytest.mark.parametrize("state", STATES)
+def test_every_page_is_clean_in_light_and_dark(shipped_app, pages, state, size):
     from tempsup.palette import DARK
 
-    background = (
-        "return [...document.querySelectorAll('.js-plotly-plot')]"
-        ".map(g => g._fullLayout.paper_bgcolor)"
-    )
-    try:
-        for scheme, expected in (("dark", DARK["layout"]["paper_bgcolor"]), ("light", "white")):
-            driver.execute_cdp_cmd(
-                "Emulation.setEmulatedMedia",
-                {"features": [{"name": "prefers-color-scheme", "value": scheme}]},
-            )
-            open_page(driver, base_url + path, DESKTOP)
-            WebDriverWait(driver, 15).until(
-                lambda d, want=expected: (
-                    (got := d.execute_script(background)) and all(c == want for c in got)
-                )
-            )
-    finally:
-        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": []})
+    page = pages[size]
+    open_state(page, shipped_app, state)
+    plots_in(page, "white")
+    problems = [f"light: {f}" for f in findings(page)] + structure(page)
+    if size == "phone":
+        width = page.evaluate("() => document.documentElement.scrollWidth")
+        if width > PHONE["width"]:
+            problems.append(f"{width} px wide at {PHONE['width']} px: it scrolls sideways")
+    page.emulate_media(color_scheme="dark")
+    plots_in(page, DARK["layout"]["paper_bgcolor"])
+    problems += [f"dark: {f}" for f in findings(page)]
+    assert problems == [], f"{state} at {size}:\n" + "\n".join(problems)
+
+
+def test_page_declares_its_language(shipped_app, pages):
+    page = pages["desktop"]
+    page.goto(shipped_app + "/")
+    wait_dash(page)
+    assert page.evaluate("() => document.documentElement.lang") == "en"

@@ -214,14 +214,19 @@ def layout(query: str | None = None) -> html.Div:
             ),
             html.Div(report[0], id=ids.LAB_UPLOAD_NAME, className="status"),
             html.Div(report[1], id=ids.LAB_TEXT_WARNING, className="error", role="alert"),
-            html.Label("Bottleneck m", className="label"),
-            dcc.Slider(
-                id=ids.LAB_M,
-                min=1,
-                max=12,
-                step=1,
-                value=values["m"],
-                marks={1: "1", 2: "2", 4: "4", 6: "6", 8: "8", 12: "12"},
+            html.Label("Bottleneck m", className="label", id=f"{ids.LAB_M}-label"),
+            # the group names the slider and its box (assets/a11y.js)
+            html.Div(
+                role="group",
+                **{"aria-labelledby": f"{ids.LAB_M}-label"},
+                children=dcc.Slider(
+                    id=ids.LAB_M,
+                    min=1,
+                    max=12,
+                    step=1,
+                    value=values["m"],
+                    marks={1: "1", 2: "2", 4: "4", 6: "6", 8: "8", 12: "12"},
+                ),
             ),
             choice_group(
                 "Model",
