@@ -194,7 +194,7 @@ def export_size() -> tuple[int, int]:
 
     from tempsup.config import RunConfig
     from tempsup.figures import export_html
-    from tempsup.sweep import train_runs
+    from tempsup.sweeps import train_runs
 
     config = RunConfig(steps=2000, snapshot_every=20, batch=64)  # 101 frames, 8 seeds
     (run,) = train_runs([config])

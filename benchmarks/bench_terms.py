@@ -20,7 +20,7 @@ import torch
 
 from tempsup.config import RunConfig
 from tempsup.run import derived
-from tempsup.train import train
+from tempsup.trainer import train
 
 # The explorer's default per model (its sparsity is the model's preset setting).
 DEFAULT_SPARSITY = {"linear": 0.9, "ssm": 0.9, "rnn": 0.97}

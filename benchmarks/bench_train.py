@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from tempsup.config import RunConfig
-from tempsup.train import train
+from tempsup.trainer import train
 
 
 def plain_train(model: str, steps: int, cfg: RunConfig, seed: int = 0) -> None:

@@ -1,8 +1,8 @@
 """The files tempsup writes and reads: .npz archives (run files, stored sweep results), CSV tables.
 
 Run files (`tempsup.run.Run`, `tempsup.bows.run.BowsRun`; README, "Run file
-format") and stored sweep results (`tempsup.sweep.SweepResult`,
-`tempsup.bows.sweep.BowsSweepResult`) are compressed .npz archives: arrays
+format") and stored sweep results (`tempsup.sweeps.SweepResult`,
+`tempsup.bows.sweeps.BowsSweepResult`) are compressed .npz archives: arrays
 under their names, and JSON (a config, a sweep's spec and rows) as a 0-d
 string array. Reading never unpickles (`allow_pickle=False`), so a file from
 elsewhere cannot run code; a damaged archive, a missing array, an invalid

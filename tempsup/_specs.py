@@ -2,7 +2,7 @@
 
 A *spec* is what the job queue is asked to train (`tempsup.jobs.kinds`): a run
 config (`tempsup.config.RunConfig`, `tempsup.bows.config.BowsConfig`) or a
-sweep of one (`tempsup.sweep.SweepSpec`, `tempsup.bows.sweep.BowsSweepSpec`).
+sweep of one (`tempsup.sweeps.SweepSpec`, `tempsup.bows.sweeps.BowsSweepSpec`).
 Its `key` is at once the job id, the cache key and the share-link id, so the
 hashing lives here, once: every kind of spec hashes the same canonical JSON,
 and keeps apart from the others by what its payload holds (a kind tag, a

@@ -1,6 +1,6 @@
 """The batched-training bookkeeping both labs share: seeds, batching rule, schedule, snapshots.
 
-`tempsup.train` (the RNNs) and `tempsup.bows.train` (the tied autoencoders)
+`tempsup.trainer` (the RNNs) and `tempsup.bows.trainer` (the tied autoencoders)
 train every seed of every config as one batch of models and yield snapshots
 as they go. They differ in the model, the data and what one optimizer step
 does (the bows lab clips gradients and decays weights per model); they share

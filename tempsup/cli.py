@@ -159,7 +159,7 @@ def load_warm_start(ref: str | None) -> dict[str, np.ndarray] | None:
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from tempsup.sweep import train_runs
+    from tempsup.sweeps import train_runs
 
     config = config_from_args(args)
     init = load_warm_start(config.warm_start)
@@ -181,7 +181,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from tempsup.sweep import sweep_configs, table_row, train_runs, write_table
+    from tempsup.sweeps import sweep_configs, table_row, train_runs, write_table
 
     sparsities = args.sparsity or [0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95]
     ks = args.k or [DEFAULTS.k]

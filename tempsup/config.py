@@ -34,7 +34,7 @@ SCHEMA_VERSION = 2  # 2: a run's loss terms for ReLU readouts are exact to secon
 # Fields that may differ between the configs of one batch (a sweep).
 SWEEPABLE = ("sparsity", "k", "curriculum")
 # ... and between runs a worker trains together (`batch_key`): configs of different base
-# seeds draw from their own data streams (tempsup.train), so each run is what it is alone.
+# seeds draw from their own data streams (tempsup.trainer), so each run is what it is alone.
 BATCHABLE = (*SWEEPABLE, "seed")
 
 # Fraction of training over which a sparsity curriculum reaches its target.

@@ -14,7 +14,7 @@ from app.urlstate import config_from_query, query_from_config
 from app.view import choose_seed, empty_view, full_view, seed_options
 from tempsup.config import DEFAULTS, RunConfig
 from tempsup.errors import TempsupError
-from tempsup.sweep import train_runs
+from tempsup.sweeps import train_runs
 from tests.browser import ROOT, comparable
 
 

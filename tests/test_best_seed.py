@@ -102,7 +102,7 @@ def test_refinement_separates_seeds_the_frame_estimate_could_not(vector_k0: Run)
 
 
 def test_a_run_still_training_is_summarised_without_refining(vector_k0: Run) -> None:
-    """A sweep summarises every snapshot (`tempsup.sweep.sweep_frame`): there the frame's
+    """A sweep summarises every snapshot (`tempsup.sweeps.sweep_frame`): there the frame's
     own estimates decide, and the seeds within two standard errors are reported tied."""
     pair = two_seeds(vector_k0, [3, 5], expected=[0.1404, 0.1389], se=[0.0014, 0.0015])
     choice = pair.provisional().best_seed

@@ -29,7 +29,7 @@ from tempsup.bows.run import (
     sweep_configs,
     train_runs,
 )
-from tempsup.bows.train import train
+from tempsup.bows.trainer import train
 from tempsup.cli import main
 from tempsup.errors import TempsupError
 
@@ -407,7 +407,7 @@ def per_model_grad_norms(model: BatchedTiedAE) -> np.ndarray:
 
 
 def test_clip_scales_each_models_gradient_to_the_bound():
-    from tempsup.bows.train import _clip_per_model
+    from tempsup.bows.trainer import _clip_per_model
 
     model = BatchedTiedAE(12, [2, 2, 2], [0, 1, 2], relu=True)
     g = torch.Generator().manual_seed(0)

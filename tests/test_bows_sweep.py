@@ -1,4 +1,4 @@
-"""The sweep over m as a job (tempsup.bows.sweep, kind "bows-sweep"): spec, registry, worker.
+"""The sweep over m as a job (tempsup.bows.sweeps, kind "bows-sweep"): spec, registry, worker.
 
 Fast: the spec's validation, identity and JSON; the kind found by name in a
 fresh process (a worker that never imported the lab); the batch cut back into
@@ -19,7 +19,7 @@ from tempsup.bows import analysis
 from tempsup.bows.config import BowsConfig
 from tempsup.bows.figures import export_sweep_html, sweep_figure
 from tempsup.bows.run import TABLE_COLUMNS, BowsRun, train_runs
-from tempsup.bows.sweep import (
+from tempsup.bows.sweeps import (
     MAX_POINTS,
     SWEEP_FRAME_ARRAYS,
     BowsSweepResult,
@@ -110,7 +110,7 @@ def test_a_fresh_process_finds_the_kind_by_name_and_by_spec():
     code = (
         "import sys\n"
         "from tempsup.jobs.kinds import get_kind, kind_of\n"
-        "from tempsup.bows.sweep import BowsSweepSpec\n"
+        "from tempsup.bows.sweeps import BowsSweepSpec\n"
         "from tempsup.bows.config import BowsConfig\n"
         "assert 'torch' not in sys.modules\n"
         "spec = BowsSweepSpec(BowsConfig(), (2, 6))\n"

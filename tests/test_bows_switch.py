@@ -25,7 +25,7 @@ from tempsup.bows import analysis
 from tempsup.bows.config import BowsConfig
 from tempsup.bows.data import circle_angles, statistics, synthetic
 from tempsup.bows.run import sweep_configs, train_runs
-from tempsup.bows.sweep import SWITCH_COLUMNS, switch_table
+from tempsup.bows.sweeps import SWITCH_COLUMNS, switch_table
 
 D = 12
 ANGLE = circle_angles(D)
@@ -221,7 +221,7 @@ def test_uniform_sweep_shows_the_circle_then_as_many_pairs_as_needed():
 
 def finished_sweep():
     """A tiny finished sweep (2 epochs, 4 points, one seed each): its spec and result."""
-    from tempsup.bows.sweep import BowsSweepSpec, stream_sweep, sweep_result
+    from tempsup.bows.sweeps import BowsSweepSpec, stream_sweep, sweep_result
 
     spec = BowsSweepSpec(BowsConfig(epochs=2, seeds=1, snapshot_every=5), (2, 6), (0.0, 1.0))
     return spec, sweep_result(spec, list(stream_sweep(spec)))
@@ -244,7 +244,7 @@ def test_the_lab_page_tables_a_finished_sweep():
 def test_the_lab_sweep_poll_shows_the_table(tmp_path, monkeypatch):
     import app.jobwidget
     from app.pages import lab
-    from tempsup.bows.sweep import store_points
+    from tempsup.bows.sweeps import store_points
     from tempsup.jobs import JobQueue
 
     spec, result = finished_sweep()

@@ -30,7 +30,7 @@ import pytest
 
 from app import ids
 from tempsup.config import RunConfig
-from tempsup.sweep import SweepSpec, train_runs
+from tempsup.sweeps import SweepSpec, train_runs
 
 CONFIG = RunConfig(steps=20, batch=16, seeds=2, snapshot_every=10)
 SWEEP = SweepSpec(CONFIG, sparsities=(0.5, 0.9))
@@ -217,10 +217,10 @@ def client(tmp_path_factory):
     queue = services.job_queue()
     (run,) = train_runs([CONFIG])
     queue.put_run(run)
-    from tempsup.sweep import stream_sweep, sweep_result
+    from tempsup.sweeps import stream_sweep, sweep_result
 
     queue.put_result(SWEEP, sweep_result(SWEEP, list(stream_sweep(SWEEP))))
-    from tempsup.bows import sweep as bows_sweep
+    from tempsup.bows import sweeps as bows_sweep
     from tempsup.bows.run import train_runs as train_bows
 
     (lab_run,) = train_bows([lab_config()])

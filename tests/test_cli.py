@@ -17,7 +17,7 @@ import pytest
 
 from tempsup.config import RunConfig
 from tempsup.run import Run
-from tempsup.sweep import TABLE_COLUMNS
+from tempsup.sweeps import TABLE_COLUMNS
 from tests.helpers import frame_shapes
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -14,8 +14,8 @@ import pytest
 from tempsup import relu_terms
 from tempsup.config import RunConfig, importance_weights
 from tempsup.errors import TempsupError
-from tempsup.sweep import train_runs
-from tempsup.train import train
+from tempsup.sweeps import train_runs
+from tempsup.trainer import train
 
 
 @pytest.mark.parametrize(

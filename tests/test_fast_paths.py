@@ -17,13 +17,13 @@ import pytest
 import torch
 
 from tempsup import geometry, losses, relu_terms, theory
-from tempsup import train as train_module
+from tempsup import trainer as train_module
 from tempsup.config import RunConfig, importance_weights
 from tempsup.data import delayed_targets, sample_inputs
 from tempsup.errors import TempsupError
 from tempsup.losses import expected_loss, lagged_gram, lagged_inputs, sampled_loss
 from tempsup.models import CONV_MAX_SIDE, BatchedRNN
-from tempsup.train import train
+from tempsup.trainer import train
 
 
 def reference_loss(net: BatchedRNN, x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:

@@ -24,7 +24,7 @@ from tempsup.jobs.record import JobState
 from tempsup.jobs.store import config_key, status_key
 from tempsup.jobs.worker import Worker
 from tempsup.run import ARRAYS
-from tempsup.sweep import MAX_POINTS, SweepResult, SweepSpec
+from tempsup.sweeps import MAX_POINTS, SweepResult, SweepSpec
 
 BASE = RunConfig(steps=20, batch=32, seeds=2, snapshot_every=10)
 

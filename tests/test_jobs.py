@@ -43,8 +43,8 @@ from tempsup.jobs.store import QUEUE, StoreUnavailable, config_key, run_key, sta
 from tempsup.jobs.worker import Worker, WorkerPool
 from tempsup.run import ARRAYS, Run, frame
 from tempsup.settings import Settings
-from tempsup.sweep import SWEEP_FRAME_ARRAYS, TABLE_COLUMNS, SweepResult, SweepSpec, train_runs
-from tempsup.train import train
+from tempsup.sweeps import SWEEP_FRAME_ARRAYS, TABLE_COLUMNS, SweepResult, SweepSpec, train_runs
+from tempsup.trainer import train
 from tests.gate import GATED
 from tests.helpers import DEADLINE, FakeClock, follow, wait_for
 from tests.services import RedisServer

@@ -22,7 +22,7 @@ from tempsup.bows.config import DEFAULTS, BowsConfig
 from tempsup.bows.data import synthetic, text_report
 from tempsup.bows.figures.grid import block, grid_figure
 from tempsup.bows.model import BatchedTiedAE, init_weights
-from tempsup.bows.train import epoch_indices, train
+from tempsup.bows.trainer import epoch_indices, train
 
 ROOT = Path(__file__).resolve().parent.parent
 # A shortened recipe: the authors' in every respect but size and length.

@@ -14,7 +14,7 @@ from dash import dcc, html
 
 from tempsup import lesson
 from tempsup.paper.presets import preset, presets
-from tempsup.sweep import train_runs
+from tempsup.sweeps import train_runs
 
 
 def test_every_step_names_a_preset_run_and_its_claims() -> None:

@@ -21,7 +21,7 @@ from tempsup.data import delayed_targets, sample_inputs
 from tempsup.losses import SquaredError
 from tempsup.models import CONV_MAX_SIDE, BatchedRNN
 from tempsup.run import derived
-from tempsup.train import model_seeds, train
+from tempsup.trainer import model_seeds, train
 
 
 def make(
@@ -305,7 +305,7 @@ def expected(config: RunConfig, net: BatchedRNN) -> np.ndarray:
 
 
 def model_of(config: RunConfig) -> BatchedRNN:
-    """The config's models at their initial weights, as `tempsup.train` builds them."""
+    """The config's models at their initial weights, as `tempsup.trainer` builds them."""
     k = torch.full((config.seeds,), config.k)
     return BatchedRNN(
         config.model, config.seeds, config.hidden, config.inputs, k, config.tied, config.bias,

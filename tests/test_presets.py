@@ -39,7 +39,7 @@ from tempsup.paper.presets import (
 )
 from tempsup.paper.reproduce import batches, fill_cache
 from tempsup.run import Run, frame
-from tempsup.train import Snapshot
+from tempsup.trainer import Snapshot
 from tests.helpers import rot
 
 NAMES = [

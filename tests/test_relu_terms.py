@@ -15,7 +15,7 @@ import pytest
 from tempsup import expected_loss as E
 from tempsup import geometry, relu_terms, theory
 from tempsup.config import RunConfig
-from tempsup.sweep import train_runs
+from tempsup.sweeps import train_runs
 from tests.helpers import simulate
 
 T, K = 20, 3

@@ -22,7 +22,7 @@ from tempsup.analysis import canonical, final_weights, is_regular_polygon, polyg
 from tempsup.config import RunConfig
 from tempsup.paper import presets as pr
 from tempsup.paper.presets import four_terms, linear_any_sparsity, relu_rnn_dense, ssm_jump
-from tempsup.sweep import train_runs
+from tempsup.sweeps import train_runs
 
 pytestmark = pytest.mark.slow
 

@@ -24,8 +24,8 @@ from tempsup.run import (
     split_snapshot,
     success_mask,
 )
-from tempsup.sweep import train_runs
-from tempsup.train import Snapshot
+from tempsup.sweeps import train_runs
+from tempsup.trainer import Snapshot
 from tests.helpers import simulate
 
 TINY = RunConfig(steps=6, snapshot_every=2, batch=16, seeds=3)

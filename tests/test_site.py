@@ -91,12 +91,12 @@ def test_the_lesson_explains_with_measured_numbers(built) -> None:
 
 def test_a_second_build_reads_the_runs_from_the_store(built, tmp_path, monkeypatch) -> None:
     _, queue = built
-    import tempsup.sweep
+    import tempsup.sweeps
 
     def refuse(*_a, **_k):
         raise AssertionError("trained again although the job store has every run")
 
-    monkeypatch.setattr(tempsup.sweep, "train_runs", refuse)
+    monkeypatch.setattr(tempsup.sweeps, "train_runs", refuse)
     site.build(tmp_path / "again", quick=True, queue=queue)
     assert (tmp_path / "again" / "index.html").exists()
 

@@ -1,4 +1,4 @@
-"""The training loop (tempsup.train): learning, reproducibility, snapshots, batching,
+"""The training loop (tempsup.trainer): learning, reproducibility, snapshots, batching,
 warm start, curriculum, cancellation and the sweep's batchability check."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from tempsup import train as train_module
+from tempsup import trainer as train_module
 from tempsup._training import optimizer_steps, scheduled_lr
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.run import split_snapshot
-from tempsup.train import Snapshot, check_batchable, model_seeds, train
+from tempsup.trainer import Snapshot, check_batchable, model_seeds, train
 from tests.helpers import simulate
 
 ARRAYS = ("W_x", "W_h", "W_y", "b_y", "loss")

@@ -36,7 +36,7 @@ from tempsup.jobs.record import JobState
 from tempsup.palette import empty_figure
 from tempsup.paper.claims_table import claim_of
 from tempsup.paper.presets import REGISTRY, ssm_jump
-from tempsup.sweep import SweepSpec
+from tempsup.sweeps import SweepSpec
 
 DEFAULT_SPARSITIES = "0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95"
 POLL_MS = 500

@@ -6,7 +6,7 @@ for the circle of 12 features, the covariance beside WᵀW normalised by ‖W‖
 (the squared Frobenius norm) for three rows — the linear model at weight
 decay 1, the ReLU model at weight decay 1 and at weight decay 6 — and nine
 bottlenecks m = 2, 3, 4, 6, 7, 8, 10, 11, 12. `grid_spec` is that figure's
-training: one "bows-sweep" job of the queue (`tempsup.bows.sweep.BowsSweepSpec`
+training: one "bows-sweep" job of the queue (`tempsup.bows.sweeps.BowsSweepSpec`
 with both models), every point × seed in one batch.
 
 A `Grid` holds what the figure and the words need: the final weights of every
@@ -36,7 +36,7 @@ import numpy as np
 from tempsup.bows import analysis
 from tempsup.bows.config import DEFAULTS, BowsConfig
 from tempsup.bows.data import make_dataset, statistics
-from tempsup.bows.sweep import BowsSweepSpec
+from tempsup.bows.sweeps import BowsSweepSpec
 from tempsup.errors import TempsupError
 
 GRID_MS = (2, 3, 4, 6, 7, 8, 10, 11, 12)  # the authors' figure leaves out 5 and 9
@@ -256,9 +256,9 @@ def shipped(spec: BowsSweepSpec | None = None, directory: Path = DIRECTORY) -> G
 
 
 def train_grid(spec: BowsSweepSpec | None = None) -> Grid:
-    """Train a grid spec exactly as its job does (`tempsup.bows.sweep`: one batch, the
+    """Train a grid spec exactly as its job does (`tempsup.bows.sweeps`: one batch, the
     published frames, the finished result) and keep its final weights."""
-    from tempsup.bows.sweep import stream_sweep, sweep_frame, sweep_result
+    from tempsup.bows.sweeps import stream_sweep, sweep_frame, sweep_result
 
     spec = grid_spec() if spec is None else spec
     kept, published = [], []

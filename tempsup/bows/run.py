@@ -40,7 +40,7 @@ from tempsup.bows.data import Dataset, make_dataset, statistics
 from tempsup.errors import TempsupError
 
 if TYPE_CHECKING:  # training imports torch; reading run files and frames does not need it
-    from tempsup.bows.train import Snapshot
+    from tempsup.bows.trainer import Snapshot
 
 FRAME_ARRAYS = ("step", "W", "b", "loss", "r2_linear", "r2_model")
 STATIC_ARRAYS = ("mean", "cov", "angle", "labels")
@@ -85,7 +85,7 @@ def frame(
 
 def split_snapshot(snap: Snapshot, configs: Sequence[BowsConfig]) -> list[Snapshot]:
     """Cut a batched snapshot (config-major model axis) into one per config, rows cut to m."""
-    from tempsup.bows.train import Snapshot
+    from tempsup.bows.trainer import Snapshot
 
     out, start = [], 0
     for cfg in configs:
@@ -112,7 +112,7 @@ def stream_frames(
     Frame 0 also holds the STATIC_ARRAYS (mean, cov, angle, labels).
     `BowsRun.from_frames(config, frames)` stacks the frames into a run.
     """
-    from tempsup.bows.train import train
+    from tempsup.bows.trainer import train
 
     data = make_dataset(config, text)
     static = static_arrays(data)
@@ -133,7 +133,7 @@ def train_runs(
 ) -> list[BowsRun]:
     """Train batchable configs (differing in m and weight decay) together: one run each
     (`text`: the text "text" configs name)."""
-    from tempsup.bows.train import train
+    from tempsup.bows.trainer import train
 
     configs = list(configs)
     if not configs:

@@ -5,13 +5,13 @@ every kind of job; a `JobKind` says how to train one kind and how its frames
 and result are stored. The kinds:
 
 - "run": a `RunConfig` → `tempsup.run.frame`s → a `Run` (the explorer).
-- "sweep": a `tempsup.sweep.SweepSpec` → per-snapshot summaries of every point
+- "sweep": a `tempsup.sweeps.SweepSpec` → per-snapshot summaries of every point
   (`SWEEP_FRAME_ARRAYS`, for a phase diagram that grows live) → a `SweepResult`
   (the table rows and the points' run keys). On finish, each point's `Run` is
   stored as a DONE run job of its own, so clicking a point opens it at once.
 - "bows": a `tempsup.bows.config.BowsConfig` → `tempsup.bows.run.stream_frames`
   (frame 0 also carries the data statistics) → a `BowsRun` (the correlations lab).
-- "bows-sweep": a `tempsup.bows.sweep.BowsSweepSpec` (m × weight decay) as one
+- "bows-sweep": a `tempsup.bows.sweeps.BowsSweepSpec` (m × weight decay) as one
   batch, like "sweep"; each point is stored as a DONE "bows" job.
 
 A spec (the job's input) is an immutable object with `key` (a stable content
@@ -44,14 +44,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from tempsup.bows import sweep as bows_sweep
+from tempsup.bows import sweeps as bows_sweep
 from tempsup.bows.config import BowsConfig
-from tempsup.bows.sweep import BowsSweepResult, BowsSweepSpec
+from tempsup.bows.sweeps import BowsSweepResult, BowsSweepSpec
 from tempsup.config import RunConfig, batch_key
 from tempsup.errors import TempsupError
 from tempsup.jobs.record import JobState
 from tempsup.run import ARRAYS, Run
-from tempsup.sweep import SweepResult, SweepSpec
+from tempsup.sweeps import SweepResult, SweepSpec
 
 Frame = dict[str, np.ndarray]
 OnStep = Callable[[int], None]
@@ -201,7 +201,7 @@ def _base_warm_start(queue: Results, config: RunConfig):
 
 def _run_stream(config: RunConfig, init: Any, on_step: OnStep | None) -> Iterator[Frame]:
     from tempsup.run import frame
-    from tempsup.train import train
+    from tempsup.trainer import train
 
     snapshots = train(config, init=init, on_step=on_step)
     try:
@@ -216,7 +216,7 @@ def _run_stream_batch(
 ) -> Iterator[list[Frame]]:
     """Runs of one batch key (no warm starts) trained together, cut into their frames."""
     from tempsup.run import batch_frames
-    from tempsup.train import train
+    from tempsup.trainer import train
 
     snapshots = train(configs, on_step=on_step)
     try:
@@ -285,19 +285,19 @@ RUN = run_kind(
 
 
 def _sweep_stream(spec: SweepSpec, init: Any, on_step: OnStep | None) -> Iterator[Frame]:
-    from tempsup.sweep import stream_sweep
+    from tempsup.sweeps import stream_sweep
 
     return stream_sweep(spec, init, on_step)
 
 
 def _sweep_publish(spec: SweepSpec, kept: Frame) -> Frame:
-    from tempsup.sweep import sweep_frame
+    from tempsup.sweeps import sweep_frame
 
     return sweep_frame(spec, kept)
 
 
 def _sweep_result(spec: SweepSpec, kept: list[Frame], published: list[Frame]) -> SweepResult:
-    from tempsup.sweep import sweep_result
+    from tempsup.sweeps import sweep_result
 
     return sweep_result(spec, kept, published)
 

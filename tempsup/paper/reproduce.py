@@ -94,7 +94,7 @@ def train_configs(
             if on_progress is not None and (step % 25 == 0 or step == steps):
                 on_progress(label, (before + work * step / steps) / total)
 
-        from tempsup.sweep import train_runs
+        from tempsup.sweeps import train_runs
 
         t0 = time.monotonic()
         trained = train_runs(group, init=init, on_step=step_cb)

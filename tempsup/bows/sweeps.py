@@ -5,7 +5,7 @@ covariance's top principal components (the PCA circle); at a larger m the
 features pair up antipodally; weight decay moves the switch. A
 `BowsSweepSpec` is that experiment as a job of the queue (`tempsup.jobs.kinds`,
 kind "bows-sweep", in `tempsup.jobs.kinds`): every (weight decay, m)
-point × its seeds trains as ONE batch (`tempsup.bows.train.train`, which
+point × its seeds trains as ONE batch (`tempsup.bows.trainer.train`, which
 batches configs differing only in m and weight decay), exactly as
 `tempsup.bows.run.train_runs` does.
 
@@ -86,7 +86,7 @@ class BowsSweepSpec(SweepSpecBase):
     model. The base's own m, weight decay and model are otherwise ignored: `key`
     hashes the points' config keys, so two specs with the same points are the same job.
     Checks, JSON and key:
-    `tempsup._specs.SweepSpecBase`, as for the RNN's `tempsup.sweep.SweepSpec`.
+    `tempsup._specs.SweepSpecBase`, as for the RNN's `tempsup.sweeps.SweepSpec`.
     """
 
     kind: ClassVar[str] = "bows-sweep"
@@ -171,7 +171,7 @@ def stream_sweep(
     (STATIC_ARRAYS and the covariance's eigenvalues, the same arrays each time,
     not copies). These frames stay in the worker; `sweep_frame` publishes them.
     """
-    from tempsup.bows.train import train
+    from tempsup.bows.trainer import train
 
     configs = spec.configs
     data = make_dataset(configs[0], text)
@@ -255,7 +255,7 @@ class BowsSweepResult(SweepResultBase):
     `runs` holds the points' BowsRuns only on the worker that trained them (they
     are stored as "bows" jobs of their own, `load_point_runs` reads them back);
     it is not serialised. Storage and frames: `tempsup._specs.SweepResultBase`,
-    as for the RNN's `tempsup.sweep.SweepResult`.
+    as for the RNN's `tempsup.sweeps.SweepResult`.
     """
 
     spec_type: ClassVar[type] = BowsSweepSpec

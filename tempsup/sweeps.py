@@ -1,7 +1,7 @@
 """Train several configs as one batch and tabulate them: the phase diagram's data.
 
 A sweep varies sparsity (and k) around a base config; every point × seed is one
-model of a single batched training program (`tempsup.train`), then the batch is
+model of a single batched training program (`tempsup.trainer`), then the batch is
 cut back into one `Run` per point. The table holds what science.md §1 asks to
 plot against sparsity: the swept angle kθ, the spectral radius ρ(W_h), ‖w_0‖,
 the loss and how many seeds succeeded.
@@ -52,7 +52,7 @@ def train_runs(
 ) -> list[Run]:
     """Train all configs together; return one Run per config."""
     from tempsup.run import Run, batch_frames
-    from tempsup.train import train
+    from tempsup.trainer import train
 
     frames: list[list[dict[str, np.ndarray]]] = [[] for _ in configs]
     for snap in train(configs, init=init, on_step=on_step):
@@ -153,7 +153,7 @@ def stream_sweep(
     """Train the sweep as one batch; yield each snapshot's frames of all points,
     concatenated along the model axis (point-major, `spec.base.seeds` per point)."""
     from tempsup.run import frame, split_snapshot
-    from tempsup.train import train
+    from tempsup.trainer import train
 
     configs = spec.configs
     snapshots = train(configs, init=init, on_step=on_step)
