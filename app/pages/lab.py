@@ -20,11 +20,11 @@ the same run and sweep, from the job store when they are there.
 
 Below the panels, the sweep over m: the page's data and model controls are the
 base config, every (weight decay, m) point trains in one batch as a
-"bows-sweep" job (`tempsup.bows.sweep`), its per-point measures grow live, and
+"bows-sweep" job (`tempsup.bows.sweeps`), its per-point measures grow live, and
 the finished sweep is drawn by `sweep_figure` (and exported with
 `export_sweep_html`), with the switch's table under it: per point the loss
 and the claims' three measures, read from the sweep result's rows
-(`tempsup.bows.sweep.switch_table`).
+(`tempsup.bows.sweeps.switch_table`).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ from tempsup.bows.data import text_report
 from tempsup.bows.figures import PANELS, export_html, export_sweep_html, sweep_figure
 from tempsup.bows.figures.grid import grid_figure
 from tempsup.bows.figures.sweep import MEASURE_NOTES
-from tempsup.bows.sweep import (
+from tempsup.bows.sweeps import (
     BowsSweepResult,
     BowsSweepSpec,
     load_point_runs,
