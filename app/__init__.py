@@ -18,7 +18,7 @@ import dash
 import flask
 from dash import Input, Output, State, dcc, html, no_update, set_props
 
-from app import ids
+from app import delivery, ids
 from tempsup.palette import DARK
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -29,11 +29,11 @@ app = dash.Dash(
     title="tempsup",
     suppress_callback_exceptions=True,  # page components exist only on their page
     on_error=lambda exc: report_error(exc),
-    # load the graph and slider bundles with the page: Dash holds callbacks until
-    # lazily loaded components are ready, which delayed a shared link by ~0.2 s
-    eager_loading=True,
 )
 server = app.server
+# compression, caching headers, and only the component chunks a first page draws with
+# (the graph, slider and dropdown: Dash holds callbacks until lazy components are ready)
+delivery.install(app)
 # The page's language (for screen readers; Dash's own page says none) and the plots'
 # dark colours, which assets/tempsup.js applies when the system prefers a dark scheme.
 app.index_string = app.index_string.replace("<html>", '<html lang="en">', 1).replace(
