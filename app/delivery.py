@@ -36,6 +36,8 @@ COMPRESSED_TYPES = (
     "application/javascript",
     "application/json",
     "image/svg+xml",
+    "image/x-icon",
+    "image/vnd.microsoft.icon",
 )
 # brotli's quality 5 compresses plotly.js 2-D (1.5 MB) in ~0.3 s to 30 % of its size;
 # 11 saves another 10 % but takes ~20 s of CPU per file
