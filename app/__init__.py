@@ -9,7 +9,6 @@ jobs go to the worker processes through the shared job store.
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from urllib.parse import urlparse
@@ -19,7 +18,7 @@ import flask
 from dash import Input, Output, State, dcc, html, no_update, set_props
 
 from app import delivery, ids
-from tempsup.palette import DARK
+from tempsup.figures import view
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
@@ -34,10 +33,11 @@ server = app.server
 # compression, caching headers, and only the component chunks a first page draws with
 # (the graph, slider and dropdown: Dash holds callbacks until lazy components are ready)
 delivery.install(app)
-# The page's language (for screen readers; Dash's own page says none) and the plots'
-# dark colours, which assets/tempsup.js applies when the system prefers a dark scheme.
+# The page's language (for screen readers; Dash's own page says none) and the script that
+# shows every plot as the screen asks (a phone's narrow arrangement, the dark scheme), the
+# same one the export and the static site inline (tempsup.figures.view).
 app.index_string = app.index_string.replace("<html>", '<html lang="en">', 1).replace(
-    "{%metas%}", "{%metas%}\n<script>window.tempsupDark = " + json.dumps(DARK) + ";</script>", 1
+    "{%metas%}", "{%metas%}\n" + view.script_tag(), 1
 )
 
 # Page and callback modules register themselves on import.

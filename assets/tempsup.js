@@ -27,83 +27,10 @@
     };
   }
 
-  // ---- dark mode: plots redrawn with the dark colours of tempsup/palette.py (DARK) ----
-  const darkQuery = window.matchMedia ? window.matchMedia("(prefers-color-scheme: dark)") : null;
-  const isDark = () => !!(darkQuery && darkQuery.matches && window.tempsupDark);
-
-  // A copy of `value` with every colour of DARK.colors swapped (arrays of numbers are
-  // data, kept as they are: they hold no colours).
-  function swapColors(value, colors) {
-    if (typeof value === "string") return Object.prototype.hasOwnProperty.call(colors, value)
-      ? colors[value] : value;
-    if (Array.isArray(value)) {
-      return typeof value[0] === "number" ? value : value.map((v) => swapColors(v, colors));
-    }
-    if (value && typeof value === "object") {
-      const out = {};
-      Object.keys(value).forEach((k) => { out[k] = swapColors(value[k], colors); });
-      return out;
-    }
-    return value;
-  }
-
-  const merge = (a, b) => Object.assign({}, a || {}, b);
-
-  // The figure `{data, layout}` in dark colours (the template's too, so any axis a figure
-  // leaves to it follows).
-  function darkFigure(fig) {
-    const dark = window.tempsupDark;
-    const layout = swapColors(fig.layout || {}, dark.colors);
-    Object.keys(dark.layout).forEach((k) => {
-      const v = dark.layout[k];
-      layout[k] = typeof v === "object" ? merge(layout[k], v) : v;
-    });
-    Object.keys(layout).forEach((k) => {
-      if (/^[xy]axis\d*$/.test(k)) layout[k] = merge(layout[k], dark.axis);
-      if (/^scene\d*$/.test(k)) {
-        ["xaxis", "yaxis", "zaxis"].forEach((a) => {
-          layout[k][a] = merge(layout[k][a], dark.scene_axis);
-        });
-      }
-    });
-    ["xaxis", "yaxis"].forEach((a) => { layout[a] = merge(layout[a], dark.axis); });
-    if (layout.template && layout.template.layout) {
-      layout.template = merge(layout.template, {
-        layout: merge(layout.template.layout, {
-          paper_bgcolor: dark.layout.paper_bgcolor, plot_bgcolor: dark.layout.plot_bgcolor,
-          font: merge(layout.template.layout.font, dark.layout.font),
-        }),
-      });
-    }
-    layout._tempsupDark = true;
-    return { data: swapColors(fig.data || [], dark.colors), layout: layout };
-  }
-
-  // Graphs a page draws on the server (the gallery, the phase diagram, …) are redrawn dark
-  // after each plot; the client-side panels come dark from `draw` already.
-  function darkenGraph(gd) {
-    if (!isDark() || !window.Plotly || !gd.layout || gd.layout._tempsupDark) return;
-    const fig = darkFigure({ data: gd.data, layout: gd.layout });
-    window.Plotly.react(gd, fig.data, fig.layout, gd._context);
-  }
-
-  function watchGraph(gd) {
-    if (gd._tempsupWatched || typeof gd.on !== "function") return;
-    gd._tempsupWatched = true;
-    gd.on("plotly_afterplot", () => darkenGraph(gd));
-    darkenGraph(gd);
-  }
-
-  if (window.MutationObserver) {
-    new MutationObserver(() => {
-      if (isDark()) document.querySelectorAll(".js-plotly-plot").forEach(watchGraph);
-    }).observe(document.documentElement, { childList: true, subtree: true });
-  }
-  if (darkQuery && darkQuery.addEventListener) {
-    darkQuery.addEventListener("change", () => {
-      document.querySelectorAll(".js-plotly-plot").forEach(watchGraph);
-    });
-  }
+  // Plots as the screen asks (dark scheme, a phone's narrow arrangement): the page head's
+  // script (tempsup/figures/view.js, shared with the export and the static site). The
+  // client-side panels are drawn so at once; it redraws every plot when the screen changes.
+  const shown = (fig) => (window.tempsupView ? window.tempsupView.view(fig) : fig);
 
   function clampFrame(frame, n) {
     const i = typeof frame === "number" ? Math.round(frame) : n - 1;
@@ -115,7 +42,7 @@
   function draw(frame, view, panels) {
     if (!view || !view.n) {
       const msg = (view && view.message) || "";
-      const empty = () => (isDark() ? darkFigure(emptyFigure(msg)) : emptyFigure(msg));
+      const empty = () => shown(emptyFigure(msg));
       return { figures: panels.map(empty), label: msg };
     }
     const i = clampFrame(frame, view.n);
@@ -128,7 +55,7 @@
         if (frameTraces[j]) data[idx] = Object.assign({}, data[idx], frameTraces[j]);
       });
       const fig = { data: data, layout: view.layouts[p] || {} };
-      return isDark() ? darkFigure(fig) : fig;
+      return shown(fig);
     });
     // "frame 41 of 101 (step 800)" as on every surface (tempsup/frames.py frame_label;
     // app/player.py label is this line in Python), then the status line of this very frame

@@ -76,6 +76,7 @@ PAGE = """<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
 <title>{title} · tempsup</title>
 <link rel="stylesheet" href="{css}">
 <script src="{plotly}"></script>
@@ -171,8 +172,6 @@ def build(
     yourself" a link into its explorer; without it the lesson names the
     explorer query to open.
     """
-    import plotly.offline
-
     from tempsup.paper.reproduce import check_presets, render_report
 
     out = Path(out_dir)
@@ -180,18 +179,36 @@ def build(
     start = time.monotonic()
     runs = collect_runs(quick, queue, on_progress)
     results = check_presets(runs, quick)
-    (out / PLOTLY_JS).write_text(plotly.offline.get_plotlyjs())
-    (out / CSS).write_text(STYLE)
-    (out / JS).write_text(LAZY_JS)
+    write_assets(out)
     _write(out / "index.html", "The paper's claims", index_body(results, runs))
     for p, res in results:
-        _write(out / f"{p.name}.html", p.title, preset_body(p, res, runs))
+        write_preset(out, p, res, runs)
     _write(out / "lesson.html", "Lesson", lesson_body(results, runs, app_url))
     report = render_report(results, runs, quick, time.monotonic() - start, {},
                            {p.name: f"{p.name}.html" for p, _ in results})  # fmt: skip
     (out / "report.md").write_text(report)
     _write(out / "report.html", "Reproduction report", report_body(report))
     return out / "index.html"
+
+
+def write_assets(out: Path) -> None:
+    """What every page loads: plotly.js, the style sheet and the script, which shows each
+    figure as the screen asks (`tempsup.figures.view`, as in the app and the export) and
+    draws it when it scrolls into view."""
+    import plotly.offline
+
+    from tempsup.figures import view
+
+    (out / PLOTLY_JS).write_text(plotly.offline.get_plotlyjs())
+    (out / CSS).write_text(STYLE)
+    (out / JS).write_text(view.script_text() + "\n" + LAZY_JS)
+
+
+def write_preset(out: Path, p: Preset, res: list[ClaimResult], runs: dict[str, Run]) -> Path:
+    """The preset's page (`<preset>.html`): claims, summary figure, every run animated."""
+    path = out / f"{p.name}.html"
+    _write(path, p.title, preset_body(p, res, runs))
+    return path
 
 
 def _write(path: Path, title: str, body: str) -> None:
@@ -354,4 +371,4 @@ def report_body(markdown_text: str) -> str:
     return '<p><a href="report.md">report.md</a></p>' + body.split("</h1>", 1)[-1]
 
 
-__all__ = ["build", "collect_runs"]
+__all__ = ["build", "collect_runs", "write_assets", "write_preset"]

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
 
+from tempsup.figures import view
 from tempsup.frames import frame_label
 from tempsup.palette import TEMPLATE
 
@@ -92,7 +94,9 @@ PAGE = """<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="color-scheme" content="light dark">
 <title>{title}</title>
+{view}
 <style>
 body {{ font-family: {font}; color: #222; margin: 1.5rem auto; max-width: 1300px;
        padding: 0 1rem; }}
@@ -102,6 +106,10 @@ td, th {{ border-bottom: 1px solid #e4e4e4; padding: 0.2rem 0.8rem 0.2rem 0; tex
 th {{ font-weight: 600; }}
 pre {{ background: #f6f6f6; padding: 0.8rem; overflow-x: auto; font-size: 0.85rem; }}
 .muted {{ color: #666; font-size: 0.9rem; }}
+@media (prefers-color-scheme: dark) {{
+  body {{ background: #15181d; color: #e6e8eb; }} a {{ color: #8ab4ff; }}
+  td, th {{ border-color: #333a44; }} pre {{ background: #22272e; }} .muted {{ color: #a9b1bd; }}
+}}
 </style>
 </head>
 <body>
@@ -127,7 +135,8 @@ def page(
 ) -> str:
     """A standalone page around one figure (plotly.js inlined): title, `intro` (plain
     text; a hint to press play is added when the figure has frames), the share link,
-    then the `summary`, the figure and the `config` HTML."""
+    then the `summary`, the figure and the `config` HTML. The figure follows the screen
+    like the app's (`tempsup.figures.view`: narrow arrangement, dark scheme)."""
     figure = fig.to_html(
         include_plotlyjs=True,
         full_html=False,
@@ -135,6 +144,9 @@ def page(
         div_id=div_id,
         config={"responsive": True, "displaylogo": False},
     )
+    # plotly sizes the figure's box to layout.height; the box follows the figure instead,
+    # which is taller on a phone (its narrow arrangement, tempsup.figures.view)
+    figure = re.sub(r'^<div style="height:[^;"]*; ', '<div style="', figure.lstrip(), count=1)
     link_html = (
         f'<p>Share link: <a id="tempsup-link" href="{html.escape(link, quote=True)}">'
         f"{html.escape(link)}</a></p>"
@@ -143,6 +155,7 @@ def page(
     )
     return PAGE.format(
         title=html.escape(title_text),
+        view=view.script_tag(),
         font=TEMPLATE["layout"]["font"]["family"],
         intro=html.escape(intro) + " Press play or drag the slider to replay training."
         if fig.frames

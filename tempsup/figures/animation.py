@@ -14,6 +14,7 @@ module's own.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import plotly.graph_objects as go
@@ -33,6 +34,7 @@ from tempsup.figures._common import feature_name, select
 from tempsup.figures.panel import Parts, Selection
 from tempsup.figures.rnn import PANEL_SET
 from tempsup.figures.status import NEAR_BEST, status_line
+from tempsup.figures.view import narrow_meta
 from tempsup.frames import stop_note
 from tempsup.palette import TEMPLATE
 from tempsup.run import Run
@@ -117,8 +119,11 @@ def animation_figure(run: Run, seed: int | None = None, feature: int = 0) -> go.
     base: list[dict[str, Any]] = []
     moving: list[tuple[int, list[dict[str, Any]]]] = []  # (global index, trace per frame)
     shapes: list[dict[str, Any]] = []
+    refs_of: dict[str, dict[str, str]] = {}
+    traces_of: dict[str, list[int]] = {}
     for p in PANEL_SET.names:
-        refs = _refs(fig, *CELLS[p])
+        refs = refs_of[p] = _refs(fig, *CELLS[p])
+        traces_of[p] = []
         per_frame = [PANEL_SET.modules[p].traces(sel, data[p], f) for f in range(n)]
         for i, trace in enumerate(per_frame[-1]):
             trace = _place_trace(trace, refs)
@@ -128,6 +133,7 @@ def animation_figure(run: Run, seed: int | None = None, feature: int = 0) -> go.
                 trace["colorbar"] = {**trace.get("colorbar", {}), **_colorbar(fig, refs)}
             if i in parts[p].moving:
                 moving.append((len(base), [frames[i] for frames in per_frame]))
+            traces_of[p].append(len(base))
             base.append(trace)
         layout.update(_place_axes(parts[p], refs))
         shapes += [_place_shape(s, refs) for s in parts[p].shapes]
@@ -157,8 +163,112 @@ def animation_figure(run: Run, seed: int | None = None, feature: int = 0) -> go.
     )
     for a in fig.layout.annotations:  # subplot titles: left-aligned, smaller than the page title
         a.update(font={"size": 13})
+    fig.update_layout(meta=_narrow(fig, refs_of, traces_of))
     fig.frames = frames
     return fig
+
+
+# The narrow arrangement (a phone, `tempsup.figures.view`): the panels one above the other,
+# each with its title above and its own legend below, then the controls. Heights in px.
+# "modebar": room above the title for Plotly's buttons, shown at all times on a touch screen.
+NARROW = {"plot": 270, "axis": 62, "title_line": 15, "legend_row": 19, "gap": 30,
+          "top_line": 19, "modebar": 30, "controls": 110,
+          "margin": {"l": 58, "r": 14, "b": 10}}  # fmt: skip
+# A line's characters at 390 px (then it wraps); a legend entry's, for two in a row.
+NARROW_CHARS = {"title": 36, "panel": 40, "sup": 58, "entry": 18}
+
+
+def _narrow(
+    fig: go.Figure, refs_of: dict[str, dict[str, str]], traces_of: dict[str, list[int]]
+) -> dict[str, Any]:
+    """`layout.meta` with the grid's narrow arrangement: each panel full width, stacked in
+    the grid's reading order, titles wrapped to the width, a legend per panel."""
+    g = NARROW
+    title = _wrap(fig.layout.title.text, NARROW_CHARS["title"], NARROW_CHARS["sup"] + 6)
+    top = g["modebar"] + 14 + g["top_line"] * (title.count("<br>") + 1)
+    patch: dict[str, Any] = {"title.text": title, "title.yref": "container", "title.y": 1,
+                             "title.yanchor": "top", "title.pad": {"t": g["modebar"]}}  # fmt: skip
+    legends: dict[str, int] = {}  # legend → entries in a row
+    data: dict[int, dict[str, Any]] = {}
+    spans: list[tuple[str, float, float]] = []  # (what, top px, bottom px) from the top
+    y = float(top)
+    for n, p in enumerate(PANEL_SET.names):
+        note = _wrap(fig.layout.annotations[n].text, NARROW_CHARS["panel"], NARROW_CHARS["sup"])
+        patch[f"annotations[{n}].text"] = note
+        patch[f"annotations[{n}].x"] = 0.5
+        y += g["title_line"] * (note.count("<br>") + 1) + 6
+        spans.append((f"panel {n}", y, y + g["plot"]))
+        y += g["plot"] + g["axis"]
+        shown = [
+            fig.data[i].name or "" for i in traces_of[p] if fig.data[i].showlegend is not False
+        ]
+        if shown:
+            legend = "legend" if n == 0 else f"legend{n + 1}"
+            for i in traces_of[p]:
+                data[i] = {"legend": legend}
+            spans.append((legend, y, y))
+            longest = max(len(re.sub(r"<[^>]*>", "", name)) for name in shown)
+            legends[legend] = 2 if longest <= NARROW_CHARS["entry"] else 1
+            y += g["legend_row"] * -(-len(shown) // legends[legend])
+        for i in traces_of[p]:
+            if fig.data[i].type == "heatmap":  # its cells print their values
+                data.setdefault(i, {})["showscale"] = False
+        y += g["gap"]
+    spans.append(("controls", y, y))
+    height = y + g["controls"] + g["margin"]["b"]
+    inner = height - top - g["margin"]["b"]
+
+    def paper(px: float) -> float:  # px from the top → paper fraction of the plot area
+        return round(1 - (px - top) / inner, 5)
+
+    for what, y0, y1 in spans:
+        if what.startswith("panel"):
+            n = int(what.split()[1])
+            refs = refs_of[PANEL_SET.names[n]]
+            domain = [paper(y1), paper(y0)]
+            if "scene" in refs:
+                patch[f"{refs['scene']}.domain"] = {"x": [0, 1], "y": domain}
+            else:
+                patch[f"{refs['xaxis']}.domain"] = [0, 1]
+                patch[f"{refs['yaxis']}.domain"] = domain
+            patch[f"annotations[{n}].y"] = paper(y0)
+        elif what == "controls":
+            patch["updatemenus[0].y"] = paper(y0)
+            patch["updatemenus[0].pad"] = {"r": 10, "t": 0}
+            patch["sliders[0].x"] = 0
+            patch["sliders[0].len"] = 1
+            patch["sliders[0].y"] = paper(y0 + 40)
+            patch["sliders[0].pad"] = {"t": 0}
+        else:
+            patch[what] = {
+                **fig.layout.legend.to_plotly_json(),
+                "orientation": "h", "x": 0, "xanchor": "left", "yref": "paper",
+                "y": paper(y0), "yanchor": "top", "traceorder": "normal",
+                "entrywidth": 1 / legends[what], "entrywidthmode": "fraction",
+                "font": {"size": 10},
+            }  # fmt: skip
+    patch.update({"height": round(height), "margin": {**g["margin"], "t": top}})
+    return narrow_meta(patch, data)
+
+
+def _wrap(text: str, chars: int, sup_chars: int) -> str:
+    """`text` (Plotly's HTML subset) with each line longer than `chars` visible characters
+    (`sup_chars` in <sup>, smaller) broken at spaces, tags kept whole (Plotly carries an open
+    <sup> over a <br>)."""
+    lines, in_sup = [], False
+    for line in text.split("<br>"):
+        width = sup_chars if in_sup or line.startswith("<sup>") else chars
+        out, count = [""], 0
+        for word in line.split(" "):
+            seen = len(re.sub(r"<[^>]*>", "", word)) + 1
+            if out[-1] and count + seen > width:
+                out.append("")
+                count = 0
+            out[-1] = f"{out[-1]} {word}" if out[-1] else word
+            count += seen
+        lines += out
+        in_sup = line.rfind("<sup>") > line.rfind("</sup>") or (in_sup and "</sup>" not in line)
+    return "<br>".join(lines)
 
 
 def _colorbar(fig: go.Figure, refs: dict[str, str]) -> dict[str, Any]:
