@@ -1,8 +1,9 @@
-/* plotly.js in two steps: the 2-D bundle beside this file (plotly-cartesian.min.js,
- * plotly.js's own "cartesian" distribution: scatter, bar, heatmap… a third of the full
- * bundle's bytes) draws every first panel; a figure with a trace it lacks (scatter3d,
- * mesh3d: a network with a 3-D hidden state) loads the full plotly.js that Dash serves
- * (window._dashPlotlyJSURL, from the plotly package) once, and that graph draws with it.
+/* plotly.js in two steps: the 2-D bundle beside this file (plotly-2d.min.js: plotly.js's
+ * core with the scatter, bar and heatmap traces, a quarter of the full bundle's bytes,
+ * built by scripts/plotly-bundle/build) draws every first panel; a figure with a trace it
+ * lacks (scatter3d, mesh3d: a network with a 3-D hidden state) loads the full plotly.js
+ * that Dash serves (window._dashPlotlyJSURL, from the plotly package) once, and that graph
+ * draws with it.
  *
  * window.Plotly becomes a dispatcher: each graph is drawn by one bundle, the one that
  * first drew it (el._tempsupPlotly), until a figure needs the full one; then the 2-D
