@@ -281,9 +281,8 @@ def on_vote(_clicks: int | None, picked: Any, step: Any, search: str | None, bro
         count = class_poll().vote(code, step, browser, identity, client_address())
     except PollRefused as exc:
         return html.P(f"Not counted: {exc}.", className="error")
-    others = count - 1
+    so_far = "the first" if count == 1 else f"{count} so far"
     return html.P(
-        f"✓ Counted: your prediction for step {step} went to the teacher anonymously "
-        f"({others} {'other' if others == 1 else 'others'} so far).",
+        f"✓ Counted: your prediction for step {step} went to the teacher anonymously ({so_far}).",
         className="held",
     )
