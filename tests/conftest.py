@@ -92,11 +92,16 @@ def pw_browser():
 
 
 @pytest.fixture(scope="session")
-def shipped_app(tmp_path_factory):
+def shipped_cache(tmp_path_factory):
+    """The job store of `shipped_app` (a test may train a small job into it in-process)."""
+    return tmp_path_factory.mktemp("shipped-app") / "jobs"
+
+
+@pytest.fixture(scope="session")
+def shipped_app(shipped_cache):
     """One app server for the session's phone, accessibility and poll tests: the shipped
     full presets' runs (so trained runs are on screen at once), no training worker."""
     from tests.browser import app_server
 
-    cache = tmp_path_factory.mktemp("shipped-app") / "jobs"
-    with app_server(cache, workers=0, env={"TEMPSUP_PRESETS": "full"}) as url:
+    with app_server(shipped_cache, workers=0, env={"TEMPSUP_PRESETS": "full"}) as url:
         yield url

@@ -6,11 +6,13 @@ mark a page's structure (landmarks, the heading one, heading order, content outs
 region), on every page at a phone's 390 × 844 and a laptop's 1280 × 720, in the light
 and in the dark colour scheme (contrast differs), and with trained runs on screen: the
 explorer on a shipped preset's run, the lesson after Reveal, Compare with two runs, the
-lab with its grid. The page's structure is also measured directly: exactly one main
-landmark, headings that never skip a level. No page may scroll sideways at 390 px.
+phase diagram of a sweep, the lab with its grid. The page's structure is also measured
+directly: exactly one main landmark, headings that never skip a level. No page may
+scroll sideways at 390 px.
 
 One server for the session (`shipped_app`: the shipped presets' runs, no training
-worker) and one browser page per viewport, reused; each state is checked in light,
+worker; a tiny sweep is trained into its store by this process) and one browser page
+per viewport, reused; each state is checked in light,
 then switched to dark in place (the plots redraw in their dark colours first).
 """
 
@@ -92,6 +94,27 @@ def both_sides(page) -> None:
     )
 
 
+# A sweep small enough to train in the test's own process in a second or two (the server
+# has no worker): its phase page then shows the diagram.
+SWEEP = ("linear", "0.3, 0.9", "2", 1, 60, 3)
+
+
+def phase_link() -> str:
+    from app.urlstate import phase_query
+
+    model, sparsities, ks, seeds, steps, hidden = SWEEP
+    return "/phase" + phase_query(model, sparsities.split(", "), [ks], seeds, steps, hidden)
+
+
+def phase_drawn(page) -> None:
+    """The sweep's diagram drawn: a trace per point (the empty diagram has none)."""
+    page.wait_for_function(
+        "() => { const g = document.querySelector('#phase-graph .js-plotly-plot');"
+        "return !!g && !!g.data && g.data.length > 0; }",
+        timeout=30_000,
+    )
+
+
 def lab_grid(page) -> None:
     page.wait_for_selector(".lab-grid .js-plotly-plot", state="attached", timeout=30_000)
 
@@ -104,6 +127,7 @@ STATES: dict[str, tuple[str | Callable[[], str], Callable[[Any], None] | None]] 
     "lesson": ("/lesson", None),
     "lesson revealed": ("/lesson", revealed),
     "phase": ("/phase", None),
+    "phase with its diagram": (phase_link, phase_drawn),
     "compare": ("/compare", None),
     "compare with two runs": (compare_runs, both_sides),
     "lab with its grid": ("/lab", lab_grid),
@@ -111,7 +135,25 @@ STATES: dict[str, tuple[str | Callable[[], str], Callable[[Any], None] | None]] 
 
 
 @pytest.fixture(scope="module")
-def pages(pw_browser):
+def trained_sweep(shipped_cache):
+    """`SWEEP` trained into the server's job store, as its worker would have."""
+    from app.pages.phase import build_spec
+    from tempsup.jobs import JobQueue
+    from tempsup.jobs.record import JobState
+    from tempsup.jobs.worker import Worker
+
+    queue = JobQueue(shipped_cache)
+    key = queue.submit(build_spec(*SWEEP)).key
+    for _ in range(5):  # the one job in line (anything queued before it is trained too)
+        if queue.status(key).state == JobState.DONE:
+            break
+        Worker(shipped_cache).run(once=True)
+    assert queue.status(key).state == JobState.DONE, queue.details(key)
+    queue.close()
+
+
+@pytest.fixture(scope="module")
+def pages(pw_browser, trained_sweep):
     """One page per viewport for the module (a fresh context each: its own storage)."""
     opened = {name: new_page(pw_browser, size) for name, size in SIZES.items()}
     yield opened
@@ -190,3 +232,22 @@ def test_page_declares_its_language(shipped_app, pages):
     page.goto(shipped_app + "/")
     wait_dash(page)
     assert page.evaluate("() => document.documentElement.lang") == "en"
+
+
+def test_a_menu_is_reached_and_opened_from_the_keyboard(shipped_app, pages):
+    """Tab lands on the seed menu's button itself (not on a hidden input in front of it),
+    Enter opens it, and after the menu closes the hidden input stays out of the Tab order."""
+    page = pages["desktop"]
+    open_state(page, shipped_app, "explorer with a run")
+    from app import ids
+    from tests.browser import css
+
+    page.focus(css(ids.player(ids.FRAME, ids.EXPLORER)) + " [role='slider']")
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.id") == "seed-pick"
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#seed-pick[aria-expanded='true']", timeout=5_000)
+    page.keyboard.press("Escape")
+    page.keyboard.press("Tab")  # the button loses focus: Dash puts its input back, a11y.js not
+    hidden = "() => [...document.querySelectorAll('.dash-dropdown-focus-target')]"
+    assert page.evaluate(hidden + ".filter((e) => e.tabIndex !== -1).length") == 0
