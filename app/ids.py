@@ -199,4 +199,5 @@ POLL_START = "poll-start"  # Start a class poll
 POLL_END = "poll-end"  # End the poll
 POLL_TICK = "poll-tick"  # interval refreshing the teacher's counts
 POLL_RESULTS = "poll-results"  # the teacher's counts of the step shown
-POLL_NOTE = "poll-note"  # under Reveal: whether a student's prediction was counted
+POLL_SEND = "poll-send"  # a student's Send my prediction
+POLL_NOTE = "poll-note"  # under it: whether the prediction was counted

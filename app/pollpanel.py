@@ -6,9 +6,11 @@ no network), and — refreshed every 2 s while that view is open — how the
 class predicted the step on screen, as counts and bars, before the teacher
 reveals the answer. The class's secret key stays in that browser tab
 (session storage). A student who opens the link sees which class they are in;
-their Reveal sends the prediction (`tempsup.poll.Poll.vote`) under a random id
-their browser made and keeps (local storage), so one browser counts once per
-step. The lesson's step links keep the class (`step_href`).
+"Send my prediction" (or Reveal, if they skip it) sends the prediction
+(`tempsup.poll.Poll.vote`) under a random id their browser made and keeps
+(local storage), so one browser counts once per step; the answer stays theirs
+to reveal, after the teacher has shown the class's counts. The lesson's step
+links keep the class (`step_href`).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import segno
-from dash import Input, Output, State, callback, clientside_callback, dcc, html, no_update
+from dash import Input, Output, State, callback, clientside_callback, ctx, dcc, html, no_update
 
 from app import ids
 from app.pollapi import class_poll, client_address
@@ -107,7 +109,7 @@ def student(code_text: str) -> list[Any]:
             [
                 "You are in class ",
                 html.Strong(code, className="poll-code"),
-                "; your prediction is counted anonymously when you press Reveal (one per step).",
+                "; your prediction is counted anonymously when you send it (one per step).",
             ],
             className="poll-student",
         )
@@ -164,9 +166,18 @@ def panel(search: str | None) -> html.Section:
     )
 
 
-def vote_note() -> html.Div:
-    """Under a step's Reveal: whether a student's prediction was counted."""
-    return html.Div(id=ids.POLL_NOTE, className="poll-note", **{"aria-live": "polite"})
+def vote_part(search: str | None) -> html.Div:
+    """Above a step's Reveal, in a class: Send my prediction, and whether it was counted.
+
+    Out of a class the part is there but hidden (its callback needs its button)."""
+    return html.Div(
+        className="poll-send",
+        hidden=class_of(search) is None,
+        children=[
+            html.Button("Send my prediction", id=ids.POLL_SEND, className="primary"),
+            html.Div(id=ids.POLL_NOTE, className="poll-note", **{"aria-live": "polite"}),
+        ],
+    )
 
 
 def results_view(res: Results) -> list[Any]:
@@ -262,6 +273,7 @@ def on_tick(_n: int | None, step: Any, data: Any):
 
 @callback(
     Output(ids.POLL_NOTE, "children"),
+    Input(ids.POLL_SEND, "n_clicks"),
     Input(ids.LESSON_REVEAL, "n_clicks"),
     State(ids.LESSON_CHOICE, "value"),
     State(ids.LESSON_STEP, "data"),
@@ -269,17 +281,24 @@ def on_tick(_n: int | None, step: Any, data: Any):
     State(ids.POLL_BROWSER, "data"),
     prevent_initial_call=True,
 )
-def on_vote(_clicks: int | None, picked: Any, step: Any, search: str | None, browser: Any):
-    """A student's Reveal sends their prediction, when the page was opened in a class."""
+def on_vote(
+    sent: int | None, revealed: int | None, picked: Any, step: Any, search: Any, browser: Any
+):
+    """A student in a class sends their prediction (Send, or Reveal if they skip it)."""
     code = class_of(search)
-    if code is None or picked is None:
+    by_reveal = ctx.triggered_id == ids.LESSON_REVEAL
+    if code is None or not (revealed if by_reveal else sent):
         return no_update
+    if picked is None:
+        return no_update if by_reveal else html.P("Pick an answer first.", className="error")
     try:
         if not isinstance(picked, int) or isinstance(step, bool) or not isinstance(step, int):
             raise PollRefused("expected a step and one of its choices")
         identity = choice_identity(lesson.step_number(f"step={step}"), picked)
         count = class_poll().vote(code, step, browser, identity, client_address())
     except PollRefused as exc:
+        if by_reveal and exc.status == 409:
+            return no_update  # sent before revealing: the note says so already
         return html.P(f"Not counted: {exc}.", className="error")
     so_far = "the first" if count == 1 else f"{count} so far"
     return html.P(

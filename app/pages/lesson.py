@@ -47,7 +47,7 @@ def step_nav(number: int, search: str | None = None) -> html.Nav:
     )
 
 
-def step_card(number: int) -> html.Div:
+def step_card(number: int, search: str | None = None) -> html.Div:
     item = lesson.step(number)
     choices, _ = lesson.shown_choices(item)
     return html.Div(
@@ -68,8 +68,8 @@ def step_card(number: int) -> html.Div:
                     ),
                 ],
             ),
+            pollpanel.vote_part(search),  # in a class poll: Send my prediction
             html.Button("Reveal", id=ids.LESSON_REVEAL, className="primary"),
-            pollpanel.vote_note(),
             # the verdict's own status region, there before it is written, so a screen
             # reader announces the verdict (and only it: the explanation is read on demand)
             html.Div(
@@ -84,7 +84,7 @@ def step_card(number: int) -> html.Div:
 
 
 def body(number: int, search: str | None = None) -> list[Any]:
-    return [step_nav(number, search), step_card(number)]
+    return [step_nav(number, search), step_card(number, search)]
 
 
 def layout() -> html.Div:
