@@ -10,6 +10,7 @@ the whole plotly.js came with the page. Now:
   opening the page together costs the server one compression per file;
 - versioned files may be cached by the browser for a year: Dash's fingerprinted
   bundles already say so, and the assets' URLs carry their file's time (`?m=`);
+- the page asks for its layout and callbacks at once, beside its scripts (`PRELOADED`);
 - only the component chunks a first page draws with come with it (`EAGER_CHUNKS`;
   the others load if a page ever needs them), and plotly.js is the 2-D bundle in
   assets/plotly/, which loads the full one only for a 3-D figure
@@ -28,6 +29,7 @@ from flask_compress import Compress
 # round trip each, ~0.2 s on a shared link before). The others (markdown, MathJax, date
 # pickers, upload…) load when a page first shows one.
 EAGER_CHUNKS = ("graph", "slider", "dropdown")
+PRELOADED = ("_dash-layout", "_dash-dependencies")
 COMPRESSED_TYPES = (
     "text/html",
     "text/css",
@@ -110,6 +112,14 @@ def install(app: Dash) -> None:
     # after_request hooks run last-registered first: this one hands flask-compress the
     # static bodies in memory
     server.after_request(_static_response)
+    # The page's layout and callback graph, fetched while the scripts download (Dash asks
+    # for them only once its scripts have run: a round trip and the layout's transfer later).
+    prefix = app.config.requests_pathname_prefix
+    preload = "".join(
+        f'<link rel="preload" href="{prefix}{path}" as="fetch" crossorigin="anonymous">'
+        for path in PRELOADED
+    )
+    app.index_string = app.index_string.replace("{%css%}", preload + "{%css%}", 1)
     for name in EAGER_CHUNKS:
         app.scripts.append_script(
             {"relative_package_path": f"dcc/async-{name}.js", "namespace": "dash"}
