@@ -21,6 +21,7 @@ import numpy as np
 
 from tempsup.config import DEFAULTS, MODEL_NAMES, RunConfig
 from tempsup.errors import TempsupError
+from tempsup.progress import StepBar
 
 # Help text for each config flag; the defaults' reasons live in config.py.
 FLAG_HELP = {
@@ -119,33 +120,6 @@ def _list_of(kind: Callable[[str], Any], name: str) -> Callable[[str], list[Any]
     return parse
 
 
-# ---- progress --------------------------------------------------------------------
-
-
-class Progress:
-    """A one-line progress bar on stderr, redrawn at most ~10 times a second."""
-
-    def __init__(self, total: int, label: str, enabled: bool = True) -> None:
-        self.total, self.label, self.enabled = total, label, enabled
-        self.start = self.last = time.monotonic()
-
-    def __call__(self, step: int) -> None:
-        now = time.monotonic()
-        if not self.enabled or (now - self.last < 0.1 and step < self.total):
-            return
-        self.last = now
-        frac = step / self.total
-        elapsed = now - self.start
-        eta = elapsed / frac - elapsed if frac > 0 else 0.0
-        bar = "#" * int(30 * frac)
-        sys.stderr.write(
-            f"\r{self.label} [{bar:<30}] {step}/{self.total} steps, {elapsed:.0f}s, eta {eta:.0f}s"
-        )
-        if step >= self.total:
-            sys.stderr.write("\n")
-        sys.stderr.flush()
-
-
 # ---- commands --------------------------------------------------------------------
 
 
@@ -163,8 +137,9 @@ def cmd_train(args: argparse.Namespace) -> int:
 
     config = config_from_args(args)
     init = load_warm_start(config.warm_start)
-    bar = Progress(config.steps, f"{config.model} k={config.k} S={config.sparsity}", not args.quiet)
-    (run,) = train_runs([config], init=init, on_step=bar)
+    label = f"{config.model} k={config.k} S={config.sparsity}"
+    with StepBar(config.steps, label, not args.quiet) as bar:
+        (run,) = train_runs([config], init=init, on_step=bar)
     out = Path(args.out or f"{config.key}.npz")
     run.save(out)
     summary = {**run.summary(), "file": str(out)}
@@ -188,10 +163,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     base = config_from_args(args, sparsity=sparsities[0], k=ks[0])
     configs = sweep_configs(base, sparsities, ks)
     init = load_warm_start(base.warm_start)
-    bar = Progress(
-        base.steps, f"sweep of {len(configs)} points x {base.seeds} seeds", not args.quiet
-    )
-    runs = train_runs(configs, init=init, on_step=bar)
+    label = f"sweep of {len(configs)} points x {base.seeds} seeds"
+    with StepBar(base.steps, label, not args.quiet) as bar:
+        runs = train_runs(configs, init=init, on_step=bar)
     out_dir = Path(args.out_dir)
     rows = []
     for run in runs:
@@ -467,8 +441,9 @@ def cmd_bows_train(args: argparse.Namespace) -> int:
     from tempsup.bows.run import train_runs
 
     config, text = bows_config_from_args(args)
-    bar = Progress(config.steps, f"bows {config.structure} m={config.m}", not args.quiet)
-    (run,) = train_runs([config], on_step=bar, text=text)
+    label = f"bows {config.structure} m={config.m}"
+    with StepBar(config.steps, label, not args.quiet) as bar:
+        (run,) = train_runs([config], on_step=bar, text=text)
     out = run.save(args.out or f"{config.key}.npz")
     summary = {**run.summary(), "file": str(out)}
     if args.html:
@@ -494,8 +469,8 @@ def cmd_bows_sweep(args: argparse.Namespace) -> int:
     wds = args.weight_decay or [base.weight_decay]
     configs = sweep_configs(base, ms, wds)
     label = f"bows sweep of {len(configs)} points x {base.seeds} seeds"
-    bar = Progress(base.steps, label, not args.quiet)
-    runs = train_runs(configs, on_step=bar, text=text)
+    with StepBar(base.steps, label, not args.quiet) as bar:
+        runs = train_runs(configs, on_step=bar, text=text)
     out_dir = Path(args.out_dir)
     rows = [table_row(r, file=r.save(out_dir / f"{r.config.key}.npz").name) for r in runs]
     table = write_table(rows, out_dir / "sweep.csv")

@@ -56,6 +56,7 @@ def describe(run: Run, seed: int | str | None = None, frame: int = -1) -> dict[s
     `frame` is numbered from 1 as on every surface (`tempsup.frames`; -1: the last).
     Keys: the config's headline fields; "seed", "frame" (1-based), "frames", "step",
     "best_seed" (`tempsup.run.BestSeed.to_dict`: why it is best, the seeds tied with it),
+    "succeeded" (this seed), "successes" (how many seeds succeeded),
     "stopped" (a cancelled run's "stopped at step … of … (cancelled)", else None);
     "loss", "expected_loss" (the run file's, or the terms' sum for files that
     predate it), "expected_loss_se" (None without it), "terms" (task,
@@ -94,6 +95,7 @@ def describe(run: Run, seed: int | str | None = None, frame: int = -1) -> dict[s
         "best_seed": run.best_seed.to_dict(),
         "seed": s,
         "succeeded": bool(run.success[s]),
+        "successes": int(run.success.sum()),
         "frame": frame_number(f, run.n_frames),
         "frames": run.n_frames,
         "step": int(run["step"][f]),

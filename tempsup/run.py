@@ -43,11 +43,13 @@ from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from functools import cached_property
+from typing import Any, ClassVar
 
 import numpy as np
 
 from tempsup import _files, budget, geometry, relu_terms, theory
 from tempsup import expected_loss as expected_loss_
+from tempsup._views import RunViews
 from tempsup.config import RunConfig, importance_weights, shape_key
 from tempsup.errors import TempsupError
 from tempsup.snapshot import Snapshot
@@ -419,8 +421,11 @@ def _refined(
 
 
 @dataclass
-class Run(_files.RunFile):
-    """A run's frames stacked: axis 0 frames, axis 1 seeds; `save` and `load` its file."""
+class Run(_files.RunFile, RunViews):
+    """A run's frames stacked: axis 0 frames, axis 1 seeds; `save` and `load` its file;
+    its panels as figures (`RunViews`: `figure`, `animation`, `export_html`)."""
+
+    FIGURES: ClassVar[str] = "tempsup.figures"
 
     config: RunConfig
     arrays: dict[str, np.ndarray]
@@ -469,27 +474,13 @@ class Run(_files.RunFile):
         s = self.best if seed is None else seed
         return {n: self.arrays[n][frame_index, s] for n in ("W_x", "W_h", "W_y", "b_y")}
 
-    def summary(self, seed: int | None = None) -> dict[str, float]:
-        """Headline numbers of the final frame for one seed (default: best)."""
-        s = self.best if seed is None else seed
-        w = self.weights(-1, s)
-        geo = geometry.summary(  # kθ and ‖w_0‖ in the canonical gauge (tempsup.gauge)
-            w["W_x"], w["W_h"], w["W_y"], w["b_y"], self.config.k, self.config.relu_hidden,
-            tied=self.config.tied,
-        )  # fmt: skip
-        return {
-            "key": self.config.key,
-            "seed": s,
-            "loss": float(self.final_loss[s]),
-            "expected_loss": float(self.arrays["expected_loss"][-1, s]),
-            "expected_loss_se": float(self.arrays["expected_loss_se"][-1, s]),
-            "successes": int(self.success.sum()),
-            "seeds": int(self.config.seeds),
-            "swept_angle_deg": float(np.ravel(geo["swept_angle_deg"])[0]),
-            "spectral_radius": float(geo["spectral_radius"]),
-            "w0_norm": float(np.ravel(geo["w0_norm"])[0]),
-            "n_interference_free": int(np.ravel(geo["n_interference_free"])[0]),
-        }
+    def summary(self, seed: int | str | None = None, frame: int = -1) -> dict[str, Any]:
+        """One seed (default: the best) at one frame (1 … F, -1 the last), JSON-ready: what
+        `tempsup inspect --json` prints (`tempsup.describe`), gauge-free numbers apart from
+        those measured in the canonical gauge."""
+        from tempsup.describe import describe
+
+        return describe(self, seed, frame)
 
     # ---- the run file (the .npz container and save/load: `tempsup._files`) ------------
 

@@ -29,11 +29,12 @@ import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from tempsup import _files
+from tempsup._views import RunViews
 from tempsup.bows import analysis
 from tempsup.bows.config import BowsConfig
 from tempsup.bows.data import Dataset, make_dataset, statistics
@@ -149,7 +150,7 @@ def train_runs(
 
 
 @dataclass
-class BowsRun(_files.RunFile):
+class BowsRun(_files.RunFile, RunViews):
     """A run's frames stacked (axis 0 frames, axis 1 seeds) and the data statistics;
     `save` and `load` its file."""
 
@@ -157,6 +158,7 @@ class BowsRun(_files.RunFile):
     arrays: dict[str, np.ndarray]
 
     kind = "bows"
+    FIGURES: ClassVar[str] = "tempsup.bows.figures"
 
     @classmethod
     def from_frames(

@@ -40,7 +40,7 @@ from tempsup.palette import TEMPLATE
 from tempsup.run import Run
 
 CELLS = {"directions": (1, 1), "loss": (1, 2), "projections": (2, 1), "eigen": (2, 2)}
-# The export's summary table in words (`Run.summary` keys; others are shown as they are).
+# The export's summary table: these `Run.summary` keys, in these words.
 SUMMARY_WORDS = {
     "seed": "seed shown",
     "loss": "measured loss",
@@ -302,7 +302,8 @@ def export_html(
     """A standalone page: the animation (plotly.js inlined), the config and the share link."""
     sel = select(run, seed, feature)
     cfg = run.config
-    numbers = {k: v for k, v in run.summary(sel.seed).items() if k != "key" and v is not None}
+    described = run.summary(sel.seed)  # `tempsup inspect`'s numbers: the headline ones here
+    numbers = {k: described[k] for k in SUMMARY_WORDS if described.get(k) is not None}
     last = int(run["step"][-1])
     summary: dict[str, Any] = {
         "training": stop_note(last, cfg.steps) or f"complete: {last} of {cfg.steps} steps"
