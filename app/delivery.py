@@ -7,7 +7,8 @@ the whole plotly.js came with the page. Now:
 
 - responses are compressed (brotli, else gzip: flask-compress). A static file's
   compressed form is made once per process and kept (`StaticCache`), so a class
-  opening the page together costs the server one compression per file;
+  opening the page together costs the server one compression per file; an asset
+  with a `.br` file beside it (the 2-D plotly.js) is sent in that smaller form;
 - versioned files may be cached by the browser for a year: Dash's fingerprinted
   bundles already say so, and the assets' URLs carry their file's time (`?m=`);
 - the page asks for its layout and callbacks at once, beside its scripts (`PRELOADED`);
@@ -19,9 +20,15 @@ the whole plotly.js came with the page. Now:
 
 from __future__ import annotations
 
+import functools
+import logging
+from pathlib import Path
+
+import brotli
 import flask
 from dash import Dash
 from flask_compress import Compress
+from werkzeug.security import safe_join
 
 # Dash's lazily loaded component chunks that every first page draws with: graphs, sliders
 # (the explorer's controls) and dropdowns (the player's menus). They come with the page as
@@ -46,6 +53,7 @@ COMPRESSED_TYPES = (
 BROTLI_QUALITY = 5
 YEAR = 365 * 24 * 3600
 _STATIC = ("/_dash-component-suites/", "/assets/")
+log = logging.getLogger("tempsup.app")
 
 
 class StaticCache:
@@ -89,11 +97,54 @@ def _static_response(response: flask.Response) -> flask.Response:
         response.make_sequence()
     etag, _weak = response.get_etag()
     flask.g.tempsup_static_key = f"{request.path}@{etag or ''}"
-    if "/assets/" in request.path and request.args.get("m"):
-        response.cache_control.no_cache = None  # send_file's default: ask every time
-        response.cache_control.max_age = YEAR
-        response.cache_control.public = True
+    asset = _asset_path(request.path)
+    if asset is not None:
+        if request.args.get("m"):
+            response.cache_control.no_cache = None  # send_file's default: ask every time
+            response.cache_control.max_age = YEAR
+            response.cache_control.public = True
+        _precompressed(response, asset, etag)
     return response
+
+
+def _asset_path(path: str) -> Path | None:
+    """The file under the assets folder that `path` (a request's) names, if it does."""
+    config = flask.current_app.config
+    prefix = config["TEMPSUP_PREFIX"] + "assets/"
+    if not path.startswith(prefix):
+        return None
+    joined = safe_join(config["TEMPSUP_ASSETS"], path[len(prefix) :])
+    return Path(joined) if joined else None
+
+
+def _precompressed(response: flask.Response, asset: Path, etag: str | None) -> None:
+    """Send an asset's brotli form made beforehand (`NAME.br` beside it, at brotli's best
+    quality, too slow to make per process) to a browser that takes brotli."""
+    packed = asset.with_name(asset.name + ".br")
+    if "br" not in flask.request.accept_encodings or not packed.is_file():
+        return
+    body = _brotli_form(str(asset), asset.stat().st_mtime_ns, packed.stat().st_mtime_ns)
+    if body is None:
+        return
+    response.set_data(body)
+    response.headers["Content-Encoding"] = "br"  # flask-compress leaves it as it is
+    response.vary.add("Accept-Encoding")
+    if etag:
+        response.set_etag(f"{etag}:br")
+
+
+@functools.lru_cache(maxsize=16)
+def _brotli_form(asset: str, _mtime: int, _packed_mtime: int) -> bytes | None:
+    """`asset`'s `.br` file if it still holds this asset (checked once per process and
+    version of the two files: a rebuilt asset whose `.br` was not remade is sent as usual)."""
+    packed = Path(asset + ".br").read_bytes()
+    try:
+        same = brotli.decompress(packed) == Path(asset).read_bytes()
+    except brotli.error:
+        same = False
+    if not same:
+        log.warning("%s.br is not that file's brotli form: sent without it", asset)
+    return packed if same else None
 
 
 def install(app: Dash) -> None:
@@ -102,6 +153,7 @@ def install(app: Dash) -> None:
     server = app.server
     server.config.update(
         TEMPSUP_PREFIX=app.config.routes_pathname_prefix,
+        TEMPSUP_ASSETS=app.config.assets_folder,
         COMPRESS_ALGORITHM=["br", "gzip"],
         COMPRESS_BR_LEVEL=BROTLI_QUALITY,
         COMPRESS_MIMETYPES=list(COMPRESSED_TYPES),
