@@ -144,9 +144,15 @@ def page(
         div_id=div_id,
         config={"responsive": True, "displaylogo": False},
     )
-    # plotly sizes the figure's box to layout.height; the box follows the figure instead,
-    # which is taller on a phone (its narrow arrangement, tempsup.figures.view)
-    figure = re.sub(r'^<div style="height:[^;"]*; ', '<div style="', figure.lstrip(), count=1)
+    # plotly sizes a box around the graph's to layout.height; the graph's own box has the
+    # height instead, which view.js sets to the figure's, taller on a phone (its narrow
+    # arrangement, tempsup.figures.view)
+    height = re.match(r'<div style="height:([^;"]*); ', figure.lstrip())
+    if height:
+        figure = figure.lstrip()[height.end() :].replace(
+            'style="height:100%; width:100%;"', f'style="height:{height[1]}; width:100%;"', 1
+        )
+        figure = '<div style="' + figure
     link_html = (
         f'<p>Share link: <a id="tempsup-link" href="{html.escape(link, quote=True)}">'
         f"{html.escape(link)}</a></p>"

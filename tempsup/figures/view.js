@@ -122,6 +122,13 @@
     return out;
   }
 
+  // A graph that fills its box (Plotly's `responsive`: the export, the static site) gets a
+  // box of the figure's height; Plotly drops layout.height when the window resizes, so
+  // the height the page first drew is kept (`_tempsupHeight`).
+  function fit(gd, height) {
+    if (gd._context && gd._context.responsive && height) gd.style.height = height + "px";
+  }
+
   // Draw `gd` again from its source when the screen asks for another state than it shows.
   function refresh(gd) {
     if (!window.Plotly || !gd.layout) return;
@@ -129,6 +136,7 @@
     const state = wanted(source);
     if (state === (gd.layout._tempsupState || PLAIN)) return;
     const fig = state === PLAIN ? source : view(source);
+    fit(gd, state.endsWith("-narrow") ? fig.layout.height : gd._tempsupHeight);
     // Plotly keeps an axis's labels turned (90°) through redraws; in another arrangement the
     // axis has another width: let it choose again
     const full = gd._fullLayout || {};
@@ -139,6 +147,7 @@
   function watch(gd) {
     if (gd._tempsupWatched || typeof gd.on !== "function") return;
     gd._tempsupWatched = true;
+    gd._tempsupHeight = (gd.layout._tempsupSource || gd).layout.height;
     // after the plot's own work (its margins' redraws) is done
     gd.on("plotly_afterplot", () => setTimeout(() => refresh(gd), 0));
     setTimeout(() => refresh(gd), 0);
