@@ -5,7 +5,8 @@ server and no network and can be put on any static host:
 
     index.html          the gallery: every preset as a card (picture, claims, numbers)
     <preset>.html       the preset's claims, its summary figure and every run animated
-    lesson.html         the lesson (`tempsup.lesson`), one section per step (#step-3)
+    lesson.html         the lesson (`tempsup.lesson`), one section per step (#step-3); it says
+                        that the class poll needs the app (no server here)
     report.html         the reproduction report (`report.md` beside it)
     plotly.min.js       loaded once by every page (relative path)
     site.css
@@ -306,6 +307,15 @@ def preset_body(p: Preset, res: list[ClaimResult], runs: dict[str, Run]) -> str:
     return "".join(parts)
 
 
+# This site has no server, so it cannot count a class's predictions: it says where to.
+POLL_NOTE = (
+    '<p class="poll-note">Teaching a class? The class poll — students send their '
+    "predictions from their phones with a code, and you see the class's counts live "
+    "before you reveal each step — needs the app (<code>python -m app</code>, then "
+    "<code>/lesson</code>).</p>"
+)
+
+
 def lesson_body(
     results: list[tuple[Preset, list[ClaimResult]]], runs: dict[str, Run], app_url: str | None
 ) -> str:
@@ -318,7 +328,7 @@ def lesson_body(
         f'<a href="#step-{i}">{i}. {html.escape(s.title)}</a>'
         for i, s in enumerate(lesson.STEPS, start=1)
     )
-    sections = [f'<nav aria-label="lesson steps">{nav}</nav>']
+    sections = [f'<nav aria-label="lesson steps">{nav}</nav>', POLL_NOTE]
     for i, item in enumerate(lesson.STEPS, start=1):
         p, res = by_name[item.preset]
         cited = {n: [r.to_dict() for r in by_name[n][1]] for n in lesson.cited_presets(item)}

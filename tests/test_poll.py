@@ -338,29 +338,32 @@ def test_http_a_flood_is_refused(api):
 
 
 def test_a_crafted_dash_callback_cannot_vote_twice(api):
-    """The lesson page's own path (its Reveal callback) refuses the same browser twice."""
+    """The lesson page's own path (its Send callback) refuses the same browser twice."""
     made = post(api, "/poll/api/classes", {}).get_json()
     code, me = made["code"], browser()
 
-    def reveal(place: int) -> str:
+    def send(place: int) -> str:
         payload = {
             "output": "poll-note.children",
             "outputs": {"id": "poll-note", "property": "children"},
-            "inputs": [{"id": "lesson-reveal", "property": "n_clicks", "value": 1}],
+            "inputs": [
+                {"id": "poll-send", "property": "n_clicks", "value": 1},
+                {"id": "lesson-reveal", "property": "n_clicks", "value": None},
+            ],
             "state": [
                 {"id": "lesson-choice", "property": "value", "value": place},
                 {"id": "lesson-step", "property": "data", "value": 2},
                 {"id": "root-url", "property": "search", "value": f"?step=2&class={code}"},
                 {"id": "poll-browser", "property": "data", "value": me},
             ],
-            "changedPropIds": ["lesson-reveal.n_clicks"],
+            "changedPropIds": ["poll-send.n_clicks"],
         }
         r = post(api, "/_dash-update-component", payload)
         assert r.status_code == 200
         return json.dumps(r.get_json())
 
-    assert "Counted" in reveal(0)
-    assert "Not counted" in reveal(1) and "already counted" in reveal(2)
+    assert "Counted" in send(0)
+    assert "Not counted" in send(1) and "already counted" in send(2)
     mine = api.get(f"/poll/api/classes/{code}/results?step=2",
                    headers={"Authorization": f"Bearer {made['key']}"})  # fmt: skip
     assert mine.get_json()["total"] == 1

@@ -1,0 +1,132 @@
+"""The class poll in real browsers at phone size (issue 23, item 8): the poll with 30
+simulated students and a teacher in separate browser contexts.
+
+Each browser context is a separate browser to the app (its own local storage, hence
+its own random browser id). The teacher starts a class on the lesson page and gets the
+code, the short link and its QR code; thirty students open the link at 390 × 844 and
+predict step 1 with a known spread over the choices; the teacher's view, never
+reloaded, comes to show exactly those counts before the answer is revealed. A student
+who tries again — with the button, or with a request crafted in their page — is refused,
+and the count stays. Set TEMPSUP_SHOTS to a directory to keep screenshots.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import segno
+
+from tempsup import lesson
+from tests.pw import PHONE, new_page, wait_dash
+
+pytestmark = pytest.mark.browser
+
+# How many of the 30 students pick each choice of step 1, by the place it is shown in.
+SPREAD = (11, 9, 6, 4)
+COUNTS_JS = """() => Array.from(document.querySelectorAll('#poll-results .poll-row'),
+                                (r) => Number(r.dataset.count))"""
+
+
+def shot(page, name: str) -> None:
+    folder = os.environ.get("TEMPSUP_SHOTS")
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
+
+
+def counts_become(page, expected: list[int], timeout_ms: float = 30_000) -> None:
+    page.wait_for_function(
+        f"(want) => JSON.stringify(({COUNTS_JS})()) === JSON.stringify(want)",
+        arg=list(expected),
+        timeout=timeout_ms,
+    )
+
+
+def vote(page, place: int, before: str = "") -> str:
+    """Pick the choice shown at `place`, press Send my prediction; the note under it
+    (once it differs from `before`)."""
+    page.locator("#lesson-choice input[type=radio]").nth(place).check()
+    page.get_by_role("button", name="Send my prediction").click()
+    page.wait_for_function(
+        "(before) => { const p = document.querySelector('#poll-note p');"
+        " return p && p.innerText !== before; }",
+        arg=before,
+        timeout=20_000,
+    )
+    return page.locator("#poll-note p").inner_text()
+
+
+def test_class_poll_thirty_students_and_a_teacher(pw_browser, shipped_app):
+    assert len(lesson.shown_choices(lesson.step(1))[0]) == len(SPREAD)
+    teacher = new_page(pw_browser, PHONE)
+    teacher.goto(shipped_app + "/lesson")
+    wait_dash(teacher)
+    teacher.get_by_role("button", name="Start a class poll").click()
+    teacher.locator("#poll-results .poll-row").first.wait_for(timeout=20_000)
+    code = teacher.locator(".poll h2 .poll-code").inner_text()
+    link = teacher.locator("a.poll-link").get_attribute("href")
+    assert link == f"{shipped_app}/lesson?class={code}"
+    assert len(code) == 6 and not set(code) & set("01OI"), code
+    # the QR code is the link's, drawn as SVG in the page (no network)
+    src = teacher.locator("img.poll-qr").get_attribute("src")
+    expected = segno.make(link, error="m").svg_data_uri(
+        scale=6, border=2, dark="#000", light="#fff"
+    )
+    assert src == expected and src.startswith("data:image/svg+xml")
+    assert teacher.evaluate(COUNTS_JS) == [0, 0, 0, 0]
+    box = teacher.locator("img.poll-qr").bounding_box()
+    assert box["width"] >= 150 and box["x"] + box["width"] <= PHONE["width"]
+    assert teacher.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+
+    places = [p for p, n in enumerate(SPREAD) for _ in range(n)]
+    kept = None
+    for i, place in enumerate(places):
+        student = new_page(pw_browser, PHONE)
+        student.goto(link)
+        wait_dash(student)
+        said = student.locator(".poll-student").inner_text()
+        assert f"You are in class {code}" in said and "anonymously" in said
+        if i == 0:
+            shot(student, "student-before")
+        note = vote(student, place)
+        assert note.startswith("✓ Counted"), note
+        if i == 0:
+            kept = student
+            shot(student, "student-counted")
+        else:
+            student.context.close()
+        if i == 5:  # the teacher's view follows while the class votes, without a reload
+            counts_become(teacher, [min(6, sum(1 for p in places[:6] if p == c))
+                                    for c in range(4)])  # fmt: skip
+
+    counts_become(teacher, list(SPREAD))
+    assert "Step 1: 30 predictions" in teacher.locator(".poll-total").inner_text()
+    # before the reveal: the teacher's page has not shown the answer
+    assert teacher.locator("#lesson-answer").inner_text().strip() == ""
+    shot(teacher, "teacher-light")
+    teacher.emulate_media(color_scheme="dark")
+    shot(teacher, "teacher-dark")
+    teacher.emulate_media(color_scheme="light")
+
+    # the first student tries again: another choice and Reveal, then a crafted request
+    again = vote(kept, 3, before=kept.locator("#poll-note p").inner_text())
+    assert again.startswith("Not counted") and "already counted" in again, again
+    browser_id = kept.evaluate("JSON.parse(localStorage.getItem('poll-browser'))")
+    crafted = kept.evaluate(
+        """async ([code, browser]) => {
+            const r = await fetch(`/poll/api/classes/${code}/votes`, {method: "POST",
+              headers: {"Content-Type": "application/json"},
+              body: JSON.stringify({step: 1, choice: 0, browser})});
+            return [r.status, await r.json()];
+        }""",
+        [code, browser_id],
+    )
+    assert crafted[0] == 409 and "already counted" in crafted[1]["error"], crafted
+    ticks = teacher.evaluate("() => document.querySelector('.poll-total') && 1")
+    assert ticks
+    teacher.wait_for_timeout(2500)  # more than one refresh of the teacher's view
+    assert teacher.evaluate(COUNTS_JS) == list(SPREAD)
+    kept.context.close()
+    teacher.context.close()
