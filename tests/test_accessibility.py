@@ -119,18 +119,19 @@ def lab_grid(page) -> None:
     page.wait_for_selector(".lab-grid .js-plotly-plot", state="attached", timeout=30_000)
 
 
-# name → (path, what to do once Dash has drawn it)
-STATES: dict[str, tuple[str | Callable[[], str], Callable[[Any], None] | None]] = {
-    "explorer": ("/", None),
-    "explorer with a run": (explorer_run, run_drawn),
-    "gallery": ("/gallery", None),
-    "lesson": ("/lesson", None),
-    "lesson revealed": ("/lesson", revealed),
-    "phase": ("/phase", None),
-    "phase with its diagram": (phase_link, phase_drawn),
-    "compare": ("/compare", None),
-    "compare with two runs": (compare_runs, both_sides),
-    "lab with its grid": ("/lab", lab_grid),
+Stage = Callable[[Any], None] | None
+# name → (path, what brings each state to check on screen once Dash has drawn the page:
+# one check per stage, in order, on one page load; None: the page as it opens)
+STATES: dict[str, tuple[str | Callable[[], str], tuple[Stage, ...]]] = {
+    "explorer": ("/", (None,)),
+    "explorer with a run": (explorer_run, (run_drawn,)),
+    "gallery": ("/gallery", (None,)),
+    "lesson, then revealed": ("/lesson", (None, revealed)),
+    "phase": ("/phase", (None,)),
+    "phase with its diagram": (phase_link, (phase_drawn,)),
+    "compare": ("/compare", (None,)),
+    "compare with two runs": (compare_runs, (both_sides,)),
+    "lab with its grid": ("/lab", (lab_grid,)),
 }
 
 
@@ -191,14 +192,20 @@ def structure(page) -> list[str]:
 
 
 def open_state(page, base: str, state: str) -> None:
-    """Open `state` in the light scheme and wait until it is drawn."""
-    path, ready = STATES[state]
+    """Open `state`'s page in the light scheme and wait until Dash has drawn it."""
+    path, _ = STATES[state]
     page.emulate_media(color_scheme="light")
     page.goto(base + (path() if callable(path) else path))
     wait_dash(page)
-    if ready is not None:
-        ready(page)
+
+
+def bring(page, stage: Stage) -> None:
+    """Bring `stage` on screen, in the light scheme, and wait until every plot is drawn."""
+    page.emulate_media(color_scheme="light")
+    if stage is not None:
+        stage(page)
     page.wait_for_function(PLOTS_DRAWN, timeout=30_000)
+    plots_in(page, "white")
 
 
 def plots_in(page, background: str) -> None:
@@ -215,15 +222,19 @@ def test_every_page_is_clean_in_light_and_dark(shipped_app, pages, state, size):
 
     page = pages[size]
     open_state(page, shipped_app, state)
-    plots_in(page, "white")
-    problems = [f"light: {f}" for f in findings(page)] + structure(page)
-    if size == "phone":
-        width = page.evaluate("() => document.documentElement.scrollWidth")
-        if width > PHONE["width"]:
-            problems.append(f"{width} px wide at {PHONE['width']} px: it scrolls sideways")
-    page.emulate_media(color_scheme="dark")
-    plots_in(page, DARK["layout"]["paper_bgcolor"])
-    problems += [f"dark: {f}" for f in findings(page)]
+    problems = []
+    for n, stage in enumerate(STATES[state][1]):
+        bring(page, stage)
+        where = f"stage {n + 1}, " if n else ""
+        problems += [f"{where}light: {f}" for f in findings(page)]
+        problems += [where + p for p in structure(page)]
+        if size == "phone":
+            width = page.evaluate("() => document.documentElement.scrollWidth")
+            if width > PHONE["width"]:
+                problems.append(f"{where}{width} px wide at {PHONE['width']} px: it scrolls")
+        page.emulate_media(color_scheme="dark")
+        plots_in(page, DARK["layout"]["paper_bgcolor"])
+        problems += [f"{where}dark: {f}" for f in findings(page)]
     assert problems == [], f"{state} at {size}:\n" + "\n".join(problems)
 
 
@@ -239,6 +250,7 @@ def test_a_menu_is_reached_and_opened_from_the_keyboard(shipped_app, pages):
     Enter opens it, and after the menu closes the hidden input stays out of the Tab order."""
     page = pages["desktop"]
     open_state(page, shipped_app, "explorer with a run")
+    bring(page, run_drawn)
     from app import ids
     from tests.browser import css
 
