@@ -25,7 +25,7 @@ from app import ids
 from app.pollapi import class_poll, client_address
 from tempsup import lesson
 from tempsup.errors import TempsupError
-from tempsup.poll import PollRefused, Results, choice_identity, normal_code
+from tempsup.poll import CODE, PollRefused, Results, choice_identity, normal_code
 
 PATH = "/lesson"
 REFRESH_MS = 2000
@@ -48,7 +48,9 @@ clientside_callback(
 
 def class_of(search: str | None) -> str | None:
     """The class a lesson URL names (`?class=…`, as typed), or None."""
-    raw = parse_qs((search or "").lstrip("?")).get("class", [None])[0]
+    if not isinstance(search, str):
+        return None
+    raw = parse_qs(search.lstrip("?")[:400]).get("class", [None])[0]
     return raw.strip()[:40] if raw and raw.strip() else None
 
 
@@ -147,7 +149,7 @@ def teacher(data: dict[str, Any], href: Any) -> list[Any]:
 
 def content(search: str | None, data: Any = None, href: Any = None) -> list[Any]:
     """The panel: the teacher's class (this tab made one), a student's class, or the offer."""
-    if isinstance(data, dict) and isinstance(data.get("code"), str):
+    if isinstance(data, dict) and isinstance(data.get("code"), str) and CODE.match(data["code"]):
         return teacher(data, href)
     code = class_of(search)
     return student(code) if code else starter()
