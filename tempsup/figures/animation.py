@@ -221,6 +221,7 @@ def _narrow(
     def paper(px: float) -> float:  # px from the top → paper fraction of the plot area
         return round(1 - (px - top) / inner, 5)
 
+    wide: dict[str, Any] = {}
     for what, y0, y1 in spans:
         if what.startswith("panel"):
             n = int(what.split()[1])
@@ -228,9 +229,12 @@ def _narrow(
             domain = [paper(y1), paper(y0)]
             if "scene" in refs:
                 patch[f"{refs['scene']}.domain"] = {"x": [0, 1], "y": domain}
+                wide[f"{refs['scene']}.domain"] = fig.layout[refs["scene"]].domain.to_plotly_json()
             else:
                 patch[f"{refs['xaxis']}.domain"] = [0, 1]
                 patch[f"{refs['yaxis']}.domain"] = domain
+                for axis in (refs["xaxis"], refs["yaxis"]):
+                    wide[f"{axis}.domain"] = list(fig.layout[axis].domain)
             patch[f"annotations[{n}].y"] = paper(y0)
         elif what == "controls":
             patch["updatemenus[0].y"] = paper(y0)
@@ -248,7 +252,7 @@ def _narrow(
                 "font": {"size": 10},
             }  # fmt: skip
     patch.update({"height": round(height), "margin": {**g["margin"], "t": top}})
-    return narrow_meta(patch, data)
+    return narrow_meta(patch, data, wide)
 
 
 def _wrap(text: str, chars: int, sup_chars: int) -> str:

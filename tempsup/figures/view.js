@@ -5,7 +5,7 @@
 // - Narrow screen (max-width: 600px): a figure that carries a narrow arrangement
 //   (layout.meta.tempsup.narrow, e.g. the animation's four panels one above the other,
 //   tempsup/figures/animation.py) is drawn with it: a patch of attribute paths, as
-//   Plotly.relayout takes them, for the layout and per trace.
+//   Plotly.relayout takes them, for the layout and per trace (`wide`: the way back).
 // - Dark system scheme: drawn with the dark colours of tempsup/palette.py (DARK, set as
 //   window.tempsupDark before this script).
 //
@@ -88,13 +88,13 @@
     return root;
   }
 
-  const narrowPatch = (fig) => {
+  const arrangements = (fig) => {
     const meta = fig.layout && fig.layout.meta;
-    return meta && meta.tempsup && meta.tempsup.narrow;
+    return (meta && meta.tempsup) || null;
   };
 
-  // The figure with its narrow arrangement: the layout patch, then each trace's.
-  function narrowFigure(fig, patch) {
+  // The figure with `patch` (attribute paths, for the layout and by trace) applied.
+  function patched(fig, patch) {
     let layout = fig.layout;
     Object.keys(patch.layout || {}).forEach((p) => { layout = setPath(layout, p, patch.layout[p]); });
     const data = (fig.data || []).map((trace, i) => {
@@ -106,17 +106,26 @@
     return { data: data, layout: layout };
   }
 
+  // The figure in the arrangement the screen's width asks for. The wide one is the figure
+  // as drawn, but for what Plotly writes back into it while drawing (a locked aspect ratio
+  // narrows an axis's domain to the space it had): those values come from `wide`.
+  function arranged(fig) {
+    const all = arrangements(fig);
+    const patch = all && (isNarrow() ? all.narrow : all.wide);
+    return patch ? patched(fig, patch) : fig;
+  }
+
   // What the screen asks of `fig` now: "light", "dark", "light-narrow" or "dark-narrow".
   function wanted(fig) {
-    return (isDark() ? "dark" : PLAIN) + (isNarrow() && narrowPatch(fig) ? "-narrow" : "");
+    const all = arrangements(fig);
+    return (isDark() ? "dark" : PLAIN) + (isNarrow() && all && all.narrow ? "-narrow" : "");
   }
 
   // `fig` as the screen asks; what differs from it remembers it as its source.
   function view(fig) {
     const state = wanted(fig);
     if (state === PLAIN) return fig;
-    let out = { data: fig.data, layout: fig.layout };
-    if (state.endsWith("-narrow")) out = narrowFigure(out, narrowPatch(fig));
+    let out = arranged(fig);
     if (isDark()) out = darkFigure(out);
     out.layout = merge(out.layout, { _tempsupSource: fig, _tempsupState: state });
     return out;
@@ -135,7 +144,7 @@
     const source = gd.layout._tempsupSource || { data: gd.data, layout: gd.layout };
     const state = wanted(source);
     if (state === (gd.layout._tempsupState || PLAIN)) return;
-    const fig = state === PLAIN ? source : view(source);
+    const fig = state === PLAIN ? arranged(source) : view(source);
     fit(gd, state.endsWith("-narrow") ? fig.layout.height : gd._tempsupHeight);
     // Plotly keeps an axis's labels turned (90°) through redraws; in another arrangement the
     // axis has another width: let it choose again
@@ -161,9 +170,11 @@
   }
   [darkQuery, narrowQuery].forEach((query) => {
     if (query && query.addEventListener) {
-      query.addEventListener("change", () => {
+      // after the page's own resizing (Plotly's, and Dash's graphs' 100 ms later) is done:
+      // a redraw in the middle of it leaves parts (the slider) where the old size put them
+      query.addEventListener("change", () => setTimeout(() => {
         graphs().forEach((gd) => { watch(gd); refresh(gd); });
-      });
+      }, 250));
     }
   });
 

@@ -34,11 +34,15 @@ def script_tag() -> str:
     return f"<script>{text}</script>"
 
 
-def narrow_meta(layout: dict[str, Any], data: dict[int, dict[str, Any]]) -> dict[str, Any]:
+def narrow_meta(
+    layout: dict[str, Any], data: dict[int, dict[str, Any]], wide: dict[str, Any]
+) -> dict[str, Any]:
     """`layout.meta` holding a narrow arrangement: `layout` as attribute paths to values
     (`{"xaxis2.domain": [0, 1], "sliders[0].y": 0.01}`, as Plotly.relayout takes them)
-    and, by trace index, each trace's paths."""
-    return {"tempsup": {"narrow": {"layout": layout, "data": {str(i): v for i, v in data.items()}}}}
+    and, by trace index, each trace's paths; `wide`: the paths back to the figure as drawn
+    that Plotly may have changed in it while drawing it narrow (an axis's domain)."""
+    narrow = {"layout": layout, "data": {str(i): v for i, v in data.items()}}
+    return {"tempsup": {"narrow": narrow, "wide": {"layout": wide}}}
 
 
 __all__ = ["NARROW_PX", "narrow_meta", "script_tag", "script_text"]
