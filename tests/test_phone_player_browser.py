@@ -6,7 +6,8 @@
   (the explorer, Compare, the phase diagram, the lesson; the gallery's pictures have no
   toolbar); at desktop width it is still there, shown on hover.
 - The lesson with the keyboard only: pick a prediction, reveal (the verdict is announced
-  by a status region), step the animation a frame, go on to the next step.
+  by a status region), step the animation a frame, go on to the next step (whose
+  heading then has the focus).
 
 Browser state is measured (bounding boxes, what is focused, what a live region holds);
 the app is the session's shipped-runs server (`shipped_app`), so every preset's run is
@@ -221,8 +222,11 @@ def test_lesson_by_keyboard_alone_on_a_phone(pw_browser, shipped_app):
         tab_to(page, lambda f: f["text"].startswith("Next step"))
         page.keyboard.press("Enter")
         page.wait_for_url("**/lesson?step=2*")
+        # the focus goes to the new step's heading, and on from there to its question
         page.wait_for_function(
-            "() => /Step 2 of/.test(document.querySelector('.lesson-step h2').textContent)"
+            "() => document.activeElement.matches('.lesson-step h2') && "
+            "/Step 2 of/.test(document.activeElement.textContent)"
         )
+        tab_to(page, lambda f: f["group"] and f["type"] == "radio", limit=3)
     finally:
         page.context.close()

@@ -54,7 +54,8 @@ def step_card(number: int, search: str | None = None) -> html.Div:
         className="card lesson-step",
         children=[
             dcc.Store(id=ids.LESSON_STEP, data=number),
-            html.H2(f"Step {number} of {len(lesson.STEPS)}: {item.title}"),
+            # focused when a step link redraws the card (assets/lesson-focus.js)
+            html.H2(f"Step {number} of {len(lesson.STEPS)}: {item.title}", tabIndex="-1"),
             html.Fieldset(
                 className="choices",
                 children=[
