@@ -5,15 +5,15 @@ on, must find no critical or serious violation, and none of the moderate finding
 mark a page's structure (landmarks, the heading one, heading order, content outside a
 region), on every page at a phone's 390 × 844 and a laptop's 1280 × 720, in the light
 and in the dark colour scheme (contrast differs), and with trained runs on screen: the
-explorer on a shipped preset's run, the lesson after Reveal, Compare with two runs, the
-phase diagram of a sweep, the lab with its grid. The page's structure is also measured
-directly: exactly one main landmark, headings that never skip a level. No page may
-scroll sideways at 390 px.
+explorer on a shipped preset's run, the lesson after Reveal (and its class poll, as the
+teacher and as a student), Compare with two runs, the phase diagram of a sweep, the lab
+with its grid. The page's structure is also measured directly: exactly one main
+landmark, headings that never skip a level. No page may scroll sideways at 390 px.
 
 One server for the session (`shipped_app`: the shipped presets' runs, no training
 worker; a tiny sweep is trained into its store by this process) and one browser page
-per viewport, reused; each state is checked in light,
-then switched to dark in place (the plots redraw in their dark colours first).
+per viewport, reused; each state is checked in light, then switched to dark in place
+(the plots redraw in their dark colours first).
 """
 
 from __future__ import annotations
@@ -94,6 +94,24 @@ def both_sides(page) -> None:
     )
 
 
+def poll_started(page) -> None:
+    """A teacher's class poll on the lesson: its code, link, QR code and counts."""
+    page.get_by_role("button", name="Start a class poll").click()
+    page.locator("#poll-results .poll-row").first.wait_for(timeout=20_000)
+
+
+def poll_voted(page) -> None:
+    """A student in that class (this tab forgets it was the teacher's) who has sent a
+    prediction."""
+    link = page.locator("a.poll-link").get_attribute("href")
+    page.evaluate("() => sessionStorage.clear()")
+    page.goto(link)
+    wait_dash(page)
+    page.locator("#lesson-choice input").first.check()
+    page.get_by_role("button", name="Send my prediction").click()
+    page.locator("#poll-note p").wait_for(timeout=20_000)
+
+
 # A sweep small enough to train in the test's own process in a second or two (the server
 # has no worker): its phase page then shows the diagram.
 SWEEP = ("linear", "0.3, 0.9", "2", 1, 60, 3)
@@ -127,6 +145,7 @@ STATES: dict[str, tuple[str | Callable[[], str], tuple[Stage, ...]]] = {
     "explorer with a run": (explorer_run, (run_drawn,)),
     "gallery": ("/gallery", (None,)),
     "lesson, then revealed": ("/lesson", (None, revealed)),
+    "lesson's class poll, teacher then student": ("/lesson", (poll_started, poll_voted)),
     "phase": ("/phase", (None,)),
     "phase with its diagram": (phase_link, (phase_drawn,)),
     "compare": ("/compare", (None,)),
