@@ -19,12 +19,18 @@ import pytest
 import segno
 
 from tempsup import lesson
-from tests.pw import PHONE, new_page, wait_dash
+from tests.pw import PHONE, new_page, serious_violations, wait_dash
 
 pytestmark = pytest.mark.browser
 
 # How many of the 30 students pick each choice of step 1, by the place it is shown in.
 SPREAD = (11, 9, 6, 4)
+CRAFTED_VOTE = """async ([code, step, browser]) => {
+    const r = await fetch(`/poll/api/classes/${code}/votes`, {method: "POST",
+      headers: {"Content-Type": "application/json"},
+      body: JSON.stringify({step: step, choice: 0, browser: browser})});
+    return [r.status, await r.json()];
+}"""
 COUNTS_JS = """() => Array.from(document.querySelectorAll('#poll-results .poll-row'),
                                 (r) => Number(r.dataset.count))"""
 
@@ -110,23 +116,35 @@ def test_class_poll_thirty_students_and_a_teacher(pw_browser, shipped_app):
     shot(teacher, "teacher-dark")
     teacher.emulate_media(color_scheme="light")
 
-    # the first student tries again: another choice and Reveal, then a crafted request
+    assert serious_violations(teacher, "teacher: ") == []
+    assert serious_violations(kept, "student: ") == []
+
+    # the first student tries again: another choice and the button, then a crafted request
+    refreshes: list[int] = []
+    teacher.on(
+        "response",
+        lambda r: (
+            refreshes.append(1)
+            if "_dash-update-component" in r.url and "poll-results" in (r.request.post_data or "")
+            else None
+        ),
+    )
     again = vote(kept, 3, before=kept.locator("#poll-note p").inner_text())
     assert again.startswith("Not counted") and "already counted" in again, again
     browser_id = kept.evaluate("JSON.parse(localStorage.getItem('poll-browser'))")
-    crafted = kept.evaluate(
-        """async ([code, browser]) => {
-            const r = await fetch(`/poll/api/classes/${code}/votes`, {method: "POST",
-              headers: {"Content-Type": "application/json"},
-              body: JSON.stringify({step: 1, choice: 0, browser})});
-            return [r.status, await r.json()];
-        }""",
-        [code, browser_id],
-    )
+    crafted = kept.evaluate(CRAFTED_VOTE, [code, 1, browser_id])
     assert crafted[0] == 409 and "already counted" in crafted[1]["error"], crafted
-    ticks = teacher.evaluate("() => document.querySelector('.poll-total') && 1")
-    assert ticks
-    teacher.wait_for_timeout(2500)  # more than one refresh of the teacher's view
+    while len(refreshes) < 2:  # the teacher's view refreshed since: the count stays
+        teacher.wait_for_timeout(200)
     assert teacher.evaluate(COUNTS_JS) == list(SPREAD)
+
+    # the teacher ends the poll: the offer comes back, the class's code stops working
+    teacher.get_by_role("button", name="End the poll").click()
+    teacher.get_by_role("button", name="Start a class poll").wait_for(timeout=20_000)
+    ended = kept.evaluate(CRAFTED_VOTE, [code, 2, browser_id])
+    assert ended[0] == 404 and "not running" in ended[1]["error"], ended
+    kept.goto(link)
+    wait_dash(kept)
+    assert f"Class {code} is not running" in kept.locator(".poll").inner_text()
     kept.context.close()
     teacher.context.close()
