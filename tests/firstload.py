@@ -87,7 +87,7 @@ def first_load(browser, url: str, data: bool, screenshot: str | None = None) -> 
         page.wait_for_function("() => window.__firstPanel !== undefined", timeout=120_000)
         ms, origin = page.evaluate("[window.__firstPanel, performance.timeOrigin]")
         if screenshot:
-            page.screenshot(path=screenshot)
+            page.screenshot(path=screenshot, full_page=True)
         page.wait_for_timeout(200)  # responses already under way are counted in the total
         at = (origin + ms) / 1000 - clock["offset"]
         return FirstLoad(

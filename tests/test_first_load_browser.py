@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.firstload import BUDGET_MS, FirstLoad, best_of, pages
+from tests.firstload import BUDGET_MS, DATA, FirstLoad, best_of, pages
+from tests.pw import PHONE, new_page, wait_dash
 
 pytestmark = pytest.mark.browser
 
@@ -61,3 +62,42 @@ def test_first_load_bytes(loads, name):
 def test_first_panel_time(loads, name):
     r = loads[name]
     assert r.ms <= BUDGET_MS, f"{name}: first panel after {r.ms:.0f} ms (budget {BUDGET_MS})"
+
+
+def test_a_3d_figure_loads_the_full_plotly(pw_browser, shipped_app):
+    """The 2-D bundle draws the shared link's panels; a 3-D figure (a network with a 3-D
+    hidden state) on one of them loads the full plotly.js once and draws with it, keeping
+    the listeners Dash put on the graph; the page logs no error."""
+    page = new_page(pw_browser, PHONE)
+    errors = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(shipped_app + PAGES["shared link"][0])
+        wait_dash(page)
+        page.wait_for_selector(DATA)
+        out = page.evaluate(
+            """async () => {
+              const full = () => !!document.querySelector('script[src*="package_data/plotly"]');
+              const gds = [...document.querySelectorAll('.js-plotly-plot')];
+              const gd = gds[0], lite = gd._tempsupPlotly;
+              const before = Object.keys(gd._ev._events).sort();
+              const fullBefore = full();
+              await window.Plotly.react(gd, [
+                {type: 'scatter3d', x: [0, 1, 0], y: [0, 0, 1], z: [1, 0, 0], mode: 'markers'},
+                {type: 'mesh3d', x: [0, 1, 0], y: [0, 0, 1], z: [1, 0, 0]},
+              ], {});
+              return {
+                fullBefore, fullAfter: full(), before, after: Object.keys(gd._ev._events).sort(),
+                canvas: !!gd.querySelector('.gl-container canvas'),
+                moved: gd._tempsupPlotly !== lite,
+                othersLite: gds.slice(1).every(g => g._tempsupPlotly === lite),
+              };
+            }"""
+        )
+    finally:
+        page.context.close()
+    assert not out["fullBefore"] and out["fullAfter"], out
+    assert out["canvas"] and out["moved"] and out["othersLite"], out
+    assert out["before"] and out["after"] == out["before"], out
+    assert not errors, errors
