@@ -9,8 +9,9 @@ data law the caller states (sparsity, value law, T), the expected loss and its f
 terms are computed exactly as for a run trained here (one truth).
 
 What a Run made here cannot know is stated in its config: `seeds` = 1, `steps` = the
-last checkpoint's step, the measured `loss` is NaN unless given, and batch, lr and
-schedule keep tempsup's defaults without describing the caller's training.
+last checkpoint's step (checkpoints are numbered 1 … F unless given), the measured
+`loss` is NaN unless given, and batch, lr and schedule keep tempsup's defaults without
+describing the caller's training.
 
 Mapping `torch.nn.RNN` to the paper's models. PyTorch computes
 h_t = σ(W_ih x_t + W_hh h_{t−1} + b_ih + b_hh). Its pre-activation
@@ -89,8 +90,8 @@ def from_weights(
     one frame each. For scalar input W_x and W_y may be vectors (N_h,). `tied`: W_y is
     W_{s=k} (pass None to have it computed). The data law (`sparsity`, `input_dist`,
     `seq_len`, `importance`) decides the expected loss and its terms. `steps`: the
-    checkpoints' optimizer steps (default 0 … F−1); `loss`: their measured losses (F,)
-    if known (else NaN).
+    checkpoints' optimizer steps (default 1 … F; the last at least 1); `loss`: their
+    measured losses (F,) if known (else NaN).
     """
     config_args = dict(
         model=model, k=k, sparsity=sparsity, input_dist=input_dist, seq_len=seq_len,
@@ -322,8 +323,8 @@ def _run(
 
 
 def _steps(steps: Sequence[int] | None, n_f: int, caller: str) -> list[int]:
-    if steps is None:
-        return list(range(n_f))
+    if steps is None:  # numbered from 1, as frames are on every surface
+        return list(range(1, n_f + 1))
     marks = list(steps)
     if len(marks) != n_f or any(isinstance(s, bool) or int(s) != s or s < 0 for s in marks):
         raise TempsupError(
@@ -332,6 +333,8 @@ def _steps(steps: Sequence[int] | None, n_f: int, caller: str) -> list[int]:
         )
     if any(b < a for a, b in zip(marks, marks[1:], strict=False)):
         raise TempsupError(f"{caller}: steps must not decrease, got {marks}")
+    if marks[-1] < 1:  # a run's config has at least one step; ending before it reads as stopped
+        raise TempsupError(f"{caller}: the last checkpoint's step must be at least 1, got 0")
     return [int(s) for s in marks]
 
 

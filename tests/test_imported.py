@@ -50,6 +50,7 @@ def test_a_hand_made_spiral_sink_shows_its_radius_and_swept_angle(model: str) ->
     assert s["w0_norm"] == pytest.approx(1.0, rel=1e-6)
     d = describe(run)
     assert d["swept_angle_deg"] == pytest.approx(90.0, abs=1e-4)
+    assert d["step"] == 1 and d["stopped"] is None  # checkpoint 1 of 1, not a stopped run
     lam = np.array([complex(re, im) for re, im in d["eigenvalues"]])
     assert np.abs(lam) == pytest.approx([r, r], rel=1e-6)
     assert np.degrees(np.angle(lam[0])) == pytest.approx(theta, abs=1e-4)
@@ -288,6 +289,7 @@ def test_what_is_supported_around_the_rnn() -> None:
         (dict(readout_relu=False), "ReLU RNN with a linear readout is none of the paper"),
         (dict(nonlinearity="tanh"), "found relu, tanh"),
         (dict(steps=[0, 1]), "steps must be 1 non-negative integers"),
+        (dict(steps=[0]), "the last checkpoint's step must be at least 1, got 0"),
         (dict(loss=[1.0, 2.0]), "loss: expected one value per frame \\(1\\)"),
         (dict(k=20), "k"),
     ]
