@@ -241,6 +241,13 @@ def test_the_poll_works_on_redis_with_expiring_keys(redis_server):
     assert DAY * 1000 - 60_000 < client.pttl(prefix + class_name(made.code)) <= DAY * 1000
 
 
+def test_step_links_keep_a_class():
+    from app.pollpanel import step_href
+
+    assert step_href(2, "?step=1&class=dtf-kcg") == "/lesson?step=2&class=DTFKCG"
+    assert step_href(3, "?class=<b>") == step_href(3, "") == step_href(3, None) == "/lesson?step=3"
+
+
 # ---- over HTTP: what a crafted request meets ------------------------------------------
 
 

@@ -101,6 +101,8 @@ def test_class_poll_thirty_students_and_a_teacher(pw_browser, shipped_app):
         if i == 0:
             kept = student
             shot(student, "student-counted")
+            steps = student.locator(".lesson-steps a")
+            assert steps.nth(1).get_attribute("href") == f"/lesson?step=2&class={code}"
         else:
             student.context.close()
         if i == 5:  # the teacher's view follows while the class votes, without a reload
