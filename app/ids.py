@@ -114,6 +114,11 @@ EXPORT_NPZ = "btn-export-npz"
 SHARE_LINK = "share-link"  # the link to exactly this view (config, seed, frame); a click copies it
 SHARE_FEEDBACK = "share-feedback"  # "copied" after a click (assets/tempsup.js)
 
+# "Open a run file" on the explorer (app/open_run.py)
+OPEN_RUN_UPLOAD = "open-run-upload"
+OPEN_RUN_MESSAGE = "open-run-message"  # what was wrong with the file (role="alert")
+OPEN_RUN_GO = "open-run-go"  # a Location: the opened run's link, loaded as a new page
+
 # phase diagram page
 PHASE_MODEL = "phase-model"
 PHASE_K = "phase-k"
