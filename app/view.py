@@ -152,20 +152,24 @@ def _view(run: Any, seed: int, feature: int, figs: PanelSet, lean: bool) -> dict
     }
 
 
-def full_view(run: Any, seed: int, feature: int = 0, figs: PanelSet = RNN) -> dict[str, Any]:
+def full_view(
+    run: Any, seed: int, feature: int = 0, figs: PanelSet = RNN, content: str | None = None
+) -> dict[str, Any]:
     """The whole store for a finished (or cancelled) run, cached: a shared link opened by
     a whole class is computed once per web process (a finished run never changes: its
-    key and its number of frames are its content)."""
-    return _full_view(_RunRef(run), seed, feature, figs)
+    key and its number of frames are its content). A run not trained here (opened from a
+    file) is named by `content`, its digest: its config's key is not its content."""
+    return _full_view(_RunRef(run, content), seed, feature, figs)
 
 
 class _RunRef:
     """Hashable by the run's key and frame count (a cancelled run keeps fewer frames than
-    the same config trained to the end), so lru_cache can hold views per run."""
+    the same config trained to the end) or its content digest, so lru_cache can hold
+    views per run."""
 
-    def __init__(self, run: Any) -> None:
+    def __init__(self, run: Any, content: str | None = None) -> None:
         self.run = run
-        self.id = (run.config.key, run.n_frames)
+        self.id = (run.config.key, run.n_frames, content)
 
     def __hash__(self) -> int:
         return hash(self.id)

@@ -25,7 +25,7 @@ from typing import Any
 
 from dash import Input, Output, Patch, State, callback, ctx, dcc, html, no_update, set_props
 
-from app import controls, ids, panels, player
+from app import controls, ids, open_run, panels, player
 from app.controls import config_store
 from app.jobwidget import JobWidget, job_status, submit
 from app.jobwords import describe
@@ -78,7 +78,10 @@ REQUEST = ids.player(ids.REQUEST, ids.EXPLORER)
 def layout(query: str | None = None) -> html.Div:
     """The page; with `query` (the link being opened) prefilled for its config."""
     config, state, request = DEFAULTS, None, None
-    if query is not None:
+    opened = open_run.page(query)  # a run opened from a file (?…&run=…): shown, never trained
+    if opened is not None:
+        config, state, request = opened
+    elif query is not None:
         parsed, errors = config_from_query(query)
         request, view_errors = view_from_query(query, parsed)
         if not errors + view_errors:  # a link with problems goes through the callbacks,
@@ -116,7 +119,10 @@ def layout(query: str | None = None) -> html.Div:
                 children=[
                     # Train first, then the controls; both columns' tops stay in view while
                     # the panels scroll (assets/style.css: .side and .player are sticky)
-                    html.Aside(className="side", children=[job_card, controls.layout(config)]),
+                    html.Aside(
+                        className="side",
+                        children=[job_card, controls.layout(config), open_run.card()],
+                    ),
                     html.Section(
                         className="content",
                         children=[
@@ -453,13 +459,13 @@ def switch_seed(seed: Any, feature: Any, job: dict[str, Any] | None, store: dict
     if seed == job.get("seed") and feature == (job.get("view_feature") or 0):
         return no_update, no_update
     queue = job_queue()
-    run = kept_run(queue, config, queue.status(config.key))
+    run, content = open_run.opened(job) or (kept_run(queue, config, queue.status(config.key)), None)
     if run is None:
         return no_update, no_update
     shown = choose_seed(run, seed)
     picked = bool(job.get("picked")) or (seed is not None and shown != job.get("seed"))
     new_job = {**job, "seed": shown, "view_feature": feature, "picked": picked}
-    return full_view(run, shown, feature), new_job
+    return full_view(run, shown, feature, content=content), new_job
 
 
 @callback(
@@ -479,7 +485,11 @@ def export(_h: int, _n: int, job: Any, store: dict[str, Any] | None, feature: An
     the file only if someone else could open it (`public_link`)."""
     config = _config(store)
     queue = job_queue()
-    run = kept_run(queue, config, queue.status(config.key)) if config is not None else None
+    from_file = open_run.opened(job)  # a run opened from a file, else the config's job
+    if from_file is not None:
+        run = from_file[0]
+    else:
+        run = kept_run(queue, config, queue.status(config.key)) if config is not None else None
     if run is None:
         text = "Nothing to export yet: train this configuration first."
         return no_update, job_status(config.key if config else "", None, text)

@@ -1,0 +1,246 @@
+"""Opening a run file or a state dict (`tempsup.upload`, the explorer's "Open a run file").
+
+Fast, no browser: each accepted format gives the same Run as `from_torch` /
+`from_weights` / `Run.from_bytes`; each refusal is one message naming what is wrong
+(too large, not a known file, a pickle with objects, a missing array, a wrong shape,
+NaN or inf); the content digest is stable; a stored run comes back and draws its four
+panels; the explorer page opened at its link holds the whole run without training.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from safetensors.numpy import save as safetensors_bytes
+
+from tempsup.config import RunConfig
+from tempsup.errors import TempsupError
+from tempsup.figures.rnn import PANEL_SET, PANELS
+from tempsup.imported import from_torch, from_weights
+from tempsup.jobs.store import DiskStore
+from tempsup.upload import (
+    KEEP_S,
+    MAX_BYTES,
+    StateLaw,
+    open_run,
+    run_digest,
+    store_run,
+    stored_run,
+)
+
+LAW = StateLaw(model="rnn", k=3, sparsity=0.9)
+
+
+def torch_net(seed: int = 0) -> tuple[torch.nn.RNN, torch.nn.Linear]:
+    torch.manual_seed(seed)
+    return torch.nn.RNN(1, 3, nonlinearity="relu", bias=False), torch.nn.Linear(3, 1)
+
+
+def state_dict(seed: int = 0, prefix: tuple[str, str] = ("rnn.", "readout.")) -> dict:
+    rnn, readout = torch_net(seed)
+    return {
+        **{prefix[0] + k: v for k, v in rnn.state_dict().items()},
+        **{prefix[1] + k: v for k, v in readout.state_dict().items()},
+    }
+
+
+def pt_bytes(obj: object) -> bytes:
+    buf = io.BytesIO()
+    torch.save(obj, buf)
+    return buf.getvalue()
+
+
+def refusal(data: bytes, name: str, law: StateLaw = LAW) -> str:
+    with pytest.raises(TempsupError) as info:
+        open_run(data, name, law)
+    return str(info.value)
+
+
+# ---- accepted --------------------------------------------------------------------------
+
+
+def test_a_pt_state_dict_is_read_as_from_torch_reads_the_modules() -> None:
+    rnn, readout = torch_net()
+    want = from_torch(rnn, readout, k=3, sparsity=0.9)
+    run = open_run(pt_bytes(state_dict()), "net.pt", LAW)
+    assert run.config == want.config
+    assert run_digest(run) == run_digest(want)
+    assert (run.config.k, run.config.hidden) == (4, 4)  # the rectified readout's exact form
+
+
+@pytest.mark.parametrize(
+    "prefix", [("", ""), ("rnn.", "fc."), ("cell.", "head.")], ids=["bare", "fc", "named"]
+)
+def test_any_unambiguous_module_names_are_read_alike(prefix: tuple[str, str]) -> None:
+    if prefix == ("", ""):  # torch's own names, the RNN's and the Linear's in one dict
+        rnn, readout = torch_net()
+        state = {**rnn.state_dict(), **readout.state_dict()}
+    else:
+        state = state_dict(prefix=prefix)
+    assert run_digest(open_run(pt_bytes(state), "n.pt", LAW)) == run_digest(
+        open_run(pt_bytes(state_dict()), "n.pt", LAW)
+    )
+
+
+def test_safetensors_and_npz_state_dicts_give_the_same_run_as_pt() -> None:
+    arrays = {k: v.numpy() for k, v in state_dict().items()}
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    want = run_digest(open_run(pt_bytes(state_dict()), "n.pt", LAW))
+    assert run_digest(open_run(safetensors_bytes(arrays), "n.safetensors", LAW)) == want
+    assert run_digest(open_run(buf.getvalue(), "n.npz", LAW)) == want
+
+
+def test_tempsup_names_are_read_by_from_weights_with_the_law_given() -> None:
+    arrays = {"W_x": np.array([[1.0], [0.0]]), "W_h": 0.8 * np.eye(2), "W_y": np.ones((2, 1))}
+    law = StateLaw(model="ssm", k=2, sparsity=0.7, seq_len=12)
+    run = open_run(safetensors_bytes(arrays), "w.safetensors", law)
+    want = from_weights(*arrays.values(), model="ssm", k=2, sparsity=0.7, seq_len=12)
+    assert run.config == want.config and run_digest(run) == run_digest(want)
+    assert (run.config.model, run.config.k, run.config.sparsity) == ("ssm", 2, 0.7)
+
+
+def test_the_law_of_a_state_dict_is_the_controls_one() -> None:
+    config = RunConfig(model="rnn", k=5, sparsity=0.97, seq_len=25)
+    law = StateLaw.of(config)
+    assert (law.model, law.k, law.sparsity, law.seq_len) == ("rnn", 5, 0.97, 25)
+    run = open_run(pt_bytes(state_dict()), "n.pt", law)
+    assert (run.config.k, run.config.sparsity, run.config.seq_len) == (6, 0.97, 26)
+
+
+def test_a_tempsup_run_file_is_read_whole() -> None:
+    rnn, readout = torch_net()
+    run = from_torch([rnn, rnn], readout, k=3, steps=[0, 10])
+    back = open_run(run.to_bytes(), "run.npz", LAW)
+    assert back.n_frames == 2 and run_digest(back) == run_digest(run)
+
+
+# ---- refused ---------------------------------------------------------------------------
+
+
+def test_nan_and_inf_are_refused_naming_the_array() -> None:
+    state = state_dict()
+    state["rnn.weight_hh_l0"] = state["rnn.weight_hh_l0"].clone()
+    state["rnn.weight_hh_l0"][0, 1] = float("nan")
+    assert (
+        refusal(pt_bytes(state), "nan.pt") == "nan.pt: rnn.weight_hh_l0 holds NaN (1 of 9 entries)"
+    )
+    arrays = {"W_x": np.ones((2, 1)), "W_h": np.eye(2), "W_y": np.array([[np.inf], [0.0]])}
+    assert "W_y holds inf" in refusal(safetensors_bytes(arrays), "inf.safetensors")
+
+
+def test_a_run_file_with_nan_weights_is_refused() -> None:
+    rnn, readout = torch_net()
+    run = from_torch(rnn, readout, k=3)
+    run.arrays["W_h"] = run.arrays["W_h"].copy()
+    run.arrays["W_h"][0, 0, 0, 0] = np.nan
+    assert "W_h holds NaN" in refusal(run.to_bytes(), "run.npz")
+
+
+@pytest.mark.parametrize(
+    ("key", "shape", "said"),
+    [
+        ("rnn.weight_hh_l0", (3, 4), "rnn.weight_hh_l0 has shape (3, 4), expected (3, 3)"),
+        ("readout.weight", (1, 5), "readout.weight has shape (1, 5), expected (1, 3)"),
+        ("readout.bias", (2,), "readout.bias has shape (2,), expected (1,)"),
+    ],
+)
+def test_wrong_shapes_are_refused_naming_the_array_its_shape_and_the_one_expected(
+    key: str, shape: tuple[int, ...], said: str
+) -> None:
+    state = state_dict()
+    state[key] = torch.zeros(shape)
+    assert said in refusal(pt_bytes(state), "shape.pt")
+
+
+def test_wrong_tempsup_shapes_are_refused_naming_the_array() -> None:
+    arrays = {"W_x": np.ones((2, 1)), "W_h": np.eye(2), "W_y": np.ones((2, 2))}
+    message = refusal(safetensors_bytes(arrays), "w.safetensors")
+    assert message.startswith("w.safetensors: W_y has shape (2, 2), expected (2, 1)")
+
+
+class Gadget:  # a Python object a pickle would rebuild (and could run code while doing so)
+    pass
+
+
+@pytest.mark.parametrize(
+    "data",
+    [pt_bytes({"rnn.weight_ih_l0": torch.zeros(3, 1), "model": Gadget()}),
+     pickle.dumps({"W_h": Gadget()})],
+    ids=["torch.save", "pickle.dumps"],
+)  # fmt: skip
+def test_a_pickle_with_python_objects_is_refused_never_loaded(data: bytes) -> None:
+    assert "a pickle with Python objects (never loaded" in refusal(data, "obj.pt")
+
+
+def test_an_npz_with_object_arrays_is_refused() -> None:
+    buf = io.BytesIO()
+    np.savez(buf, W_h=np.array([Gadget()], dtype=object))
+    assert "Python objects (never loaded" in refusal(buf.getvalue(), "obj.npz")
+
+
+def test_a_file_above_the_limit_is_refused_saying_size_and_limit() -> None:
+    message = refusal(b"\0" * (MAX_BYTES + 1), "big.pt")
+    assert message == "big.pt: too large (20.0 MB); the explorer opens files of at most 20 MB"
+
+
+@pytest.mark.parametrize(
+    ("state", "said"),
+    [
+        ({"rnn.weight_ih_l0": torch.zeros(3, 1), "readout.weight": torch.zeros(1, 3)},
+         "missing rnn.weight_hh_l0"),
+        ({"rnn.weight_ih_l0": torch.zeros(3, 1), "rnn.weight_hh_l0": torch.zeros(3, 3)},
+         "missing the readout's weight"),
+        ({"W_x": torch.zeros(2, 1), "W_h": torch.zeros(2, 2)}, "missing W_y"),
+        ({"foo": torch.zeros(2)}, "missing the weights"),
+    ],
+    ids=["hh", "readout", "W_y", "nothing"],
+)  # fmt: skip
+def test_missing_arrays_are_named(state: dict, said: str) -> None:
+    assert said in refusal(pt_bytes(state), "part.pt")
+
+
+def test_bytes_of_another_kind_say_what_they_are() -> None:
+    message = refusal(b"name,value\nk,3\n", "table.csv")
+    assert message.startswith("table.csv: not a file the explorer opens: expected a tempsup")
+    assert "text (" in message
+    assert "empty" in refusal(b"", "empty.pt")
+
+
+def test_a_hidden_bias_is_refused_in_from_torch_words_without_its_prefix() -> None:
+    state = state_dict()
+    state["rnn.bias_ih_l0"] = torch.ones(3)
+    message = refusal(pt_bytes(state), "bias.pt")
+    assert message.startswith("bias.pt: the RNN's hidden bias b_ih + b_hh is nonzero")
+
+
+# ---- kept by content -------------------------------------------------------------------
+
+
+def test_the_digest_is_the_content_the_same_run_twice_one_key(tmp_path) -> None:
+    first = open_run(pt_bytes(state_dict()), "a.pt", LAW)
+    again = open_run(pt_bytes(state_dict()), "b.pt", LAW)
+    other = open_run(pt_bytes(state_dict(seed=1)), "a.pt", LAW)
+    assert run_digest(first) == run_digest(again) != run_digest(other)
+    assert run_digest(first) == run_digest(open_run(first.to_bytes(), "x.npz", LAW))
+    assert len(run_digest(first)) == 64
+    store = DiskStore(tmp_path / "jobs")
+    assert store_run(store, first) == store_run(store, again) == run_digest(first)
+
+
+def test_a_stored_run_comes_back_and_draws_its_four_panels(tmp_path) -> None:
+    store = DiskStore(tmp_path / "jobs")
+    run = open_run(pt_bytes(state_dict()), "n.pt", LAW)
+    digest = store_run(store, run)
+    back = stored_run(store, digest)
+    assert back is not None and run_digest(back) == digest
+    for panel in PANELS:
+        figure = PANEL_SET.panel_figure(panel, back, 0, -1, 0)
+        assert figure.data, panel
+    assert stored_run(store, "0" * 64) is None
+    assert stored_run(store, "../run:abc") is None
+    assert KEEP_S == 30 * 24 * 3600
