@@ -116,6 +116,7 @@ SHARE_FEEDBACK = "share-feedback"  # "copied" after a click (assets/tempsup.js)
 
 # "Open a run file" on the explorer (app/open_run.py)
 OPEN_RUN_UPLOAD = "open-run-upload"
+OPEN_RUN_ACT = "open-run-act"  # a torch RNN's nonlinearity (a state dict does not say it)
 OPEN_RUN_MESSAGE = "open-run-message"  # what was wrong with the file (role="alert")
 OPEN_RUN_GO = "open-run-go"  # a Location: the opened run's link, loaded as a new page
 
