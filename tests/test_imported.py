@@ -336,8 +336,9 @@ def test_bad_settings_get_the_configs_own_message() -> None:
 
 # ---- slow: a ReLU RNN trained by a plain PyTorch loop ---------------------------------------
 
-K, T, SPARSITY, HIDDEN = 3, 20, 0.9, 4
-SEEDS = (0, 1, 2)
+# N_h = 3 < k + 1: no orthogonal (shift-register) solution, so a low loss needs packing
+K, T, SPARSITY, HIDDEN = 3, 20, 0.9, 3
+SEEDS = (0, 1, 2, 3)
 
 
 def train_relu_rnn(seed: int, steps: int = 1500, batch: int = 128):
@@ -370,16 +371,18 @@ def train_relu_rnn(seed: int, steps: int = 1500, batch: int = 128):
 
 @pytest.mark.slow
 def test_a_relu_rnn_trained_by_plain_torch_packs_its_intermediate_directions() -> None:
-    """Read with `from_torch` (readout on the rectified output), the best of three seeds
+    """Read with `from_torch` (readout on the rectified output), the best of four seeds
     shows the ReLU RNN's packing by the measure tempsup's own reproduction uses
     (`relu_rnn_sharp_forgetting.sharp`): a_k ≥ 0.5 and every intermediate a_s ≤ 0.1, where
     a_s = w_outᵀReLU(w_s) is the readout of the rectified direction — checked against the
     torch RNN's own response to a unit impulse.
 
-    Measured (N_h = 4, S = 0.9, 1500 steps): seeds 0 and 2 succeed, seed 1 dies; the best
-    (seed 2, E[L] = 0.049) has a_0…a_6 = −0.03, −2.06, 0.005, 1.00, 0.008, −0.006, 0. Its
-    forgetting is fast but not exact (max_{s>k} |a_s|/a_k = 0.0085, where tempsup's tied
-    ReLU RNN reaches 0 exactly), so sharp forgetting is not asserted here.
+    Measured (N_h = 3, S = 0.9, 1500 steps, seeds 0–5): seeds 2, 4 and 5 pack, 0 and 3 die,
+    1 keeps a smooth positive kernel (0.15, 0.13, …). The best here (seed 2, E[L] = 0.056)
+    has a_0…a_6 = −3.20, 0.006, 0.002, 0.997, 0.008, 0.002, −0.001: forgetting fast but not
+    exact (max_{s>k} |a_s|/a_k = 0.008); seed 5 forgets exactly (a_s = 0 after k, as
+    tempsup's tied ReLU RNN does) at a higher loss (0.119). So sharp forgetting is not
+    asserted on the best seed.
     """
     from tempsup.paper.presets.relu_rnn_sharp_forgetting import sharp
 
@@ -408,5 +411,5 @@ def test_a_relu_rnn_trained_by_plain_torch_packs_its_intermediate_directions() -
         [c for c, _, _ in saved], [h for _, h, _ in saved], k=K, sparsity=SPARSITY, seq_len=T,
         nonlinearity="relu", steps=[step for _, _, step in saved],
     )  # fmt: skip
-    assert path["step"].tolist() == [0, 750, 1500]
+    assert path.n_frames == 3 and path["step"].tolist() == [0, 750, 1500]
     assert path["expected_loss"][-1, 0] == run["expected_loss"][-1, 0]
