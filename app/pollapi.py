@@ -17,6 +17,7 @@ results list them), not the shuffled place a page shows it in.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -53,9 +54,14 @@ def _key() -> str | None:
 
 
 def _body() -> dict[str, Any]:
-    if (flask.request.content_length or 0) > MAX_BODY:
+    """The request's JSON object, read no further than `MAX_BODY` (a chunked body too)."""
+    data = flask.request.stream.read(MAX_BODY + 1)
+    if len(data) > MAX_BODY or (flask.request.content_length or 0) > MAX_BODY:
         raise PollRefused(f"request too large: at most {MAX_BODY} bytes", 413)
-    body = flask.request.get_json(silent=True)
+    try:
+        body = json.loads(data)
+    except ValueError:
+        body = None
     if not isinstance(body, dict):
         raise PollRefused("expected a JSON object as the request body")
     return body

@@ -90,7 +90,7 @@ def test_class_poll_thirty_students_and_a_teacher(pw_browser, shipped_app):
     kept = None
     for i, place in enumerate(places):
         student = new_page(pw_browser, PHONE)
-        student.goto(link)
+        student.goto(link, wait_until="commit")  # Dash drawn is what counts: wait_dash
         wait_dash(student)
         said = student.locator(".poll-student").inner_text()
         assert f"You are in class {code}" in said and "anonymously" in said
