@@ -377,12 +377,13 @@ def test_a_relu_rnn_trained_by_plain_torch_packs_its_intermediate_directions() -
     a_s = w_outᵀReLU(w_s) is the readout of the rectified direction — checked against the
     torch RNN's own response to a unit impulse.
 
-    Measured (N_h = 3, S = 0.9, 1500 steps, seeds 0–5): seeds 2, 4 and 5 pack, 0 and 3 die,
-    1 keeps a smooth positive kernel (0.15, 0.13, …). The best here (seed 2, E[L] = 0.056)
-    has a_0…a_6 = −3.20, 0.006, 0.002, 0.997, 0.008, 0.002, −0.001: forgetting fast but not
-    exact (max_{s>k} |a_s|/a_k = 0.008); seed 5 forgets exactly (a_s = 0 after k, as
-    tempsup's tied ReLU RNN does) at a higher loss (0.119). So sharp forgetting is not
-    asserted on the best seed.
+    Measured (N_h = 3, S = 0.9, 1500 steps, seeds 0–5): seeds 2, 4 and 5 pack; 0 and 3 are
+    silent from the start (every a_s ≤ 0 at initialisation: the ReLU readout never fires,
+    nothing is learned); 1 keeps a smooth positive kernel (0.15, 0.13, …). The best here
+    (seed 2, E[L] = 0.056) has a_0…a_6 = −3.20, 0.006, 0.002, 0.997, 0.008, 0.002, −0.001:
+    forgetting fast but not exact (max_{s>k} |a_s|/a_k = 0.008); seed 5 forgets exactly
+    (a_s = 0 after k, as tempsup's tied ReLU RNN does) at a higher loss (0.119). So sharp
+    forgetting is not asserted on the best seed.
     """
     from tempsup.paper.presets.relu_rnn_sharp_forgetting import sharp
 
