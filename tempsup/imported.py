@@ -37,9 +37,11 @@ reads (`reads`):
   homogeneous). The interference-free condition is therefore
   w_outᵀ ReLU(w_s) + b ≤ 0: in the RNN's own (rectified) state space the half-space
   {r ≥ 0 : w_outᵀ r + b ≤ 0}, in pre-activation space a union of orthant pieces that
-  contains the whole negative orthant (there ReLU(w_s) = 0, and the input is lost).
-  The extra first step of the Run (output ReLU(b), target 0) is taken out of the
-  expected loss and of the mean-correction term, where tempsup books the bias.
+  contains (for b ≤ 0) the whole negative orthant (there ReLU(w_s) = 0, and the input
+  is lost). The extra first step of the Run (output ReLU(b), target 0) is taken out of
+  the expected loss and of the mean-correction term, where tempsup books the bias. The
+  Run's eigenvalues are those of W_hh and N_x zeros; its kθ and ‖w_s‖ are measured in
+  the (N_h + N_x)-dimensional state.
 
 For σ = tanh the network is not one of the paper's models: the Run is its
 linearisation at h = 0 (tanh(u) ≈ u for small inputs; model "ssm" with a ReLU
