@@ -74,6 +74,26 @@ def card() -> html.Div:
                 ],
                 className="hint",
             ),
+            html.Div(
+                role="radiogroup",
+                **{"aria-labelledby": f"{ids.OPEN_RUN_ACT}-label"},
+                children=[
+                    html.Span(
+                        "A torch RNN's nonlinearity ",
+                        id=f"{ids.OPEN_RUN_ACT}-label",
+                        className="label",
+                    ),
+                    dcc.RadioItems(
+                        id=ids.OPEN_RUN_ACT,
+                        options=[
+                            {"label": "ReLU (the paper's ReLU RNN)", "value": "relu"},
+                            {"label": "tanh (read linearised)", "value": "tanh"},
+                        ],
+                        value="relu",
+                        className="radios",
+                    ),
+                ],
+            ),  # fmt: skip
             html.Div(id=ids.OPEN_RUN_MESSAGE, className="error", role="alert"),
             dcc.Location(id=ids.OPEN_RUN_GO, refresh=True),
         ],
@@ -149,12 +169,13 @@ def opened(job: Any) -> tuple[Run, str] | None:
     return None if run is None else (run, digest)
 
 
-def _law(store: Any) -> StateLaw:
-    """The data law of the controls on screen (the CONFIG store)."""
+def _law(store: Any, act: Any) -> StateLaw:
+    """The data law of the controls on screen (the CONFIG store), the nonlinearity picked."""
+    act = act if act in ("relu", "tanh") else "relu"
     try:
-        return StateLaw.of(RunConfig.from_dict(store["config"]))
+        return StateLaw.of(RunConfig.from_dict(store["config"]), act)
     except (TempsupError, KeyError, TypeError):
-        return StateLaw.of(DEFAULTS)
+        return StateLaw.of(DEFAULTS, act)
 
 
 @callback(
@@ -163,9 +184,10 @@ def _law(store: Any) -> StateLaw:
     Input(ids.OPEN_RUN_UPLOAD, "contents"),
     State(ids.OPEN_RUN_UPLOAD, "filename"),
     State(ids.CONFIG, "data"),
+    State(ids.OPEN_RUN_ACT, "value"),
     prevent_initial_call=True,
 )
-def open_file(contents: Any, filename: Any, store: Any) -> tuple[Any, str]:
+def open_file(contents: Any, filename: Any, store: Any, act: Any) -> tuple[Any, str]:
     """Check the file, keep its run, and load the page at the run's link; or say, in one
     line, what is wrong with the file."""
     name = str(filename)[:80] if isinstance(filename, str) and filename else "the file"
@@ -179,7 +201,7 @@ def open_file(contents: Any, filename: Any, store: Any) -> tuple[Any, str]:
     except (ValueError, binascii.Error):
         return no_update, f"{name}: could not be read"
     try:
-        run = open_run(data, name, _law(store))
+        run = open_run(data, name, _law(store, act))
         digest = store_run(job_queue().store, run)
     except TempsupError as exc:
         return no_update, str(exc)

@@ -64,11 +64,13 @@ PICKLE = (
 
 @dataclass(frozen=True)
 class StateLaw:
-    """What a state dict does not say: the model, the delay k and the data law.
+    """What a state dict does not say: the model, the delay k, the data law, and a torch
+    RNN's nonlinearity.
 
-    `model` is read as tempsup's model for arrays with tempsup's names; for a torch RNN it
-    says the nonlinearity: "rnn" a ReLU RNN (its readout ReLU(·)), "ssm" or "linear" a tanh
-    RNN read as its linearisation (with or without the ReLU readout).
+    `model` is tempsup's model of arrays with tempsup's names. A torch RNN is read by
+    `from_torch` with `nonlinearity`: "relu" is the paper's ReLU RNN (its prediction
+    ReLU(readout(·))); "tanh" is read as its linearisation, with the ReLU readout unless
+    `model` is "linear".
     """
 
     model: str = "rnn"
@@ -77,12 +79,13 @@ class StateLaw:
     input_dist: str = "uniform"
     seq_len: int = 20
     importance: float = 0.7
+    nonlinearity: str = "relu"
 
     @classmethod
-    def of(cls, config: RunConfig) -> StateLaw:
+    def of(cls, config: RunConfig, nonlinearity: str = "relu") -> StateLaw:
         """The law of a config (the explorer's controls)."""
         return cls(config.model, config.k, config.sparsity, config.input_dist,
-                   config.seq_len, config.importance)  # fmt: skip
+                   config.seq_len, config.importance, nonlinearity)  # fmt: skip
 
     def words(self) -> str:
         return f"model {self.model}, k = {self.k}, sparsity {self.sparsity:g}"
@@ -318,11 +321,10 @@ def _from_torch_names(arrays: dict[str, np.ndarray], name: str, law: StateLaw) -
            "input_size × hidden_size: the readout gives back the input")  # fmt: skip
     if "bias" in head:
         _shape(name, head_prefix + "bias", head["bias"], (n_x,), "one per input")
-    act = "relu" if law.model == "rnn" else "tanh"
     run = from_torch(
         rnn, head, k=law.k, sparsity=law.sparsity, input_dist=law.input_dist,
-        seq_len=law.seq_len, importance=law.importance, nonlinearity=act,
-        readout_relu=law.model != "linear",
+        seq_len=law.seq_len, importance=law.importance, nonlinearity=law.nonlinearity,
+        readout_relu=law.nonlinearity == "relu" or law.model != "linear",
     )  # fmt: skip
     return _checked(run, name)
 

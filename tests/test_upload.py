@@ -244,3 +244,59 @@ def test_a_stored_run_comes_back_and_draws_its_four_panels(tmp_path) -> None:
     assert stored_run(store, "0" * 64) is None
     assert stored_run(store, "../run:abc") is None
     assert KEEP_S == 30 * 24 * 3600
+
+
+def test_a_tanh_rnn_is_read_linearised_with_the_nonlinearity_picked() -> None:
+    torch.manual_seed(0)
+    rnn, readout = torch.nn.RNN(1, 3, bias=False), torch.nn.Linear(3, 1)
+    state = {**{f"rnn.{k}": v for k, v in rnn.state_dict().items()},
+             **{f"readout.{k}": v for k, v in readout.state_dict().items()}}  # fmt: skip
+    for model, want in (("ssm", True), ("rnn", True), ("linear", False)):
+        law = StateLaw(model=model, k=3, nonlinearity="tanh")
+        run = open_run(pt_bytes(state), "tanh.pt", law)
+        same = from_torch(rnn, readout, k=3, nonlinearity="tanh", readout_relu=want)
+        assert run.config == same.config and run_digest(run) == run_digest(same), model
+
+
+# ---- the explorer's side (no browser) ---------------------------------------------------
+
+
+@pytest.fixture
+def app_store(tmp_path, monkeypatch):
+    from app import services
+
+    monkeypatch.setenv("TEMPSUP_CACHE", str(tmp_path / "jobs"))
+    services.job_queue.cache_clear()
+    yield services.job_queue()
+    services.job_queue.cache_clear()
+
+
+def test_the_explorer_opens_the_file_at_its_link_and_shows_it_without_training(app_store):
+    from base64 import b64encode
+
+    from app import open_run as page_part
+    from app.pages import explorer
+
+    data = "data:application/octet-stream;base64," + b64encode(pt_bytes(state_dict())).decode()
+    store = {"config": RunConfig(model="rnn", k=3).to_dict()}
+    href, message = page_part.open_file(data, "net.pt", store, "relu")
+    assert message == "" and href.startswith("/?model=rnn&")
+    digest = href.split("run=")[1]
+    run = stored_run(app_store.store, digest)
+    assert run is not None and run.config.k == 4
+    config, stores, request = page_part.page(href[1:] + "&frame=1&view_seed=0")
+    assert config == run.config and request == {"key": config.key, "seed": 0, "frame": 0}
+    assert stores["job"]["opened"] == digest and stores["view"]["n"] == 1
+    assert all(stores["view"]["frames"][p] for p in PANELS)
+    assert app_store.status(config.key) is None  # nothing was queued or trained
+    explorer.layout(href[1:])  # the page itself builds
+    # a bad file: the page stays, the message says why
+    nan = state_dict()
+    nan["readout.bias"] = torch.tensor([float("inf")])
+    bad = "data:;base64," + b64encode(pt_bytes(nan)).decode()
+    assert page_part.open_file(bad, "inf.pt", store, "relu")[1] == (
+        "inf.pt: readout.bias holds inf (1 of 1 entries)"
+    )
+    # a link to a run this server does not have: a message, no training
+    config, stores, _ = page_part.page(f"model=rnn&k=3&run={'0' * 64}")
+    assert "no longer has" in stores["view"]["message"] and stores["job"]["state"] == "none"
