@@ -12,7 +12,7 @@ function, tie intact) describes the same (science.md §1d).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -20,7 +20,23 @@ from tempsup import gauge, geometry
 from tempsup.config import MODEL_NAMES
 from tempsup.errors import TempsupError
 from tempsup.frames import frame_index, frame_label, frame_number, stop_note
-from tempsup.run import Run
+
+
+class Run(Protocol):
+    """What `describe` reads of a run (`tempsup.run.Run`, whose `summary` is `describe`:
+    named by its shape here, so the two modules do not import each other)."""
+
+    config: Any
+    arrays: dict[str, np.ndarray]
+    n_frames: int
+    best: int
+    best_seed: Any
+    success: np.ndarray
+
+    def __getitem__(self, name: str) -> np.ndarray: ...
+
+    def weights(self, frame_index: int = -1, seed: int | None = None) -> dict[str, np.ndarray]: ...
+
 
 TERM_KEYS = ("task", "mean_correction", "projection", "composition")
 GAUGE_FREE = (
