@@ -414,3 +414,16 @@ def test_a_relu_rnn_trained_by_plain_torch_packs_its_intermediate_directions() -
     )  # fmt: skip
     assert path.n_frames == 3 and path["step"].tolist() == [0, 750, 1500]
     assert path["expected_loss"][-1, 0] == run["expected_loss"][-1, 0]
+
+
+def test_status_line_of_weights_without_a_loss_says_so() -> None:
+    """A run built from weights has no measured loss: its status line says so instead of
+    printing "loss nan" and counting seeds near a best loss that was never measured."""
+    from tempsup.figures import status_line
+
+    e1 = np.array([1.0, 0.0])
+    c, s = np.cos(np.pi / 6), np.sin(np.pi / 6)
+    run = from_weights(e1, 0.8 * np.array([[c, -s], [s, c]]), e1, model="linear", k=3)
+    line = status_line(run)
+    assert line.startswith("seed 0: no measured loss · swept angle kθ = 90° · ρ(W_h) = 0.8")
+    assert "nan" not in line

@@ -35,11 +35,17 @@ def status_lines(run: Run, seed: int | None = None, feature: int = 0, start: int
     which = f" (feature {feature_name(sel.feature)})" if sel.config.inputs > 1 else ""
     lines = []
     for f in range(frame_index(run, start), run.n_frames):
-        near = int(success_mask(sel.config, loss[f]).sum())
         rho = float(np.abs(d["lam"][f]).max())
+        if np.isfinite(loss[f, sel.seed]):
+            near = int(success_mask(sel.config, loss[f]).sum())
+            measured = (
+                f"loss {loss[f, sel.seed]:.4g} · {near}/{loss.shape[1]} seeds near the best loss"
+            )
+        else:  # weights trained elsewhere (`tempsup.from_weights`) come without a loss
+            measured = "no measured loss"
         lines.append(
-            f"seed {sel.seed}: loss {loss[f, sel.seed]:.4g} · {near}/{loss.shape[1]} seeds near "
-            f"the best loss · swept angle kθ{which} = {fmt(float(d['swept'][f]), 4)}° · "
+            f"seed {sel.seed}: {measured} · "
+            f"swept angle kθ{which} = {fmt(float(d['swept'][f]), 4)}° · "
             f"ρ(W_h) = {fmt(rho)} · ‖w_0‖ = {fmt(float(d['w0'][f]))} "
             "(kθ, ‖w_0‖: minimum-norm gauge)"
         )
