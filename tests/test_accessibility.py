@@ -28,6 +28,9 @@ from tests.pw import DESKTOP, PHONE, new_page, wait_dash
 pytestmark = pytest.mark.browser
 
 SIZES = {"phone": PHONE, "desktop": DESKTOP}
+# How long a state may take to come (generous: the suite shares a loaded machine; a
+# state that never comes fails all the same).
+WAIT_MS = 60_000
 # The moderate findings that are about a page's structure; every critical or serious
 # one counts too.
 STRUCTURE_RULES = ("landmark-", "page-has-heading-one", "heading-order", "region")
@@ -73,7 +76,7 @@ def run_drawn(page) -> None:
     page.wait_for_function(
         "() => [...document.querySelectorAll('.js-plotly-plot')]"
         ".filter((g) => g.data && g.data.length).length >= 3",
-        timeout=30_000,
+        timeout=WAIT_MS,
     )
 
 
@@ -81,7 +84,7 @@ def revealed(page) -> None:
     """The lesson's step answered: a choice picked, Reveal pressed, the animation shown."""
     page.locator("#lesson-choice input").first.check()
     page.click("#lesson-reveal")
-    page.wait_for_selector("#lesson-answer .lesson-runs .js-plotly-plot", timeout=30_000)
+    page.wait_for_selector("#lesson-answer .lesson-runs .js-plotly-plot", timeout=WAIT_MS)
 
 
 def both_sides(page) -> None:
@@ -90,14 +93,14 @@ def both_sides(page) -> None:
         "() => { const t = document.querySelector('#compare-status').textContent;"
         "return t.includes('left:') && t.includes('right:') && !t.includes('left (') &&"
         "!t.includes('right ('); }",
-        timeout=30_000,
+        timeout=WAIT_MS,
     )
 
 
 def poll_started(page) -> None:
     """A teacher's class poll on the lesson: its code, link, QR code and counts."""
     page.get_by_role("button", name="Start a class poll").click()
-    page.locator("#poll-results .poll-row").first.wait_for(timeout=20_000)
+    page.locator("#poll-results .poll-row").first.wait_for(timeout=WAIT_MS)
 
 
 def poll_voted(page) -> None:
@@ -109,7 +112,7 @@ def poll_voted(page) -> None:
     wait_dash(page)
     page.locator("#lesson-choice input").first.check()
     page.get_by_role("button", name="Send my prediction").click()
-    page.locator("#poll-note p").wait_for(timeout=20_000)
+    page.locator("#poll-note p").wait_for(timeout=WAIT_MS)
 
 
 # A sweep small enough to train in the test's own process in a second or two (the server
@@ -129,12 +132,12 @@ def phase_drawn(page) -> None:
     page.wait_for_function(
         "() => { const g = document.querySelector('#phase-graph .js-plotly-plot');"
         "return !!g && !!g.data && g.data.length > 0; }",
-        timeout=30_000,
+        timeout=WAIT_MS,
     )
 
 
 def lab_grid(page) -> None:
-    page.wait_for_selector(".lab-grid .js-plotly-plot", state="attached", timeout=30_000)
+    page.wait_for_selector(".lab-grid .js-plotly-plot", state="attached", timeout=WAIT_MS)
 
 
 Stage = Callable[[Any], None] | None
@@ -151,6 +154,7 @@ STATES: dict[str, tuple[str | Callable[[], str], tuple[Stage, ...]]] = {
     "compare": ("/compare", (None,)),
     "compare with two runs": (compare_runs, (both_sides,)),
     "lab with its grid": ("/lab", (lab_grid,)),
+    "a page that does not exist": ("/no-such-page", (None,)),
 }
 
 
@@ -223,14 +227,14 @@ def bring(page, stage: Stage) -> None:
     page.emulate_media(color_scheme="light")
     if stage is not None:
         stage(page)
-    page.wait_for_function(PLOTS_DRAWN, timeout=30_000)
+    page.wait_for_function(PLOTS_DRAWN, timeout=WAIT_MS)
     plots_in(page, "white")
 
 
 def plots_in(page, background: str) -> None:
     """Wait until every plot on the page has `background` (they redraw on a scheme change)."""
     page.wait_for_function(
-        f"() => ({PLOT_BACKGROUNDS})().every((c) => c === {background!r})", timeout=15_000
+        f"() => ({PLOT_BACKGROUNDS})().every((c) => c === {background!r})", timeout=WAIT_MS
     )
 
 
