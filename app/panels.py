@@ -20,6 +20,7 @@ from tempsup.errors import TempsupError
 from tempsup.palette import empty_figure
 
 PAPER_URL = "https://openreview.net/forum?id=7cMzTpbJHC"
+WAITING = "waiting for the first frame…"  # a card's figure until a run shows
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def card(panel: Panel, config: RunConfig = DEFAULTS) -> html.Div:
             html.H2(panel.title),
             dcc.Graph(
                 id=ids.graph(ids.EXPLORER, panel.name),
-                figure=empty_figure("waiting for the first frame…"),
+                figure=empty_figure(WAITING),
                 config={"displaylogo": False, "responsive": True},
                 className="graph",
                 style={"height": "30rem"},
