@@ -41,11 +41,13 @@ app.index_string = app.index_string.replace("<html>", '<html lang="en">', 1).rep
 )
 
 # Page and callback modules register themselves on import.
-from app import panels  # noqa: E402
+from app import firstpanel, panels  # noqa: E402
 from app.pages import PAGES, compare, explorer, gallery, lab, lesson, ordered, phase  # noqa: E402, F401
 from app.pollapi import blueprint as poll_api  # noqa: E402
 
 server.register_blueprint(poll_api)  # the class poll's JSON routes (/poll/api/…)
+# The explorer's first panel comes inside its HTML, drawn before Dash's scripts arrive.
+delivery.first_paint(app, firstpanel.first_panel)
 
 log = logging.getLogger("tempsup.app")
 

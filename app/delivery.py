@@ -15,13 +15,23 @@ the whole plotly.js came with the page. Now:
 - only the component chunks a first page draws with come with it (`EAGER_CHUNKS`;
   the others load if a page ever needs them), and plotly.js is the 2-D bundle in
   assets/plotly/, which loads the full one only for a 3-D figure
-  (assets/plotly/upgrade.js).
+  (assets/plotly/upgrade.js);
+- a page whose first panel the server knows (`first_paint`: the explorer's, from
+  app/firstpanel.py) comes with that panel's figure inside its HTML and loads plotly.js
+  first, alone on the network, drawing the panel as soon as it has arrived; Dash's
+  scripts follow in their order (app/first_paint.js) and Dash then renders the page in
+  the panel's place. The first panel is drawn after the HTML and plotly.js instead of
+  after every script.
 """
 
 from __future__ import annotations
 
 import functools
+import html
+import json
 import logging
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import brotli
@@ -52,6 +62,11 @@ COMPRESSED_TYPES = (
 # 11 saves another 10 % but takes ~20 s of CPU per file
 BROTLI_QUALITY = 5
 YEAR = 365 * 24 * 3600
+# The asset drawn with first (`first_paint`), and the script that loads it and then Dash's.
+PLOTLY_2D = "plotly/plotly-2d.min.js"
+FIRST_PAINT_JS = Path(__file__).with_name("first_paint.js")
+# (title, figure JSON) of the first panel of the page at a path and query, or None
+FirstPanel = Callable[[str, str], "tuple[str, str] | None"]
 _STATIC = ("/_dash-component-suites/", "/assets/")
 log = logging.getLogger("tempsup.app")
 
@@ -166,13 +181,80 @@ def install(app: Dash) -> None:
     server.after_request(_static_response)
     # The page's layout and callback graph, fetched while the scripts download (Dash asks
     # for them only once its scripts have run: a round trip and the layout's transfer later).
-    prefix = app.config.requests_pathname_prefix
-    preload = "".join(
-        f'<link rel="preload" href="{prefix}{path}" as="fetch" crossorigin="anonymous">'
-        for path in PRELOADED
-    )
-    app.index_string = app.index_string.replace("{%css%}", preload + "{%css%}", 1)
+    # (A first-paint page asks for them once plotly.js has arrived: `first_paint`.)
+    original = app.interpolate_index
+    app.interpolate_index = lambda **parts: original(**_index_parts(app, parts))
     for name in EAGER_CHUNKS:
         app.scripts.append_script(
             {"relative_package_path": f"dcc/async-{name}.js", "namespace": "dash"}
         )
+
+
+def first_paint(app: Dash, first_panel: FirstPanel) -> None:
+    """Serve each page with its first panel, drawn before Dash's scripts have arrived:
+    `first_panel(path, query)` gives its (title, figure JSON) when the page has one."""
+    app.server.config["TEMPSUP_FIRST_PANEL"] = first_panel
+
+
+def _preloads(app: Dash) -> list[str]:
+    prefix = app.config.requests_pathname_prefix
+    return [prefix + path for path in PRELOADED]
+
+
+def _index_parts(app: Dash, parts: dict[str, str]) -> dict[str, str]:
+    """The parts of the page Dash serves (`Dash.interpolate_index`'s): with the layout's
+    and callbacks' preloads, and with the page's first panel when it has one."""
+    panel = _requested_panel(app)
+    plotly = _script_tag(parts["scripts"], PLOTLY_2D)
+    if panel is None or plotly is None:
+        links = "".join(
+            f'<link rel="preload" href="{href}" as="fetch" crossorigin="anonymous">'
+            for href in _preloads(app)
+        )
+        return {**parts, "css": links + parts["css"]}
+    title, figure = panel
+    figure = figure.replace("</", "<\\/")  # JSON inside a script element: "</" would end it
+    placeholder = (
+        '<div id="react-entry-point"><div class="_dash-loading first-paint">'
+        '<div class="page"><header class="header"><div class="title-row">'
+        f"<h1>{html.escape(app.title)}</h1></div></header><main>"
+        f'<div class="card panel"><h2>{html.escape(title)}</h2>'
+        '<div id="tempsup-first-panel" class="graph" style="height: 30rem"></div>'
+        "</div></main></div></div></div>"
+        f'<script id="tempsup-first-figure" type="application/json">{figure}</script>'
+    )
+    preload = html.escape(json.dumps(_preloads(app)))
+    scripts = (
+        plotly.replace("<script ", '<script id="tempsup-first-plotly" async ', 1)
+        + f'<template id="tempsup-deferred" data-preload="{preload}">'
+        + parts["scripts"]
+        + parts["renderer"]
+        + "</template>"
+        + f"<script>{_first_paint_js()}</script>"
+    )
+    return {**parts, "app_entry": placeholder, "scripts": scripts, "renderer": ""}
+
+
+def _requested_panel(app: Dash) -> tuple[str, str] | None:
+    """The first panel of the page being served (`first_paint`), or None."""
+    first_panel = app.server.config.get("TEMPSUP_FIRST_PANEL")
+    if first_panel is None or not flask.has_request_context():
+        return None
+    request = flask.request
+    prefix = app.config.routes_pathname_prefix
+    path = "/" + request.path[len(prefix) :] if request.path.startswith(prefix) else request.path
+    return first_panel(path, request.query_string.decode("utf-8", "replace"))
+
+
+def _script_tag(scripts: str, asset: str) -> str | None:
+    """The script element of the asset `asset` among Dash's `scripts`, or None."""
+    pattern = r'<script src="[^"]*/assets/' + re.escape(asset) + r'[^"]*"></script>'
+    match = re.search(pattern, scripts)
+    return match.group(0) if match else None
+
+
+@functools.cache
+def _first_paint_js() -> str:
+    text = FIRST_PAINT_JS.read_text(encoding="utf-8")
+    assert "</script" not in text.lower()  # it would end the tag early
+    return text

@@ -49,6 +49,7 @@ def measure(browser, url: str, tries: int, shots: Path | None, tag: str) -> dict
             runs.append(r)
             print(
                 f"  {tag:8s} {name:11s} try {i + 1}: {r.ms:7.0f} ms  "
+                f"(interactive {r.interactive_ms:7.0f} ms)  "
                 f"{r.bytes_before / 1e3:8.1f} kB before, {r.bytes_total / 1e3:8.1f} kB in all"
             )
         best[name] = min(runs, key=lambda r: r.ms)

@@ -11,9 +11,11 @@ is not trained yet (the start page on a server without a worker) can show. The t
 the page's own `performance.now()` at that moment (from navigation start), noted by a
 MutationObserver installed before the page's first script, so polling adds nothing.
 
+"Interactive": the first moment Dash has drawn the page (`tests.pw.DASH_READY`).
+
 Bytes: every response's size as received (Chromium's `encodedDataLength`: compressed
 body and headers) among those finished by that moment, and all of them by the time the
-measurement ends (the page's later requests, e.g. callbacks after the first panel).
+measurement ends (Dash drawn, and the requests under way then).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from dataclasses import dataclass
 
 from tempsup.config import query_string
 from tempsup.paper.presets import REGISTRY
-from tests.pw import PHONE, new_page, throttle
+from tests.pw import DASH_READY, PHONE, new_page, throttle
 
 BUDGET_MS = 3000  # the issue's: first panel within 3 s on the phone network
 
@@ -42,6 +44,7 @@ _WATCH = """(selector => {
     if (window.__firstPanel === undefined && document.querySelector(selector)) {
       window.__firstPanel = performance.now();
     }
+    if (window.__dashDrawn === undefined && (%s)()) window.__dashDrawn = performance.now();
   };
   new MutationObserver(seen).observe(document, {subtree: true, childList: true, attributes: true});
 })(%s);"""
@@ -59,6 +62,7 @@ def pages() -> dict[str, tuple[str, bool]]:
 class FirstLoad:
     url: str
     ms: float  # navigation start to the first drawn panel
+    interactive_ms: float  # navigation start to Dash's page drawn (`tests.pw.DASH_READY`)
     bytes_before: int  # received by then
     bytes_total: int  # received by the end of the measurement
     requests: int
@@ -68,7 +72,7 @@ def first_load(browser, url: str, data: bool, screenshot: str | None = None) -> 
     """Open `url` once in a fresh throttled phone context and measure its first panel."""
     page = new_page(browser, PHONE)
     try:
-        page.add_init_script(_WATCH % json.dumps(DATA if data else PLOT_AREA))
+        page.add_init_script(_WATCH % (DASH_READY, json.dumps(DATA if data else PLOT_AREA)))
         throttle(page)
         cdp = page.context.new_cdp_session(page)
         cdp.send("Network.enable")
@@ -88,11 +92,14 @@ def first_load(browser, url: str, data: bool, screenshot: str | None = None) -> 
         ms, origin = page.evaluate("[window.__firstPanel, performance.timeOrigin]")
         if screenshot:
             page.screenshot(path=screenshot, full_page=True)
+        page.wait_for_function("() => window.__dashDrawn !== undefined", timeout=120_000)
+        interactive = page.evaluate("window.__dashDrawn")
         page.wait_for_timeout(200)  # responses already under way are counted in the total
         at = (origin + ms) / 1000 - clock["offset"]
         return FirstLoad(
             url=url,
             ms=ms,
+            interactive_ms=interactive,
             bytes_before=sum(n for t, n in finished if t <= at),
             bytes_total=sum(n for _, n in finished),
             requests=len(finished),
