@@ -93,6 +93,7 @@ def test_a_pt_state_dict_opens_with_every_panel_and_its_link_and_bad_files_are_r
     try:
         page.goto(shipped_app + "/")
         wait_dash(page)
+        page.wait_for_url("**/?model=*")  # the bare page is rewritten to its config's link
         start = page.url
         for name, said in REFUSALS.items():
             page.set_input_files(FILE_INPUT, str(files[name]))
@@ -105,7 +106,7 @@ def test_a_pt_state_dict_opens_with_every_panel_and_its_link_and_bad_files_are_r
             assert message.get_attribute("role") == "alert"
             assert "Traceback" not in message.text_content()
             message.scroll_into_view_if_needed()
-            page.screenshot(path=str(SHOTS / f"refused-{name}.png"))
+            page.locator(".open-run").screenshot(path=str(SHOTS / f"refused-{name}.png"))
             assert page.url == start, f"{name} moved the page"
             assert page.evaluate("1 + 1") == 2  # the page still answers
         assert max(sent, default=0) < 2_000_000, f"a request carried {max(sent)} bytes"
@@ -116,6 +117,10 @@ def test_a_pt_state_dict_opens_with_every_panel_and_its_link_and_bad_files_are_r
         wait_dash(page)
         page.wait_for_function(ALL_DRAWN, arg=list(PANELS), timeout=60_000)
         assert "Opened from a file" in page.locator(".jobbar").text_content()
+        # the controls show what was read: the ReLU RNN's exact form (k + 1, N_h + N_x)
+        assert page.locator("#ctl-model input[value='rnn']").is_checked()
+        assert page.locator("#ctl-k-box").input_value() == "4"
+        assert page.locator("#ctl-hidden-box").input_value() == "4"
         share = page.locator("#share-link")
         page.wait_for_function(
             "() => /run=[0-9a-f]{64}/.test(document.querySelector('#share-link').href)"
@@ -125,6 +130,7 @@ def test_a_pt_state_dict_opens_with_every_panel_and_its_link_and_bad_files_are_r
         assert digest in page.url
         summary = page.locator(".frame-label").first.text_content()
         page.screenshot(path=str(SHOTS / "opened-net.pt.png"), full_page=True)
+        page.locator(".open-run").screenshot(path=str(SHOTS / "open-run-card.png"))
 
         # the share link in a fresh context (its own storage): the same run, not trained
         other = new_page(pw_browser, DESKTOP)
