@@ -22,7 +22,8 @@ def client():
 
 @pytest.fixture(scope="module")
 def page(client) -> str:
-    return client.get("/").get_data(as_text=True)
+    """A page served as Dash serves it (the explorer's first paint: tests/test_first_paint.py)."""
+    return client.get("/gallery").get_data(as_text=True)
 
 
 def test_bundle_is_the_full_plotly_version():
