@@ -5,7 +5,8 @@ page and the HTML export stack the panels one above the other (the narrow arrang
 the figure carries, applied by tempsup/figures/view.js): measured in the browser, each
 panel's plot area is the width of the screen and below the one before, and no subplot
 title, legend box or tick label leaves the screen or lies over another panel's title or
-plot area (tick labels of one axis do not overprint each other either). At 1280 px the
+plot area (tick labels of one axis do not overprint each other either), and Plotly's
+toolbar, always shown on a touch screen, covers no part of the figure's title. At 1280 px the
 2 × 2 grid is kept. Under a dark system scheme the export's and the site's plots are
 dark, and switching the scheme back to light redraws them, and the app's server-drawn
 lesson animation, light.
@@ -64,7 +65,9 @@ MEASURE = """(gd) => {
         panel: id, axis: t.parentNode.getAttribute('class'), text: t.textContent}));
     });
   });
+  const bar = gd.querySelector('.modebar');
   return {panels, titles, legends, ticks, width: window.innerWidth,
+          title: box(gd.querySelector('.gtitle')), modebar: bar && box(bar),
           paper: getComputedStyle(gd.querySelector('.main-svg')).backgroundColor};
 }"""
 
@@ -88,6 +91,9 @@ def check_stacked(found: dict, where: str) -> None:
         assert p["bottom"] <= below["top"], f"{where}: panel {name} runs into the next"
     for name, p in panels:
         assert p["right"] - p["left"] > 0.6 * width, f"{where}: panel {name} is narrow: {p}"
+    title, bar = found["title"], found["modebar"]
+    assert title["left"] >= -1 and title["right"] <= width + 1, f"{where}: the title is cut"
+    assert not (bar and meet(title, bar)), f"{where}: the toolbar covers the title"
     titles, legends = found["titles"], found["legends"]
     assert len(titles) >= 4 and legends, f"{where}: {len(titles)} titles, {len(legends)} legends"
     for kind, items in (("title", titles), ("legend", legends), ("tick label", found["ticks"])):

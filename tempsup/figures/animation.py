@@ -170,7 +170,8 @@ def animation_figure(run: Run, seed: int | None = None, feature: int = 0) -> go.
 
 # The narrow arrangement (a phone, `tempsup.figures.view`): the panels one above the other,
 # each with its title above and its own legend below, then the controls. Heights in px.
-# "modebar": room above the title for Plotly's buttons, shown at all times on a touch screen.
+# "modebar": room above the title for Plotly's buttons, shown at all times on a touch screen
+# (the title's pad is 14 px more: Plotly draws a title with <sup> lines that much above it).
 NARROW = {"plot": 270, "axis": 62, "title_line": 15, "legend_row": 19, "gap": 30,
           "top_line": 19, "modebar": 30, "controls": 110,
           "margin": {"l": 58, "r": 14, "b": 10}}  # fmt: skip
@@ -185,9 +186,10 @@ def _narrow(
     the grid's reading order, titles wrapped to the width, a legend per panel."""
     g = NARROW
     title = _wrap(fig.layout.title.text, NARROW_CHARS["title"], NARROW_CHARS["sup"] + 6)
-    top = g["modebar"] + 14 + g["top_line"] * (title.count("<br>") + 1)
+    pad = g["modebar"] + 14
+    top = pad + g["top_line"] * (title.count("<br>") + 1)
     patch: dict[str, Any] = {"title.text": title, "title.yref": "container", "title.y": 1,
-                             "title.yanchor": "top", "title.pad": {"t": g["modebar"]}}  # fmt: skip
+                             "title.yanchor": "top", "title.pad": {"t": pad}}  # fmt: skip
     legends: dict[str, int] = {}  # legend → entries in a row
     data: dict[int, dict[str, Any]] = {}
     spans: list[tuple[str, float, float]] = []  # (what, top px, bottom px) from the top
