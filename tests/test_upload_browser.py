@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from tempsup.figures.rnn import PANELS
-from tests.pw import DESKTOP, new_page, wait_dash
+from tests.pw import DESKTOP, new_page, serious_violations, wait_dash
 
 pytestmark = pytest.mark.browser
 
@@ -110,6 +110,7 @@ def test_a_pt_state_dict_opens_with_every_panel_and_its_link_and_bad_files_are_r
             assert page.url == start, f"{name} moved the page"
             assert page.evaluate("1 + 1") == 2  # the page still answers
         assert max(sent, default=0) < 2_000_000, f"a request carried {max(sent)} bytes"
+        assert not serious_violations(page, "a refusal shown: ")
 
         # the same page, still usable: the good file opens at its link
         page.set_input_files(FILE_INPUT, str(files["net.pt"]))
@@ -131,6 +132,7 @@ def test_a_pt_state_dict_opens_with_every_panel_and_its_link_and_bad_files_are_r
         summary = page.locator(".frame-label").first.text_content()
         page.screenshot(path=str(SHOTS / "opened-net.pt.png"), full_page=True)
         page.locator(".open-run").screenshot(path=str(SHOTS / "open-run-card.png"))
+        assert not serious_violations(page, "the opened run: ")
 
         # the share link in a fresh context (its own storage): the same run, not trained
         other = new_page(pw_browser, DESKTOP)
