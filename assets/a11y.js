@@ -15,10 +15,13 @@
 // - Dropdowns: the Tab stop is a hidden input (aria-hidden, for Safari, which skips
 //   buttons in the Tab order by default) that passes focus on to the menu's button: a
 //   screen reader's user would Tab onto something it is told does not exist. The
-//   button itself becomes the Tab stop, as every other button of the app is.
+//   button itself becomes the Tab stop, as every other button of the app is. The open
+//   menu is a nameless dialog holding the same list box of options with inputs: the
+//   dialog is named by the button (what is chosen), the button says it opens a dialog,
+//   and the list is plain radio buttons (check boxes for a multiple choice), as above.
 (function () {
   "use strict";
-  const CHOICES = ".dash-radioitems, .dash-checklist";
+  const CHOICES = ".dash-radioitems, .dash-checklist, .dash-dropdown-options";
   const GROUP = "[role='group'][aria-label], [role='group'][aria-labelledby]";
   const UNNAMED = ":not([aria-label]):not([aria-labelledby])";
   const SLIDER_PARTS = `[role='slider']${UNNAMED}, input.dash-range-slider-input${UNNAMED}`;
@@ -42,10 +45,20 @@
   function dropdownTabStop(hidden) {
     if (hidden.getAttribute("tabindex") !== "-1") hidden.setAttribute("tabindex", "-1");
     const button = hidden.nextElementSibling;
-    if (button && button.classList.contains("dash-dropdown") &&
-        button.getAttribute("tabindex") !== "0") {
-      button.setAttribute("tabindex", "0");
+    if (!button || !button.classList.contains("dash-dropdown")) return;
+    if (button.getAttribute("tabindex") !== "0") button.setAttribute("tabindex", "0");
+    // what it opens (namedMenu): a dialog, not a list box
+    if (button.getAttribute("aria-haspopup") !== "dialog") {
+      button.setAttribute("aria-haspopup", "dialog");
     }
+  }
+
+  function namedMenu(dialog) {
+    const wrapper = dialog.closest(".dash-dropdown-wrapper");
+    const button = wrapper && wrapper.querySelector(":scope > button.dash-dropdown");
+    if (!button) return;
+    if (button.id && !/\s/.test(button.id)) dialog.setAttribute("aria-labelledby", button.id);
+    else dialog.setAttribute("aria-label", button.textContent.trim());
   }
 
   function repair(root) {
@@ -55,6 +68,8 @@
     });
     root.querySelectorAll(SLIDER_PARTS).forEach(named);
     root.querySelectorAll(".dash-dropdown-focus-target").forEach(dropdownTabStop);
+    root.querySelectorAll(`.dash-dropdown-content[role='dialog']${UNNAMED}`)
+      .forEach(namedMenu);
   }
 
   // React sets aria-selected again when the choice changes, and the dropdown puts the

@@ -5,10 +5,11 @@ on, must find no critical or serious violation, and none of the moderate finding
 mark a page's structure (landmarks, the heading one, heading order, content outside a
 region), on every page at a phone's 390 × 844 and a laptop's 1280 × 720, in the light
 and in the dark colour scheme (contrast differs), and with trained runs on screen: the
-explorer on a shipped preset's run, the lesson after Reveal (and its class poll, as the
-teacher and as a student), Compare with two runs, the phase diagram of a sweep, the lab
-with its grid. The page's structure is also measured directly: exactly one main
-landmark, headings that never skip a level. No page may scroll sideways at 390 px.
+explorer on a shipped preset's run (and its seed menu open), the lesson after Reveal
+(and its class poll, as the teacher and as a student), Compare with two runs, the phase
+diagram of a sweep, the lab with its grid. The page's structure is also measured
+directly: exactly one main landmark, headings that never skip a level. No page may
+scroll sideways at 390 px.
 
 One server for the session (`shipped_app`: the shipped presets' runs, no training
 worker; a tiny sweep is trained into its store by this process) and one browser page
@@ -80,6 +81,12 @@ def run_drawn(page) -> None:
     )
 
 
+def seed_menu_open(page) -> None:
+    """The seed menu open (its list of seeds, its search box)."""
+    page.click("#seed-pick")
+    page.wait_for_selector("#seed-pick[aria-expanded='true']", timeout=WAIT_MS)
+
+
 def revealed(page) -> None:
     """The lesson's step answered: a choice picked, Reveal pressed, the animation shown."""
     page.locator("#lesson-choice input").first.check()
@@ -145,7 +152,7 @@ Stage = Callable[[Any], None] | None
 # one check per stage, in order, on one page load; None: the page as it opens)
 STATES: dict[str, tuple[str | Callable[[], str], tuple[Stage, ...]]] = {
     "explorer": ("/", (None,)),
-    "explorer with a run": (explorer_run, (run_drawn,)),
+    "explorer with a run, then its seed menu open": (explorer_run, (run_drawn, seed_menu_open)),
     "gallery": ("/gallery", (None,)),
     "lesson, then revealed": ("/lesson", (None, revealed)),
     "lesson's class poll, teacher then student": ("/lesson", (poll_started, poll_voted)),
@@ -272,7 +279,7 @@ def test_a_menu_is_reached_and_opened_from_the_keyboard(shipped_app, pages):
     """Tab lands on the seed menu's button itself (not on a hidden input in front of it),
     Enter opens it, and after the menu closes the hidden input stays out of the Tab order."""
     page = pages["desktop"]
-    open_state(page, shipped_app, "explorer with a run")
+    open_state(page, shipped_app, "explorer with a run, then its seed menu open")
     bring(page, run_drawn)
     from app import ids
     from tests.browser import css
