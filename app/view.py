@@ -50,7 +50,9 @@ def seed_options(run: Run, picked: int | None = None) -> list[dict[str, Any]]:
             why = ""
         if s == picked and s != choice.seed:
             why += " — your pick"
-        options.append({"label": f"seed {s}{why}: loss {loss:.4g} {mark}", "value": s})
+        # weights trained elsewhere (`tempsup.from_weights`) come without a measured loss
+        measured = f"loss {loss:.4g} {mark}" if np.isfinite(loss) else "no measured loss"
+        options.append({"label": f"seed {s}{why}: {measured}", "value": s})
     return options
 
 

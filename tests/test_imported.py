@@ -427,3 +427,13 @@ def test_status_line_of_weights_without_a_loss_says_so() -> None:
     line = status_line(run)
     assert line.startswith("seed 0: no measured loss · swept angle kθ = 90° · ρ(W_h) = 0.8")
     assert "nan" not in line
+
+
+def test_seed_menu_of_weights_without_a_loss_says_so() -> None:
+    """The explorer's seed menu of an opened run: no "loss nan ✗" for a loss never measured."""
+    from app.view import seed_options
+
+    e1 = np.array([1.0, 0.0])
+    run = from_weights(e1, 0.5 * np.eye(2), e1, model="ssm", k=2)
+    (option,) = seed_options(run)
+    assert option["label"].endswith(": no measured loss") and "nan" not in option["label"]
