@@ -20,6 +20,18 @@ from pathlib import Path
 from tests.net import free_port, wait_healthy
 
 ROOT = Path(__file__).resolve().parent.parent
+# Chromium's switches for tests (Selenium's and Playwright's): no sandbox (containers), no
+# GPU, and none of the background connections a closed network refuses at every start.
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+)
 
 
 def find_binary(*names: str) -> str | None:
@@ -77,18 +89,7 @@ def make_driver(download_dir: Path, logging: bool = False):
         raise RuntimeError("chromium and chromedriver are needed: run scripts/setup --browser")
     opts = webdriver.ChromeOptions()
     opts.binary_location = chromium
-    for arg in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--window-size=1600,1400",
-    ):
+    for arg in (*CHROMIUM_ARGS, "--headless=new", "--window-size=1600,1400"):
         opts.add_argument(arg)
     if logging:
         opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})

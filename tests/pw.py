@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tests.browser import find_binary
+from tests.browser import CHROMIUM_ARGS, find_binary
 
 PHONE = {"width": 390, "height": 844}
 DESKTOP = {"width": 1280, "height": 720}
@@ -26,16 +26,6 @@ MID_PHONE = {
     "downloadThroughput": 1.6e6 / 8,
     "uploadThroughput": 750e3 / 8,
 }
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 # Dash has drawn the page: the page's content is there and no callback is loading.
 DASH_READY = (
     "() => !!document.querySelector('#page-content > *') && "
@@ -52,7 +42,7 @@ def chromium() -> Iterator[Any]:
     if not path:
         raise RuntimeError("chromium is needed: run scripts/setup --browser")
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
+        browser = p.chromium.launch(executable_path=path, args=list(CHROMIUM_ARGS))
         try:
             yield browser
         finally:
