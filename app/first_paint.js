@@ -45,7 +45,9 @@
     if (!gd || !source || !window.Plotly) return;
     var fig = JSON.parse(source.textContent);
     if (window.tempsupView) fig = window.tempsupView.view(fig);
-    window.Plotly.newPlot(gd, fig.data, fig.layout, { displaylogo: false, responsive: true });
+    // no toolbar: it would sit over the title on a phone, and Dash's panel, with its toolbar,
+    // takes this one's place within seconds
+    window.Plotly.newPlot(gd, fig.data, fig.layout, { displayModeBar: false, responsive: true });
   }
 
   function arrived() {
