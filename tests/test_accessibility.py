@@ -107,7 +107,14 @@ def both_sides(page) -> None:
 def poll_started(page) -> None:
     """A teacher's class poll on the lesson: its code, link, QR code and counts."""
     page.get_by_role("button", name="Start a class poll").click()
-    page.locator("#poll-results .poll-row").first.wait_for(timeout=WAIT_MS)
+    try:
+        page.locator("#poll-results .poll-row").first.wait_for(timeout=WAIT_MS)
+    except Exception as exc:  # say what the page showed instead (a refusal, a stale view)
+        shown = page.evaluate(
+            "() => [document.querySelector('.poll')?.innerText,"
+            " document.querySelector('#config-error')?.innerText]"
+        )
+        raise AssertionError(f"no poll counts after Start; the page showed {shown!r}") from exc
 
 
 def poll_voted(page) -> None:
