@@ -106,6 +106,10 @@ def both_sides(page) -> None:
 
 def poll_started(page) -> None:
     """A teacher's class poll on the lesson: its code, link, QR code and counts."""
+    # the panel's first callback (a teacher's stored class) redraws it: click after that
+    page.wait_for_function(
+        "() => !document.querySelector('#poll-panel[data-dash-is-loading]')", timeout=WAIT_MS
+    )
     page.get_by_role("button", name="Start a class poll").click()
     try:
         page.locator("#poll-results .poll-row").first.wait_for(timeout=WAIT_MS)
