@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from functools import lru_cache
+from typing import Any
 
 from app import open_run, panels
 from app.pages.explorer import kept_run
@@ -55,7 +56,10 @@ def _explorer(query: str) -> str | None:
             run = stored_run(job_queue().store, digest)
         except TempsupError:
             return None
-        return None if run is None else _run_panel(run, query, run.config, digest)
+        if run is None:
+            return None
+        request, _ = view_from_query(query, run.config)
+        return _run_panel(run, request, run.config, digest)
     config, errors = config_from_query(query)
     request, view_errors = view_from_query(query, config)
     if errors or view_errors:
@@ -67,12 +71,14 @@ def _explorer(query: str) -> str | None:
         return None
     if run is None:
         return _waiting()
-    return _run_panel(run, query, config, None)
+    return _run_panel(run, request, config, None)
 
 
-def _run_panel(run: Run, query: str, config: RunConfig, content: str | None) -> str:
-    """The directions panel of `run` as the explorer opens it at `query`."""
-    request, _ = view_from_query(query, config)
+def _run_panel(
+    run: Run, request: dict[str, Any] | None, config: RunConfig, content: str | None
+) -> str:
+    """The directions panel of `run` as the explorer opens it for the link's view
+    `request` (seed, frame, feature)."""
     seed = choose_seed(run, request.get("seed") if request else None)
     feature = request.get("feature", 0) if request else 0
     frame = opening_frame({"key": config.key, "n": run.n_frames}, request)
