@@ -191,6 +191,7 @@ GALLERY_POLL = "gallery-poll"
 # lesson page (the step itself lives in the URL: /lesson?step=3)
 LESSON_BODY = "lesson-body"
 LESSON_STEP = "lesson-step"  # the step shown (1-based)
+LESSON_SHOWN = "lesson-shown"  # the step and class the body was drawn for
 LESSON_CHOICE = "lesson-choice"
 LESSON_REVEAL = "lesson-reveal"
 LESSON_ANSWER = "lesson-answer"  # the verdict and, under it, the details
@@ -199,6 +200,7 @@ LESSON_DETAILS = "lesson-details"  # the explanation, the animations, the links
 
 # the class poll on the lesson page (app/pollpanel.py)
 POLL_PANEL = "poll-panel"
+POLL_SHOWN = "poll-shown"  # what the poll panel was drawn for (teacher, student, offer)
 POLL_BROWSER = "poll-browser"  # local store: this browser's random id (one vote per step)
 POLL_TEACHER = "poll-teacher"  # session store: {"code", "key"} of the class this tab runs
 POLL_START = "poll-start"  # Start a class poll

@@ -147,9 +147,27 @@ def teacher(data: dict[str, Any], href: Any) -> list[Any]:
     ]
 
 
+def _teaching(data: Any) -> bool:
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("code"), str)
+        and bool(CODE.match(data["code"]))
+    )
+
+
+def shown(search: str | None, data: Any = None) -> str:
+    """What the panel shows for this query and tab: the teacher's class, a student's
+    class, or the offer. The same answer means the same panel, so it is not redrawn
+    (a redraw would undo a click made on it meanwhile)."""
+    if _teaching(data):
+        return f"teacher:{data['code']}"
+    code = class_of(search)
+    return f"student:{code}" if code else "offer"
+
+
 def content(search: str | None, data: Any = None, href: Any = None) -> list[Any]:
     """The panel: the teacher's class (this tab made one), a student's class, or the offer."""
-    if isinstance(data, dict) and isinstance(data.get("code"), str) and CODE.match(data["code"]):
+    if _teaching(data):
         return teacher(data, href)
     code = class_of(search)
     return student(code) if code else starter()
@@ -163,6 +181,7 @@ def panel(search: str | None) -> html.Section:
         children=[
             dcc.Store(id=ids.POLL_BROWSER, storage_type="local"),
             dcc.Store(id=ids.POLL_TEACHER, storage_type="session"),
+            dcc.Store(id=ids.POLL_SHOWN, data=shown(search)),
             html.Div(id=ids.POLL_PANEL, children=content(search)),
         ],
     )
@@ -218,15 +237,20 @@ def results_view(res: Results) -> list[Any]:
 
 @callback(
     Output(ids.POLL_PANEL, "children"),
+    Output(ids.POLL_SHOWN, "data"),
     Input(ids.ROOT_URL, "search"),
     Input(ids.POLL_TEACHER, "data"),
     State(ids.ROOT_URL, "pathname"),
     State(ids.ROOT_URL, "href"),
+    State(ids.POLL_SHOWN, "data"),
 )
-def on_panel(search: str | None, data: Any, pathname: str | None, href: str | None):
-    if pathname != PATH:
-        return no_update
-    return content(search, data, href)
+def on_panel(search: str | None, data: Any, pathname: str | None, href: str | None, drawn: Any):
+    """Redraw the panel when what it shows changes (the page's URL is read on load:
+    the same panel again would draw over a click on Start made meanwhile)."""
+    now = shown(search, data)
+    if pathname != PATH or now == drawn:
+        return no_update, no_update
+    return content(search, data, href), now
 
 
 @callback(

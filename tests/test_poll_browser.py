@@ -150,3 +150,70 @@ def test_class_poll_thirty_students_and_a_teacher(pw_browser, shipped_app):
     assert f"Class {code} is not running" in kept.locator(".poll").inner_text()
     kept.context.close()
     teacher.context.close()
+
+
+def _CALLBACK(url: str) -> bool:  # noqa: N802 - a URL pattern, named like one
+    return "_dash-update-component" in url
+
+
+def _held_callbacks(page, output: str) -> list:
+    """Hold (unanswered) the page's first callback request whose outputs include
+    `output`; the list it is put in is returned."""
+    held: list = []
+    asked: list = []
+
+    def hold(route) -> None:
+        if not asked and output in (route.request.post_data or ""):
+            asked.append(route)
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route(_CALLBACK, hold)
+    return held
+
+
+def _wait_held(page, held: list, timeout_ms: float = 20_000) -> None:
+    waited = 0.0
+    while not held:
+        assert waited < timeout_ms, "the page never asked for that callback"
+        page.wait_for_timeout(100)
+        waited += 100
+
+
+@pytest.mark.parametrize("query", ["?step=2", "?class=ABCDEF"])
+def test_a_prediction_picked_while_the_page_reads_its_url_is_kept(pw_browser, shipped_app, query):
+    """On load the page reads its URL (dcc.Location) and asks the lesson's body callback
+    about it: the step already drawn must not be drawn again over a prediction picked
+    meanwhile (a student on a slow phone picks at once). The callback's answer is held
+    until the pick is made, so the race is the same every run."""
+    page = new_page(pw_browser, PHONE)
+    held = _held_callbacks(page, "lesson-body.children")
+    page.goto(shipped_app + "/lesson" + query)
+    wait_dash(page)
+    _wait_held(page, held)
+    page.locator("#lesson-choice input[type=radio]").nth(2).check()
+    with page.expect_response(lambda r: _CALLBACK(r.url)):
+        held.pop().continue_()
+    page.wait_for_timeout(300)  # let a redraw, if one came, reach the page
+    assert page.locator("#lesson-choice input[type=radio]").nth(2).is_checked()
+    page.context.close()
+
+
+def test_start_pressed_while_the_panel_reads_the_url_starts_one_class(pw_browser, shipped_app):
+    """The poll panel's first callback (a teacher's stored class, or none) can answer
+    after the teacher pressed Start: the offer must not be drawn over the class."""
+    page = new_page(pw_browser, PHONE)
+    held = _held_callbacks(page, "poll-panel.children")
+    page.goto(shipped_app + "/lesson")
+    wait_dash(page)
+    _wait_held(page, held)
+    first = held.pop()
+    page.get_by_role("button", name="Start a class poll").click()
+    page.locator("#poll-results .poll-row").first.wait_for(timeout=20_000)
+    first.continue_()
+    page.wait_for_timeout(500)
+    assert page.locator("#poll-results .poll-row").count() == 4
+    assert page.get_by_role("button", name="Start a class poll").count() == 0
+    page.get_by_role("button", name="End the poll").click()
+    page.context.close()

@@ -84,8 +84,17 @@ def step_card(number: int, search: str | None = None) -> html.Div:
     )
 
 
+def drawn_for(number: int, search: str | None) -> str:
+    """What a step's body depends on: the step and the class the URL names."""
+    return f"{number}:{pollpanel.class_of(search) or ''}"
+
+
 def body(number: int, search: str | None = None) -> list[Any]:
-    return [step_nav(number, search), step_card(number, search)]
+    return [
+        dcc.Store(id=ids.LESSON_SHOWN, data=drawn_for(number, search)),
+        step_nav(number, search),
+        step_card(number, search),
+    ]
 
 
 def layout() -> html.Div:
@@ -204,13 +213,17 @@ def on_reveal(_clicks: int | None, picked: int | None, number: int | None, searc
     Output(ids.LESSON_BODY, "children"),
     Input(ids.ROOT_URL, "search"),
     State(ids.ROOT_URL, "pathname"),
+    State(ids.LESSON_SHOWN, "data"),
     prevent_initial_call=True,
 )
-def on_step(search: str | None, pathname: str | None):
-    """Going from step to step changes only the query: redraw the step, keep the page."""
+def on_step(search: str | None, pathname: str | None, drawn: Any):
+    """Going from step to step changes only the query: redraw the step, keep the page.
+    The URL read on load names the step already drawn: redrawing it would clear a
+    prediction picked meanwhile."""
     if pathname != PATH:
         return no_update
-    return body(lesson.step_number(search), search)
+    number = lesson.step_number(search)
+    return no_update if drawn_for(number, search) == drawn else body(number, search)
 
 
 register(PATH, "Lesson", layout, order=1, initial=initial)
