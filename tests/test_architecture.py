@@ -20,7 +20,17 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("tempsup", "app")
 # the job service, each module importing only those before it
-JOB_LAYERS = ("record", "store", "limits", "kinds", "queue", "redis", "worker", "celery_app")
+JOB_LAYERS = (
+    "record",
+    "store",
+    "disk",
+    "limits",
+    "kinds",
+    "queue",
+    "redis",
+    "worker",
+    "celery_app",
+)
 # modules that may build a job queue: the entry points, and the job service itself
 QUEUE_BUILDERS = {"tempsup.cli", "app.services"}
 QUEUE_CLASSES = {"JobQueue", "RedisQueue", "open_queue"}

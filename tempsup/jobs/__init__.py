@@ -3,7 +3,8 @@
 Modules, each importing only those before it:
 
     record      JobState, JobRecord, TRANSITIONS and transition(): a job's life
-    store       the store primitives (Txn, Store), their names, DiskStore
+    store       the store primitives (Txn, Store) and their names
+    disk        DiskStore: the diskcache backend's store
     limits      Limits: size, per-client, rate, queue length
     kinds       the job kinds (run, sweep, bows, bows-sweep), check_untrusted(spec)
     queue       BaseQueue (submit / status / frames / cancel; claim / put_frame /

@@ -57,6 +57,7 @@ import numpy as np
 
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
+from tempsup.jobs.disk import DiskStore
 from tempsup.jobs.kinds import JobKind, check_untrusted, get_kind, kind_of, text_digest
 from tempsup.jobs.limits import Limits
 from tempsup.jobs.record import (
@@ -72,7 +73,6 @@ from tempsup.jobs.record import (
 from tempsup.jobs.store import (
     QUEUE,
     RUNNING,
-    DiskStore,
     Store,
     Txn,
     blob_key,
@@ -795,8 +795,8 @@ class BaseQueue(ABC):
 
 
 class JobQueue(BaseQueue):
-    """Jobs in one diskcache directory, shared by web processes and workers on one
-    machine (the embedded default). Options: see `BaseQueue`."""
+    """Jobs in one diskcache directory (`tempsup.jobs.disk.DiskStore`), shared by web
+    processes and workers on one machine (the embedded default). Options: see `BaseQueue`."""
 
     backend = "diskcache"
 

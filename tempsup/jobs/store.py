@@ -1,10 +1,11 @@
-"""The job store: the few primitives the queue's logic needs, their names, and DiskStore.
+"""The job store: the few primitives the queue's logic needs and their names.
 
 A backend supplies a `Store`: reads and writes of text (JSON) and bytes,
 a job's frames, and `atomic(fn)`, a read-modify-write that applies all of
-`fn`'s writes or none (it may run `fn` more than once). `DiskStore` is one
-diskcache directory (atomic = `cache.transact()`, an SQLite write lock);
-`tempsup.jobs.redis.RedisStore` is the other. Names (prefixed in Redis;
+`fn`'s writes or none (it may run `fn` more than once).
+`tempsup.jobs.disk.DiskStore` is one diskcache directory (atomic =
+`cache.transact()`, an SQLite write lock); `tempsup.jobs.redis.RedisStore`
+is the other. Names (prefixed in Redis;
 values are JSON text or bytes, never pickles):
 
     queue                 JSON list of QUEUED keys, oldest first (the FIFO)
@@ -30,14 +31,11 @@ import hashlib
 import io
 import json
 import math
-import os
 import threading
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import cachetools
-import diskcache
 import numpy as np
 
 from tempsup.errors import TempsupError
@@ -184,80 +182,6 @@ class Store(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-class DiskTxn:
-    """Direct reads and writes of a diskcache; inside `transact()` they are one transaction."""
-
-    def __init__(self, cache: diskcache.Cache) -> None:
-        self.cache = cache
-
-    def _get(self, name: str, kind: type) -> Any:
-        try:
-            value = self.cache.get(name)
-        except Exception:  # a damaged entry (unreadable file, bad pickle) is a missing one
-            return None
-        return value if isinstance(value, kind) else None
-
-    def text(self, name: str) -> str | None:
-        return self._get(name, str)
-
-    def data(self, name: str) -> bytes | None:
-        return self._get(name, bytes)
-
-    def set(self, name: str, value: str | bytes, expire: float | None = None) -> None:
-        self.cache.set(name, value, expire=expire)
-
-    def delete(self, name: str) -> None:
-        self.cache.delete(name)
-
-    def set_frame(self, key: str, index: int, data: bytes, stored: int) -> None:
-        self.cache.set(frame_key(key, index), data)
-
-    def drop_frames(self, key: str, stored: int) -> None:
-        for i in range(stored):
-            self.cache.delete(frame_key(key, i))
-
-
-class DiskStore:
-    """A diskcache directory, reopened after a fork (SQLite handles must not cross one)."""
-
-    def __init__(self, directory: str | Path) -> None:
-        self.directory = Path(directory)
-        self._cache: diskcache.Cache | None = None
-        self._cache_pid = -1
-        # One Cache per process, made once: threads of a web worker opening it at the
-        # same moment would race on its settings writes ("database is locked") and a
-        # half-made one could keep the SQLite lock until collected.
-        self._open_lock = threading.Lock()
-
-    @property
-    def cache(self) -> diskcache.Cache:
-        cache = self._cache
-        if cache is not None and self._cache_pid == os.getpid():
-            return cache
-        with self._open_lock:
-            if self._cache is None or self._cache_pid != os.getpid():
-                # eviction off: a culled queue or status entry would lose jobs silently
-                self._cache = diskcache.Cache(str(self.directory), eviction_policy="none")
-                self._cache_pid = os.getpid()
-            return self._cache
-
-    def view(self) -> DiskTxn:
-        return DiskTxn(self.cache)
-
-    def atomic(self, fn: Callable[[Txn], T]) -> T:
-        with self.cache.transact(retry=True):
-            return fn(DiskTxn(self.cache))
-
-    def frames(self, key: str, start: int, stop: int) -> list[bytes | None]:
-        view = self.view()
-        return [view.data(frame_key(key, i)) for i in range(start, stop)]
-
-    def close(self) -> None:
-        if self._cache is not None and self._cache_pid == os.getpid():
-            self._cache.close()
-        self._cache = None
 
 
 # ---- lists of keys (the FIFO, the running set) --------------------------------------
