@@ -280,12 +280,22 @@ def _fraction_bar(enabled: bool) -> Callable[[str, float], None]:
     return show
 
 
+def _jobs(args: argparse.Namespace) -> int:
+    """`--jobs`, else every core this process may use."""
+    from tempsup.paper.parallel import available_cores
+
+    return available_cores() if args.jobs is None else args.jobs
+
+
 def cmd_reproduce(args: argparse.Namespace) -> int:
     from tempsup.paper.reproduce import reproduce
 
     start = time.monotonic()
     path = reproduce(
-        quick=args.quick, out_dir=args.out_dir, on_progress=_fraction_bar(not args.quiet)
+        quick=args.quick,
+        out_dir=args.out_dir,
+        on_progress=_fraction_bar(not args.quiet),
+        jobs=_jobs(args),
     )
     report = json.loads((path.parent / "report.json").read_text())
     claims = [c for p in report["presets"] for c in p["claims"]]
@@ -294,7 +304,17 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         for c in p["claims"]:
             mark = "held" if c["held"] else "NOT held"
             print(f"{p['name']}: {mark} ({c['successes']}/{c['seeds']} seeds): {c['claim']}")
-    print(f"{held} of {len(claims)} claims held in {time.monotonic() - start:.0f} s -> {path}")
+    load = ", ".join(
+        f"{' '.join(f'{x:.2f}' for x in value)} {when}"
+        for when, value in report["load_average"].items()
+        if value is not None
+    )
+    print(
+        f"{held} of {len(claims)} claims held in {time.monotonic() - start:.0f} s "
+        f"(training {report['train_seconds']:.0f} s, {report['jobs']} process(es)"
+        + (f"; load average {load}" if load else "")
+        + f") -> {path}"
+    )
     return 0
 
 
@@ -316,7 +336,9 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
     queue = _queue(args.cache)
     quick = getattr(args, "quick", False)  # `ship` writes the full presets only
-    trained = fill_cache(queue, quick=quick, on_progress=_fraction_bar(not args.quiet))
+    trained = fill_cache(
+        queue, quick=quick, on_progress=_fraction_bar(not args.quiet), jobs=_jobs(args)
+    )
     print(f"trained and stored {len(trained)} preset run(s) in {queue!r}")
     if args.presets_command == "ship":
         from tempsup.paper import shipped
@@ -368,6 +390,14 @@ def add_reproduce_parsers(sub: Any) -> None:
             p.add_argument("--quick", action="store_true", help="the small form the tests use")
         p.add_argument("--quiet", action="store_true", help="no progress bar")
         p.add_argument("--threads", type=int, default=None, help="torch threads (default: 1)")
+        if p in (repro_p, fill_p, ship_p):
+            p.add_argument(
+                "--jobs",
+                type=int,
+                default=None,
+                help="train independent batches in N processes of one torch thread each "
+                "(default: the number of cores; 1: in this process, with --threads)",
+            )
         if p is not site_p:
             p.set_defaults(func=cmd_reproduce if p is repro_p else cmd_presets)
 

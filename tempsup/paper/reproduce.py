@@ -17,6 +17,7 @@ README reports.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from tempsup.config import MODEL_NAMES, SWEEPABLE, RunConfig, shape_key
 from tempsup.errors import TempsupError
 from tempsup.jobs.record import JobState
+from tempsup.paper.parallel import PROGRESS_EVERY, batch_cost, train_batches, width
 from tempsup.paper.preset import ClaimResult, Preset, format_measured
 from tempsup.paper.presets import preset_configs, presets
 from tempsup.run import Run
@@ -35,6 +37,10 @@ if TYPE_CHECKING:
 
 # on_progress(message, fraction done in [0, 1])
 ProgressFn = Callable[[str, float], None]
+# The report's last section and report.json's keys that say how long training took: the
+# only parts that differ between two runs of the same form (whatever `jobs`).
+TIMING_HEADING = "## Training time"
+TIMING_KEYS = ("train_seconds", "jobs", "load_average")
 
 
 # ---- training every preset run ----------------------------------------------------------
@@ -60,51 +66,74 @@ def train_configs(
     on_progress: ProgressFn | None = None,
     on_run: Callable[[Run], None] | None = None,
     timings: dict[str, float] | None = None,
+    jobs: int = 1,
 ) -> dict[str, Run]:
     """Train every config not in `done` (by key), in batches; return all runs by key.
 
     A warm start's source run is taken from `done`, the runs trained here, or
     `lookup(key)` (a job store); its best seed's final weights start every
     seed. `on_run(run)` is called as each run finishes (to store it);
-    `timings`, if given, receives the seconds each batch took, by batch label.
+    `timings`, if given, receives the seconds each batch took, by batch label, in
+    batch order. `jobs` > 1 trains independent batches in that many worker
+    processes of one torch thread each, longest first (`tempsup.paper.parallel`):
+    the same runs, sooner.
     """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise TempsupError(f"jobs: expected an integer >= 1, got {jobs!r}")
     runs: dict[str, Run] = dict(done or {})
-    todo = [c for c in configs if c.key not in runs]
-    groups = batches(todo)
-    total = sum(c.work for c in todo) or 1.0
-    finished = 0.0
-    for group in groups:
-        src = group[0].warm_start
-        init = None
-        if src is not None:
-            source = runs.get(src) or (lookup(src) if lookup is not None else None)
-            if source is None:
-                raise TempsupError(
-                    f"warm_start: run {src} must be trained before {group[0].key}; "
-                    "it is neither in this batch nor in the job store"
-                )
-            init = source.weights(-1)
-        label = _batch_label(group)
-        work = sum(c.work for c in group)
-        steps = group[0].steps
+    groups = batches([c for c in configs if c.key not in runs])
+    labels = [_batch_label(g) for g in groups]
+    cost = [batch_cost(g) for g in groups]
+    total = sum(cost) or 1.0
+    fraction = [0.0] * len(groups)  # of each batch's steps done
+    seconds: dict[int, float] = {}
 
-        def step_cb(
-            step: int, label: str = label, work: float = work, steps: int = steps, before=finished
-        ) -> None:
-            if on_progress is not None and (step % 25 == 0 or step == steps):
-                on_progress(label, (before + work * step / steps) / total)
+    def init_for(i: int) -> dict[str, Any] | None:
+        src = groups[i][0].warm_start
+        if src is None:
+            return None
+        source = runs.get(src) or (lookup(src) if lookup is not None else None)
+        if source is None:
+            raise TempsupError(
+                f"warm_start: run {src} must be trained before {groups[i][0].key}; "
+                "it is neither in this batch nor in the job store"
+            )
+        return source.weights(-1)
 
-        from tempsup.sweeps import train_runs
+    def on_step(i: int, step: int) -> None:
+        fraction[i] = step / groups[i][0].steps
+        if on_progress is not None:
+            running = sum(0 < f < 1 for f in fraction) - (0 < fraction[i] < 1)
+            more = f" (+{running} more running)" if running else ""
+            done_cost = sum(c * f for c, f in zip(cost, fraction, strict=True))
+            on_progress(labels[i] + more, done_cost / total)
 
-        t0 = time.monotonic()
-        trained = train_runs(group, init=init, on_step=step_cb)
-        if timings is not None:
-            timings[label] = time.monotonic() - t0
+    def on_done(i: int, trained: list[Run], sec: float) -> None:
+        seconds[i] = sec
         for run in trained:
             runs[run.config.key] = run
             if on_run is not None:
                 on_run(run)
-        finished += work
+
+    processes = min(jobs, width(groups))
+    if processes > 1:
+        train_batches(groups, labels, processes, init_for, on_step, on_done)
+    else:
+        from tempsup.sweeps import train_runs
+
+        for i, group in enumerate(groups):
+            steps = group[0].steps
+
+            def step_cb(step: int, i: int = i, steps: int = steps) -> None:
+                if step % PROGRESS_EVERY == 0 or step == steps:
+                    on_step(i, step)
+
+            init = init_for(i)
+            t0 = time.monotonic()
+            trained = train_runs(group, init=init, on_step=step_cb)
+            on_done(i, trained, time.monotonic() - t0)
+    if timings is not None:
+        timings.update({labels[i]: seconds[i] for i in sorted(seconds)})
     return runs
 
 
@@ -122,12 +151,13 @@ def _batch_label(group: Sequence[RunConfig]) -> str:
 
 
 def fill_cache(
-    queue: JobQueue, quick: bool = False, on_progress: ProgressFn | None = None
+    queue: JobQueue, quick: bool = False, on_progress: ProgressFn | None = None, jobs: int = 1
 ) -> list[str]:
     """Train every preset run that the job store does not hold as DONE and store it.
 
     Returns the keys trained. Runs already done are reused as warm-start
-    sources. Each run is stored (`queue.put_run`) as soon as its batch ends.
+    sources. Each run is stored (`queue.put_run`) as soon as its batch ends;
+    `jobs` as in `train_configs`.
     """
     configs = preset_configs(quick)
     done_keys = set()
@@ -142,7 +172,7 @@ def fill_cache(
     def lookup(key: str) -> Run | None:
         return queue.run(key)
 
-    train_configs(todo, lookup=lookup, on_progress=on_progress, on_run=queue.put_run)
+    train_configs(todo, lookup=lookup, on_progress=on_progress, on_run=queue.put_run, jobs=jobs)
     return [c.key for c in todo]
 
 
@@ -162,21 +192,29 @@ def reproduce(
     on_progress: ProgressFn | None = None,
     figures: bool = True,
     done: dict[str, Run] | None = None,
+    jobs: int = 1,
 ) -> Path:
     """Train every preset, check its claims, write `report.md` (and figures); return its path.
 
     `done` holds runs already trained (by key), which are used instead of training
     them again (the test suite trains the quick form once for several test files).
+    `jobs`: worker processes (`train_configs`). The report is the same for any
+    `jobs` but for its last section, `TIMING_HEADING`, and the `TIMING_KEYS` of
+    `report.json`: how long training took, on how many processes, at what load.
     """
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     timings: dict[str, float] = {}
+    load = {"before": _load_average()}
     start = time.monotonic()
-    runs = train_configs(preset_configs(quick), done=done, on_progress=on_progress, timings=timings)
+    runs = train_configs(
+        preset_configs(quick), done=done, on_progress=on_progress, timings=timings, jobs=jobs
+    )
     train_s = time.monotonic() - start
+    load["after"] = _load_average()
     results = check_presets(runs, quick)
     pages = write_pages(results, runs, out) if figures else {}
-    text = render_report(results, runs, quick, train_s, timings, pages)
+    text = render_report(results, runs, quick, train_s, timings, pages, jobs=jobs, load=load)
     path = out / "report.md"
     path.write_text(text)
     (out / "report.json").write_text(
@@ -184,6 +222,8 @@ def reproduce(
             {
                 "quick": quick,
                 "train_seconds": round(train_s, 1),
+                "jobs": jobs,
+                "load_average": load,
                 "presets": [
                     {"name": p.name, "claims": [r.to_dict() for r in res]} for p, res in results
                 ],
@@ -217,8 +257,12 @@ def render_report(
     train_s: float,
     timings: dict[str, float],
     pages: dict[str, str],
+    jobs: int = 1,
+    load: dict[str, list[float] | None] | None = None,
 ) -> str:
-    """The Markdown report: summary table, then each preset's claims and numbers."""
+    """The Markdown report: summary table, then each preset's claims and numbers, then
+    (`TIMING_HEADING`) the training time: `jobs` processes, the `load` average
+    ("before" and "after" training: [1, 5, 15 min])."""
     n_claims = sum(len(res) for _, res in results)
     n_held = sum(r.held for _, res in results for r in res)
     lines = [
@@ -231,8 +275,7 @@ def render_report(
         "the success rate counts every seed. Conventions (tolerances, recall, alive seeds) "
         "are in `tempsup/analysis.py`.",
         "",
-        f"**{n_held} of {n_claims} claims held.** Training took {train_s:.0f} s "
-        f"({platform.machine()}, torch threads: {_threads()}).",
+        f"**{n_held} of {n_claims} claims held.**",
         "",
         "| preset | claim | held | seeds |",
         "|---|---|---|---|",
@@ -270,7 +313,23 @@ def render_report(
                 format_measured(r.measured),
                 "```",
             ]
-    lines += ["", "## Training time per batch", "", "| batch | seconds |", "|---|---|"]
+    threads = 1 if jobs > 1 else _threads()
+    lines += [
+        "",
+        TIMING_HEADING,
+        "",
+        f"Training took {train_s:.0f} s of wall clock ({platform.machine()}, "
+        f"{jobs} process(es) of {threads} torch thread(s)"
+        + "".join(
+            f"; load average {when} training {', '.join(f'{x:.2f}' for x in value)}"
+            for when, value in (load or {}).items()
+            if value is not None
+        )
+        + "). This section is all that differs between two runs of the same form.",
+        "",
+        "| batch | seconds |",
+        "|---|---|",
+    ]
     lines += [f"| {label} | {sec:.1f} |" for label, sec in timings.items()]
     return "\n".join(lines) + "\n"
 
@@ -350,6 +409,14 @@ def _fig_html(fig: Any, width: int, height: int) -> str:
     return fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
 
 
+def _load_average() -> list[float] | None:
+    """The system's load average over 1, 5 and 15 min (None where the OS has none)."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
 def _threads() -> int:
     import torch
 
@@ -357,6 +424,8 @@ def _threads() -> int:
 
 
 __all__ = [
+    "TIMING_HEADING",
+    "TIMING_KEYS",
     "batches",
     "check_presets",
     "fill_cache",
