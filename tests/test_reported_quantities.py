@@ -140,6 +140,24 @@ DELAY_K = 2
 T_SMALL = 8  # 2^8 = 256 binary sequences: exhaustive enumeration is exact and cheap
 
 
+def eigen_panel_numbers(run: tempsup.Run) -> tuple[float, float, float]:
+    """ρ(W_h), kθ and ‖w_0‖ as the explorer's eigen panel prints them (`Run.figure`
+    draws the panel as the app does)."""
+    fig = run.figure("eigen")
+    texts = [a.text for a in fig.layout.annotations or () if a.text]
+    for trace in fig.data:
+        t = getattr(trace, "text", None)
+        texts += [t] if isinstance(t, str) else list(t or ())
+    text = " ".join(map(str, texts))
+    found = [
+        re.search(pattern + r" = ([-+]?[\d.]+(?:e[-+]?\d+)?)", text)
+        for pattern in (r"ρ\(W<sub>h</sub>\)", "kθ", "‖w<sub>0</sub>‖")
+    ]
+    assert all(found), f"the eigen panel's text lacks ρ, kθ or ‖w_0‖: {text!r}"
+    rho, angle, w0 = (float(m.group(1)) for m in found)
+    return rho, angle, w0
+
+
 # ---- ρ(W_h) and the eigenvalues ---------------------------------------------------------
 
 
@@ -196,9 +214,11 @@ def test_spectral_radius_is_the_largest_modulus(case: str) -> None:
     )
     np.testing.assert_allclose(both["spectral_radius"], [rho, 0.5 * rho], rtol=1e-9)
     # the surface: a run made from these weights reports the same
-    s = tempsup.from_weights(W_x, W_h, W_y, model="linear", k=1, seq_len=6).summary()
+    run = tempsup.from_weights(W_x, W_h, W_y, model="linear", k=1, seq_len=6)
+    s = run.summary()
     assert s["spectral_radius"] == pytest.approx(rho, rel=1e-5)  # float32 weights
     np.testing.assert_allclose([complex(*z) for z in s["eigenvalues"]], want, atol=1e-5)
+    assert eigen_panel_numbers(run)[0] == pytest.approx(rho, rel=1e-3)  # printed to 3 digits
 
 
 # ---- kθ and ‖w_0‖ (canonical gauge), a_s and the norms -----------------------------------
@@ -246,7 +266,8 @@ def test_swept_angle_w0_norm_and_kernel(case: str) -> None:
     assert float(geo["swept_angle_deg"]) == pytest.approx(ktheta, abs=1e-6)
     assert float(geo["w0_norm"]) == pytest.approx(w0, rel=1e-9)
     np.testing.assert_allclose(geo["a"], a, rtol=1e-9, atol=1e-12)
-    s = tempsup.from_weights(W_x, W_h, W_y, model=model, k=k, tied=tied, seq_len=k + 4).summary()
+    run = tempsup.from_weights(W_x, W_h, W_y, model=model, k=k, tied=tied, seq_len=k + 4)
+    s = run.summary()
     assert s["swept_angle_deg"] == pytest.approx(ktheta, abs=1e-4)  # float32 weights
     assert s["w0_norm"] == pytest.approx(w0, rel=1e-5)
     np.testing.assert_allclose(s["a"], a, rtol=1e-5, atol=1e-6)
@@ -254,6 +275,9 @@ def test_swept_angle_w0_norm_and_kernel(case: str) -> None:
         np.testing.assert_allclose(s["norms"], norms, rtol=1e-5)
     if model == "rnn":  # the canonical basis is the given one up to unit order: same norms
         np.testing.assert_allclose(s["norms"], norms, rtol=1e-5)
+    _, angle, w0_shown = eigen_panel_numbers(run)  # printed to 4 and 3 significant digits
+    assert angle == pytest.approx(ktheta, rel=1e-4)
+    assert w0_shown == pytest.approx(w0, rel=1e-3)
 
 
 def test_gauge_dependent_numbers_come_back_from_any_change_of_basis() -> None:
@@ -601,14 +625,7 @@ def test_inspect_json_and_the_eigen_panel_report_the_independent_values(
     assert d["terms_sum"] == pytest.approx(sum(d["terms"].values()), rel=1e-6)
     lam = [complex(*z) for z in d["eigenvalues"]]
     np.testing.assert_allclose(lam, 0.8 * np.exp(1j * np.radians([100.0, -100.0])), atol=1e-6)
-    # the explorer's eigen panel (`Run.figure` draws it as the app does)
-    text = " ".join(
-        str(a.text) for a in run.figure("eigen").layout.annotations if a.text
-    ) + " ".join(str(getattr(t, "text", "") or "") for t in run.figure("eigen").data)
-    rho = re.search(r"ρ\(W<sub>h</sub>\) = ([-\d.e+]+)", text)
-    angle = re.search(r"kθ = ([-\d.e+]+)°", text)
-    w0 = re.search(r"‖w<sub>0</sub>‖ = ([-\d.e+]+)", text)
-    assert rho and angle and w0, text
-    assert float(rho.group(1)) == pytest.approx(0.8, rel=1e-3)  # printed to 3 digits
-    assert float(angle.group(1)) == pytest.approx(300.0, rel=1e-4)
-    assert float(w0.group(1)) == pytest.approx(1.5, rel=1e-3)
+    rho, angle, w0 = eigen_panel_numbers(run)  # the explorer's eigen panel
+    assert rho == pytest.approx(0.8, rel=1e-3)  # printed to 3 (kθ: 4) significant digits
+    assert angle == pytest.approx(300.0, rel=1e-4)
+    assert w0 == pytest.approx(1.5, rel=1e-3)
