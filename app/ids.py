@@ -140,6 +140,7 @@ COMPARE_LEFT = "compare-left"  # link inputs
 COMPARE_RIGHT = "compare-right"
 COMPARE_GO = "compare-go"
 COMPARE_VIEWS = "compare-views"  # {"left": view, "right": view}
+COMPARE_SENT = "compare-sent"  # what each side of COMPARE_VIEWS holds: a poll re-sends no more
 COMPARE_POLL = "compare-poll"
 COMPARE_STATUS = "compare-status"
 COMPARE_ERROR = "compare-error"  # what is wrong with a pasted link
