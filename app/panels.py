@@ -1,50 +1,42 @@
 """The four synchronised panels: their cards and what to look for in each.
 
-The captions are written per model by `tempsup.captions` (shared with the HTML export
-and the static site) and all four follow the config on screen. Figures come from
+Which panels there are, in which order, with which heading and caption, is the panel
+registry's (`tempsup.figures.rnn`, shared with the HTML export and the static site):
+this module only places them. The captions are written per model and all four follow
+the config on screen. Figures come from
 `tempsup.figures` (shared with the HTML export); the browser swaps each graph's data for
 the frame under the scrubber (`assets/tempsup.js`), so scrubbing never waits for the server.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from dash import Input, Output, callback, dcc, html, no_update
 
 from app import ids
-from tempsup import captions
 from tempsup.config import DEFAULTS, RunConfig
 from tempsup.errors import TempsupError
+from tempsup.figures import rnn
+from tempsup.figures.panel import PanelEntry
 from tempsup.palette import empty_figure
 
 PAPER_URL = "https://openreview.net/forum?id=7cMzTpbJHC"
 WAITING = "waiting for the first frame…"  # a card's figure until a run shows
 
 
-@dataclass(frozen=True)
-class Panel:
-    name: str  # tempsup.figures panel name (the graph's id carries it: `ids.graph`)
-    title: str
-
-
-PANELS = (
-    Panel("directions", "Feature directions w_s in the hidden state"),
-    Panel("loss", "Loss and its four terms"),
-    Panel("projections", "Projections onto the readout"),
-    Panel("eigen", "Eigenvalues of W_h"),
-)
+Panel = PanelEntry  # a panel's name (the graph's id carries it: `ids.graph`) and title
+PANELS = rnn.PANEL_SET.entries  # the cards, in the registry's order
 
 
 def directions_explanation(config: RunConfig) -> str:
     """The directions panel's caption for this config (`tempsup.captions`)."""
-    return captions.directions_caption(config)
+    return explanation(rnn.PANEL_SET.entry("directions"), config)
 
 
 def explanation(panel: Panel, config: RunConfig) -> str:
     """A panel's caption for the config on screen: written per model by `tempsup.captions`."""
-    return captions.panel_captions(config)[panel.name]
+    return rnn.panel_captions(config)[panel.name]
 
 
 def card(panel: Panel, config: RunConfig = DEFAULTS) -> html.Div:
@@ -66,7 +58,7 @@ def card(panel: Panel, config: RunConfig = DEFAULTS) -> html.Div:
 
 def grid(config: RunConfig = DEFAULTS) -> html.Div:
     """The four panels, captioned for `config` (the captions follow the CONFIG store)."""
-    return html.Div(className="panels", children=[card(p, config) for p in PANELS])
+    return html.Div(className="panels", children=[card(p, config) for p in rnn.PANEL_SET.entries])
 
 
 @callback(
@@ -80,5 +72,5 @@ def update_captions(store: Any):
         config = RunConfig.from_dict(store["config"])
     except (TempsupError, KeyError, TypeError):
         return [no_update] * len(PANELS)
-    words = captions.panel_captions(config)
+    words = rnn.panel_captions(config)
     return [words[p.name] for p in PANELS]

@@ -10,7 +10,8 @@ the app offers and checks the words against the figures.
     Computed          what a run holds: the four terms, E[L] (from `budget.plan` or the run)
     loss_curves       the loss panel's legend: name, colour, width and dash of every curve
     loss_title        the loss panel's title and subtitle
-    panel_captions    the caption under each of the four panels
+    *_caption         the caption under each panel (the panel registry,
+                      `tempsup.figures.rnn`, says which panel reads which)
     ktheta_note       the short gauge note the eigen panel prints beside kθ
     gauge_note        one line on the canonical gauge (export summary)
 
@@ -34,8 +35,6 @@ from tempsup.palette import (
     TERM_COLORS,
 )
 from tempsup.run import TERM_NAMES
-
-PANEL_NAMES = ("directions", "loss", "projections", "eigen")
 
 
 @dataclass(frozen=True)
@@ -129,17 +128,6 @@ def loss_title(config: RunConfig, computed: Computed | None = None) -> str:
 
 
 # ---- captions --------------------------------------------------------------------------
-
-
-def panel_captions(config: RunConfig, computed: Computed | None = None) -> dict[str, str]:
-    """The caption under each panel, by panel name (`PANEL_NAMES`)."""
-    c = _computed(config, computed)
-    return {
-        "directions": directions_caption(config, c),
-        "loss": loss_caption(config, c),
-        "projections": projections_caption(config, c),
-        "eigen": eigen_caption(config),
-    }
 
 
 def _composition_pointer(c: Computed) -> str:
@@ -430,7 +418,6 @@ def gauge_note(config: RunConfig) -> str:
 
 
 __all__ = [
-    "PANEL_NAMES",
     "Computed",
     "Curve",
     "directions_caption",
@@ -441,6 +428,5 @@ __all__ = [
     "loss_caption",
     "loss_curves",
     "loss_title",
-    "panel_captions",
     "projections_caption",
 ]

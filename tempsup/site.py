@@ -236,13 +236,15 @@ def _figure(fig: go.Figure, div_id: str, height: int | None = None, static: bool
 
 def panel_captions_html(run: Run) -> str:
     """What each panel of a run's animation shows: the explorer's captions, written for this
-    run by the same function (`tempsup.captions`), folded under the figure."""
+    run by the same function (the panel registry, `tempsup.figures.rnn`), folded under the
+    figure."""
     from tempsup import captions
+    from tempsup.figures import rnn
 
     done = captions.Computed.of_run(run["terms"][:, run.best], run["expected_loss"][:, run.best])
     items = "".join(
         f"<li><strong>{html.escape(panel)}</strong>: {html.escape(words)}</li>"
-        for panel, words in captions.panel_captions(run.config, done).items()
+        for panel, words in rnn.panel_captions(run.config, done).items()
     )
     summary = "<summary>What the panels show</summary>"
     return f'<details class="captions">{summary}<ul>{items}</ul></details>'

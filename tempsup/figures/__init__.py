@@ -8,11 +8,12 @@ Shared by the Dash app and the standalone HTML export; no Dash here (style.md
     projections  a_s = w_yᵀw_s against s (vector input: the heatmap of W_yᵀW_k)
     eigen        eigenvalues of W_h and the unit circle; ρ(W_h), kθ, ‖w_0‖
 
-`PANEL_SET` (`rnn.py`) puts them behind the panel protocol (`tempsup.figures.panel`, shared with the
-correlations lab's panels): `frame_traces`, `all_frame_traces`, `moving_traces`,
-`panel_layout` and `panel_figure` below are its front-end, for every panel, seed, feature
-and frame. Everything that moves is trace data, plain JSON with floats rounded to 4
-significant digits. `animation_figure` / `export_html` put all four panels into one
+`PANEL_SET` (`rnn.py`) is the one registry of them (name, module, grid cell, card heading,
+caption: what the app, the export and the site read) and puts them behind the panel
+protocol (`tempsup.figures.panel`, shared with the correlations lab's panels):
+`frame_traces`, `all_frame_traces`, `moving_traces`, `panel_layout` and `panel_figure`
+below are its front-end, for every panel, seed, feature and frame. Everything that moves
+is trace data, plain JSON with floats rounded to 4 significant digits. `animation_figure` / `export_html` put all four panels into one
 animated, self-contained figure whose frames carry only what moves; `status_lines` gives
 the line of numbers under the player, one per frame (`status.py`).
 """

@@ -1,7 +1,8 @@
 """All four panels in one animated figure, and the standalone HTML export built on it.
 
-The animation is a 2 × 2 subplot grid (directions | loss / projections | eigen)
-whose base data is the final frame, with one Plotly frame per snapshot, a
+The animation is a subplot grid (directions | loss / projections | eigen: each panel's
+cell is its entry's in the registry, `tempsup.figures.rnn`) whose base data is the final
+frame, with one Plotly frame per snapshot, a
 play/pause button and a step slider. Frames stay lean: a frame lists only the
 traces that move (`Parts.moving`, addressed by index with `traces=`), and of
 each only the keys that differ between frames (usually x/y, the count text);
@@ -22,6 +23,7 @@ from plotly.subplots import make_subplots
 
 from tempsup import captions
 from tempsup.config import MODEL_NAMES
+from tempsup.figures import rnn
 from tempsup.figures._animation import (
     FRAME_MS,  # noqa: F401 - the play speed, still importable here
     config_html,
@@ -31,15 +33,13 @@ from tempsup.figures._animation import (
     summary_html,
 )
 from tempsup.figures._common import feature_name, select
-from tempsup.figures.panel import Parts, Selection
-from tempsup.figures.rnn import PANEL_SET
+from tempsup.figures.panel import PanelEntry, Parts, Selection
 from tempsup.figures.status import NEAR_BEST, status_line
 from tempsup.figures.view import narrow_meta
 from tempsup.frames import stop_note
 from tempsup.palette import TEMPLATE
 from tempsup.run import Run
 
-CELLS = {"directions": (1, 1), "loss": (1, 2), "projections": (2, 1), "eigen": (2, 2)}
 # The export's summary table: these `Run.summary` keys, in these words.
 SUMMARY_WORDS = {
     "seed": "seed shown",
@@ -100,18 +100,31 @@ def _place_shape(shape: dict[str, Any], refs: dict[str, str]) -> dict[str, Any]:
     return shape
 
 
+def reading_order() -> list[PanelEntry]:
+    """The registry's panels by grid cell, row by row: the order of the grid's subplot
+    titles (Plotly numbers them so) and of the narrow arrangement's stack."""
+    return sorted(rnn.PANEL_SET.entries, key=lambda e: e.cell)
+
+
 def animation_figure(run: Run, seed: int | None = None, feature: int = 0) -> go.Figure:
     """The four panels as subplots, one Plotly frame per snapshot, play/pause and a slider."""
     sel = select(run, seed, feature)
     n = run.n_frames
-    data = {p: PANEL_SET.modules[p].prepare(sel) for p in PANEL_SET.names}
-    parts = {p: PANEL_SET.modules[p].parts(sel, data[p]) for p in PANEL_SET.names}
-    is3d = "scene" in parts["directions"].axes
+    panels = rnn.PANEL_SET
+    data = {e.name: e.module.prepare(sel) for e in panels.entries}
+    parts = {e.name: e.module.parts(sel, data[e.name]) for e in panels.entries}
+    rows = max(e.cell[0] for e in panels.entries)
+    cols = max(e.cell[1] for e in panels.entries)
+    specs: list[list[dict[str, str] | None]] = [[None] * cols for _ in range(rows)]
+    for e in panels.entries:
+        specs[e.cell[0] - 1][e.cell[1] - 1] = {
+            "type": "scene" if "scene" in parts[e.name].axes else "xy"
+        }
     fig = make_subplots(
-        rows=2,
-        cols=2,
-        specs=[[{"type": "scene" if is3d else "xy"}, {"type": "xy"}], [{"type": "xy"}] * 2],
-        subplot_titles=[parts[p].title for p in PANEL_SET.names],
+        rows=rows,
+        cols=cols,
+        specs=specs,
+        subplot_titles=[parts[e.name].title for e in reading_order()],
         horizontal_spacing=0.1,
         vertical_spacing=0.2,
     )
@@ -121,14 +134,15 @@ def animation_figure(run: Run, seed: int | None = None, feature: int = 0) -> go.
     shapes: list[dict[str, Any]] = []
     refs_of: dict[str, dict[str, str]] = {}
     traces_of: dict[str, list[int]] = {}
-    for p in PANEL_SET.names:
-        refs = refs_of[p] = _refs(fig, *CELLS[p])
+    for e in panels.entries:
+        p = e.name
+        refs = refs_of[p] = _refs(fig, *e.cell)
         traces_of[p] = []
-        per_frame = [PANEL_SET.modules[p].traces(sel, data[p], f) for f in range(n)]
+        per_frame = [e.module.traces(sel, data[p], f) for f in range(n)]
         for i, trace in enumerate(per_frame[-1]):
             trace = _place_trace(trace, refs)
-            if p == "projections":
-                trace["showlegend"] = False  # same roles and colours as the directions panel
+            if not e.legend:
+                trace["showlegend"] = False  # another panel's legend names its traces
             if trace["type"] == "heatmap":
                 trace["colorbar"] = {**trace.get("colorbar", {}), **_colorbar(fig, refs)}
             if i in parts[p].moving:
@@ -194,7 +208,8 @@ def _narrow(
     data: dict[int, dict[str, Any]] = {}
     spans: list[tuple[str, float, float]] = []  # (what, top px, bottom px) from the top
     y = float(top)
-    for n, p in enumerate(PANEL_SET.names):
+    order = [e.name for e in reading_order()]  # annotations[n] is order[n]'s title
+    for n, p in enumerate(order):
         note = _wrap(fig.layout.annotations[n].text, NARROW_CHARS["panel"], NARROW_CHARS["sup"])
         patch[f"annotations[{n}].text"] = note
         patch[f"annotations[{n}].x"] = 0.5
@@ -227,7 +242,7 @@ def _narrow(
     for what, y0, y1 in spans:
         if what.startswith("panel"):
             n = int(what.split()[1])
-            refs = refs_of[PANEL_SET.names[n]]
+            refs = refs_of[order[n]]
             domain = [paper(y1), paper(y0)]
             if "scene" in refs:
                 patch[f"{refs['scene']}.domain"] = {"x": [0, 1], "y": domain}
@@ -318,9 +333,9 @@ def export_html(
     summary["near the best loss"] = NEAR_BEST
     summary["gauge"] = captions.gauge_note(cfg)
     summary["status line of the last frame"] = status_line(run, sel.seed, -1, sel.feature)
-    # the explorer's captions, written for this run by the same function (tempsup.captions)
+    # the explorer's captions, written for this run by the same function (the registry)
     done = captions.Computed.of_run(run["terms"][:, sel.seed], run["expected_loss"][:, sel.seed])
-    for panel, words in captions.panel_captions(cfg, done).items():
+    for panel, words in rnn.panel_captions(cfg, done).items():
         summary[f"{panel} panel"] = words
     return page(
         f"tempsup run {cfg.key}: {MODEL_NAMES[cfg.model]}",

@@ -19,6 +19,11 @@ contract for every panel, seed, feature and frame f:
 nothing jumps while scrubbing); `moving_traces` names the traces that change with the
 frame; `status_lines` is the line of numbers under the player, one per frame. The app's
 view store and the HTML export are built on a `PanelSet`, whichever lab it belongs to.
+
+A `PanelSet` is also its lab's registry of panels: one `PanelEntry` per panel holds all
+of its identity (name, module, place in the animation's grid, the app card's heading,
+its caption), so the app, the export and the site read one record and adding a panel
+touches one place (`tempsup.figures.rnn`, `tempsup.bows.figures.lab`).
 """
 
 from __future__ import annotations
@@ -78,6 +83,29 @@ class Panel(Protocol):
     def parts(self, sel: Selection, data: Any) -> Parts: ...
 
 
+Caption = Callable[[Any, Any], str]  # (config, what the run computed) -> the words under it
+
+
+@dataclass(frozen=True)
+class PanelEntry:
+    """One panel's identity, read by every surface that shows it.
+
+    `name` is its id everywhere (graph ids, the view store, export rows, the site);
+    `module` draws it (`Panel`); `cell` is where its lab's animation places it (the
+    lab's own geometry: a grid cell (row, col) for the RNN, a paper box for the
+    correlations lab); `title` heads the app's card; `caption` writes the words under
+    it (None: its lab's page writes them); `legend` False when another panel's legend
+    already names its traces (the animation shows one legend entry per role).
+    """
+
+    name: str
+    module: Panel
+    cell: Any
+    title: str = ""
+    caption: Caption | None = None
+    legend: bool = True
+
+
 def frame_index(run: Any, frame: int) -> int:
     """A frame index in [0, F), accepting Python's negative indexing."""
     n = run.n_frames
@@ -133,25 +161,34 @@ def prepared(mod: Panel, sel: Selection) -> Any:
 
 @dataclass(frozen=True, eq=False)  # hashed by identity: views are cached per panel set
 class PanelSet:
-    """The panels of one lab, in display order, behind one front-end.
+    """The panels of one lab, in display order, behind one front-end: the lab's registry.
 
-    `select(run, seed, feature)` validates a selection (seed None = the run's best);
-    `status_lines(run, seed, feature, start)` gives the player's line for frames start …
-    F-1, every number the frame's own.
+    `entries` are the panels (`PanelEntry`), in display order; `select(run, seed,
+    feature)` validates a selection (seed None = the run's best); `status_lines(run, seed,
+    feature, start)` gives the player's line for frames start … F-1, every number the
+    frame's own.
     """
 
-    modules: Mapping[str, Panel]
+    entries: tuple[PanelEntry, ...]
     select: Callable[[Any, int | None, int], Selection]
     status_lines: Callable[[Any, int | None, int, int], list[str]]
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(self.modules)
+        return tuple(e.name for e in self.entries)
+
+    @property
+    def modules(self) -> Mapping[str, Panel]:
+        return {e.name: e.module for e in self.entries}
+
+    def entry(self, panel: str) -> PanelEntry:
+        for e in self.entries:
+            if e.name == panel:
+                return e
+        raise TempsupError(f"panel: expected one of {', '.join(self.names)}, got {panel!r}")
 
     def module(self, panel: str) -> Panel:
-        if panel not in self.modules:
-            raise TempsupError(f"panel: expected one of {', '.join(self.names)}, got {panel!r}")
-        return self.modules[panel]
+        return self.entry(panel).module
 
     def frame_traces(
         self, panel: str, run: Any, seed: int | None = None, frame: int = -1, feature: int = 0

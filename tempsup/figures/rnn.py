@@ -1,17 +1,68 @@
-"""The explorer's four RNN panels, in display order, behind the panel protocol
-(`tempsup.figures.panel`): one `PanelSet` that the app's view store, the animation and the
-HTML export all draw through."""
+"""The explorer's four RNN panels: the one registry of them, in display order.
+
+Each `PanelEntry` holds all of a panel's identity: its name, the module that draws it
+(the panel protocol, `tempsup.figures.panel`), its cell in the animation's grid
+(`tempsup.figures.animation`), the heading of its card in the app (`app.panels`) and its
+caption (`tempsup.captions`, written per model). The app's cards and view store, the
+animation, the HTML export and the static site all read `PANEL_SET`, so adding a panel
+touches this file (and the module that draws it) alone.
+"""
 
 from __future__ import annotations
 
+from tempsup import captions
+from tempsup.config import RunConfig
 from tempsup.figures import directions, eigen, loss, projections
 from tempsup.figures._common import select
-from tempsup.figures.panel import PanelSet
+from tempsup.figures.panel import PanelEntry, PanelSet
 from tempsup.figures.status import status_lines
 
+
+def _eigen_caption(config: RunConfig, computed: captions.Computed) -> str:
+    return captions.eigen_caption(config)  # the spectrum's words do not depend on the run
+
+
 PANEL_SET = PanelSet(
-    {"directions": directions, "loss": loss, "projections": projections, "eigen": eigen},
+    (
+        PanelEntry(
+            "directions",
+            directions,
+            cell=(1, 1),
+            title="Feature directions w_s in the hidden state",
+            caption=captions.directions_caption,
+        ),
+        PanelEntry(
+            "loss",
+            loss,
+            cell=(1, 2),
+            title="Loss and its four terms",
+            caption=captions.loss_caption,
+        ),
+        PanelEntry(
+            "projections",
+            projections,
+            cell=(2, 1),
+            title="Projections onto the readout",
+            caption=captions.projections_caption,
+            legend=False,  # same roles and colours as the directions panel: one legend for both
+        ),
+        PanelEntry(
+            "eigen",
+            eigen,
+            cell=(2, 2),
+            title="Eigenvalues of W_h",
+            caption=_eigen_caption,
+        ),
+    ),  # fmt: skip
     select=select,
     status_lines=status_lines,
 )
 PANELS = PANEL_SET.names
+
+
+def panel_captions(config: RunConfig, computed: captions.Computed | None = None) -> dict[str, str]:
+    """The caption under each panel, by name in display order, for `config` and what its
+    run computed (None: what `tempsup.budget` plans for it). Read by the app's cards, the
+    export's summary and the site."""
+    done = captions.Computed.plan(config) if computed is None else computed
+    return {e.name: e.caption(config, done) for e in PANEL_SET.entries if e.caption}

@@ -33,13 +33,8 @@ from tempsup.figures._animation import (
 from tempsup.figures.panel import Selection
 from tempsup.palette import TEMPLATE
 
-# Cells (x0, x1, y0, y1) in paper coordinates.
-CELLS = {
-    "matrices": (0.0, 0.9, 0.69, 1.0),
-    "columns": (0.0, 0.4, 0.3, 0.6),
-    "r2": (0.52, 1.0, 0.3, 0.6),
-    "loss": (0.0, 1.0, 0.0, 0.2),
-}
+# Cells (x0, x1, y0, y1) in paper coordinates: each panel's in the lab's registry.
+CELLS = {e.name: e.cell for e in PANEL_SET.entries}
 HEIGHT = 1500
 
 

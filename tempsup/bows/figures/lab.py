@@ -1,13 +1,14 @@
 """The correlations lab's four panels, in display order, behind the panel protocol
-(`tempsup.figures.panel`, the same front-end as the RNN explorer's), and the line of
-numbers under the lab's player."""
+(`tempsup.figures.panel`, the same front-end as the RNN explorer's): the lab's one
+registry of them (`PANEL_SET`: each panel's name, module and place in the animation),
+and the line of numbers under the lab's player."""
 
 from __future__ import annotations
 
 from tempsup.bows.figures import columns, loss, matrices, r2
 from tempsup.bows.figures._common import select
 from tempsup.bows.run import BowsRun
-from tempsup.figures.panel import PanelSet, frame_index
+from tempsup.figures.panel import PanelEntry, PanelSet, frame_index
 
 # the summary's measures the line shows, with their words
 MEASURES = (("pca_overlap", "PCA overlap"), ("paired_fraction", "antipodal pairs"))
@@ -31,8 +32,15 @@ def _line(run: BowsRun, seed: int, frame: int) -> str:
     return " · ".join(parts)
 
 
+# The registry of the lab's panels: each one's module and its box (x0, x1, y0, y1) in paper
+# coordinates of the lab's animation (`tempsup.bows.figures.animation`, laid out by hand).
 PANEL_SET = PanelSet(
-    {"matrices": matrices, "columns": columns, "r2": r2, "loss": loss},
+    (
+        PanelEntry("matrices", matrices, cell=(0.0, 0.9, 0.69, 1.0)),
+        PanelEntry("columns", columns, cell=(0.0, 0.4, 0.3, 0.6)),
+        PanelEntry("r2", r2, cell=(0.52, 1.0, 0.3, 0.6)),
+        PanelEntry("loss", loss, cell=(0.0, 1.0, 0.0, 0.2)),
+    ),
     select=select,
     status_lines=status_lines,
 )
