@@ -12,6 +12,7 @@ Sources: science.md §1.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -45,187 +46,227 @@ NAME = "vector-all-or-none"
 TITLE, CLAIM = card(__doc__)
 
 
+@dataclass(frozen=True)
+class Recalls:
+    """What every claim of this preset reads, computed once: the runs by increasing k and
+    each feature's lone-input recall per seed (`tempsup.analysis.recall`, the costly part)."""
+
+    runs: dict[str, Run]
+    labels: list[str]  # by increasing k
+    ks: list[int]
+    recs: dict[str, np.ndarray]  # (M, N_x) each
+    sets: dict[str, list[str]]  # the kept set per seed ("AB")
+    n_x: int
+
+    @classmethod
+    def of(cls, runs: dict[str, Run]) -> Recalls:
+        labels = sorted_by(runs, "k")
+        recs = {lab: recall(runs[lab]) for lab in labels}
+        sets = {lab: [kept_set(r) for r in recs[lab]] for lab in labels}
+        ks = [runs[lab].config.k for lab in labels]
+        return cls(runs, labels, ks, recs, sets, runs[labels[0]].config.inputs)
+
+    def best(self, lab: str) -> int:
+        return self.runs[lab].best
+
+    @property
+    def by_k(self) -> list[tuple[int, str]]:
+        return list(zip(self.ks, self.labels, strict=True))
+
+    @property
+    def memory(self) -> list[str]:
+        """The runs with k ≥ 1, where all or none is the claim (k = 0: the polygon)."""
+        return [lab for lab in self.labels if self.runs[lab].config.k >= 1] or self.labels
+
+    def kept(self, lab: str, s: int) -> str:
+        return f"keeps {self.sets[lab][s] or 'none'}"
+
+
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
-    labels = sorted_by(runs, "k")
-    ks = [runs[lab].config.k for lab in labels]
-    recs = {lab: recall(runs[lab]) for lab in labels}  # (M, N_x) each
-    on_inputs = {lab: task_recall(runs[lab]) for lab in labels}
-    best = {lab: runs[lab].best for lab in labels}
-    n_x = runs[labels[0]].config.inputs
-    sets = {lab: [kept_set(r) for r in recs[lab]] for lab in labels}
-    out: list[ClaimResult] = []
+    """The preset's claims, one function each (the polygon only where k = 0 has N_h = 2)."""
+    r = Recalls.of(runs)
+    out = [polygon_at_k0(r)] if has_polygon(r) else []
+    return out + [all_or_none(r), prefix_kept(r), fewer(r), a_survives(r), only_a(r)]
 
-    def kept(lab: str, s: int) -> str:
-        return f"keeps {sets[lab][s] or 'none'}"
 
-    def tie(measured: dict, v: Verdict) -> dict:  # the ties among best seeds, said
-        return {**measured, "best_seed_ties": v.note} if v.note else measured
+def _tie(measured: dict, v: Verdict) -> dict:
+    """The numbers with the ties among best seeds, said."""
+    return {**measured, "best_seed_ties": v.note} if v.note else measured
 
-    k0 = labels[0]
-    run0 = runs[k0]
-    if ks[0] == 0 and run0.config.hidden == 2:
-        W_x = final_weights(run0)["W_x"]  # (M, 2, N_x)
-        poly = polygon(W_x)
-        ok0 = is_regular_polygon(W_x)
-        b0 = best[k0]
-        shape = "pentagon" if n_x == 5 else f"{n_x}-gon"
-        v0 = judge(
-            {k0: run0}, lambda b: bool(ok0[b[k0]]),
-            name=lambda lab, s: shape if ok0[s] else f"no {shape}, {kept(lab, s)}",
-        )  # fmt: skip
-        out.append(
-            result(
-                f"k = 0: the {n_x} features sit on a regular polygon "
-                f"({'pentagon' if n_x == 5 else f'{n_x}-gon'}: pure spatial superposition)",
-                ok0,
-                v0.held,
-                tie(
-                    {
-                        "gaps_deg": rounded(poly["gaps"][b0], 1),
-                        "norms": rounded(poly["norms"][b0], 2),
-                        "norm_ratio": rounded(poly["norm_ratio"][b0], 2),
-                        "recall": rounded(recs[k0][b0], 2),
-                        "gaps_deg_per_seed": [rounded(g, 0) for g in poly["gaps"]],
-                    },
-                    v0,
-                ),
-                f"per seed at k = 0: every angle between neighbouring W_x columns within "
-                f"{360 / n_x:.0f}° ± {PENTAGON_DEG:.0f}° and the shortest column ≥ "
-                f"{PENTAGON_NORMS} × the longest (angles and norms are fixed up to a rotation "
-                "or reflection by the tied readout); held on the best seed",
-                said=said_polygon,
-            )
-        )
 
-    def clean(r: np.ndarray) -> np.ndarray:  # (M,) every feature kept or dropped
-        return (is_kept(r) | (r <= DROPPED)).all(axis=1)
+def _clean(r: np.ndarray) -> np.ndarray:
+    """(M,) every feature kept or dropped."""
+    return (is_kept(r) | (r <= DROPPED)).all(axis=1)
 
-    def prefix(r: np.ndarray) -> np.ndarray:  # (M,) kept set is {A, B, ...}
-        kept = is_kept(r)
-        n = kept.sum(axis=1)
-        return np.array([kept[m, : n[m]].all() for m in range(len(r))])
 
-    # all or none is the claim for k ≥ 1 (memory demand); k = 0 is the polygon above
-    mem = [lab for lab in labels if runs[lab].config.k >= 1] or labels
-    ok1 = np.concatenate([clean(recs[lab]) for lab in mem])
-    v1 = judge(runs, lambda b: all(clean(recs[lab])[b[lab]] for lab in mem), mem, kept)
+def _prefix(r: np.ndarray) -> np.ndarray:
+    """(M,) the kept set is {A, B, ...}."""
+    kept = is_kept(r)
+    n = kept.sum(axis=1)
+    return np.array([kept[m, : n[m]].all() for m in range(len(r))])
+
+
+def has_polygon(r: Recalls) -> bool:
+    return r.ks[0] == 0 and r.runs[r.labels[0]].config.hidden == 2
+
+
+def polygon_at_k0(r: Recalls) -> ClaimResult:
+    """k = 0: the features' W_x columns on a regular polygon (pure spatial superposition)."""
+    k0, n_x = r.labels[0], r.n_x
+    run0 = r.runs[k0]
+    W_x = final_weights(run0)["W_x"]  # (M, 2, N_x)
+    poly = polygon(W_x)
+    ok0 = is_regular_polygon(W_x)
+    b0 = r.best(k0)
+    shape = "pentagon" if n_x == 5 else f"{n_x}-gon"
+    v0 = judge(
+        {k0: run0}, lambda b: bool(ok0[b[k0]]),
+        name=lambda lab, s: shape if ok0[s] else f"no {shape}, {r.kept(lab, s)}",
+    )  # fmt: skip
+    return result(
+        f"k = 0: the {n_x} features sit on a regular polygon "
+        f"({'pentagon' if n_x == 5 else f'{n_x}-gon'}: pure spatial superposition)",
+        ok0,
+        v0.held,
+        _tie(
+            {
+                "gaps_deg": rounded(poly["gaps"][b0], 1),
+                "norms": rounded(poly["norms"][b0], 2),
+                "norm_ratio": rounded(poly["norm_ratio"][b0], 2),
+                "recall": rounded(r.recs[k0][b0], 2),
+                "gaps_deg_per_seed": [rounded(g, 0) for g in poly["gaps"]],
+            },
+            v0,
+        ),
+        f"per seed at k = 0: every angle between neighbouring W_x columns within "
+        f"{360 / n_x:.0f}° ± {PENTAGON_DEG:.0f}° and the shortest column ≥ "
+        f"{PENTAGON_NORMS} × the longest (angles and norms are fixed up to a rotation "
+        "or reflection by the tied readout); held on the best seed",
+        said=said_polygon,
+    )
+
+
+def all_or_none(r: Recalls) -> ClaimResult:
+    """k ≥ 1: every feature kept whole or dropped, nothing in between."""
+    mem, recs = r.memory, r.recs
+    ok1 = np.concatenate([_clean(recs[lab]) for lab in mem])
+    v1 = judge(r.runs, lambda b: all(_clean(recs[lab])[b[lab]] for lab in mem), mem, r.kept)
     per_k = {
         f"k={k}": {
-            "kept": sets[lab][best[lab]],
-            "recall": rounded(recs[lab][best[lab]], 2),
-            "recall_on_task_inputs": rounded(on_inputs[lab][best[lab]], 2),
-            "kept_sets_per_seed": sets[lab],
+            "kept": r.sets[lab][r.best(lab)],
+            "recall": rounded(recs[lab][r.best(lab)], 2),
+            "recall_on_task_inputs": rounded(task_recall(r.runs[lab])[r.best(lab)], 2),
+            "kept_sets_per_seed": r.sets[lab],
         }
-        for k, lab in zip(ks, labels, strict=True)
+        for k, lab in r.by_k
     }
-    out.append(
-        result(
-            "all or none (k ≥ 1): every feature is either kept (recall 0.8–1.2) or dropped (≤ 0.2)",
-            ok1,
-            v1.held,
-            tie(per_k, v1),
-            f"per (k ≥ 1, seed): every feature's lone-input recall is within 1 ± "
-            f"{1 - KEPT:.1f} or ≤ {DROPPED}; {len(mem)} values of k × seeds; held when the "
-            "best seed of every k ≥ 1 is clean",
-            said=said_all_or_none,
-        )
+    return result(
+        "all or none (k ≥ 1): every feature is either kept (recall 0.8–1.2) or dropped (≤ 0.2)",
+        ok1,
+        v1.held,
+        _tie(per_k, v1),
+        f"per (k ≥ 1, seed): every feature's lone-input recall is within 1 ± "
+        f"{1 - KEPT:.1f} or ≤ {DROPPED}; {len(mem)} values of k × seeds; held when the "
+        "best seed of every k ≥ 1 is clean",
+        said=said_all_or_none,
     )
-    ok2 = np.concatenate([clean(recs[lab]) & prefix(recs[lab]) for lab in mem])
-    v2 = judge(
-        runs, lambda b: all((clean(recs[lab]) & prefix(recs[lab]))[b[lab]] for lab in mem),
-        mem, kept,
-    )  # fmt: skip
-    out.append(
-        result(
-            "the kept features are the most important ones (A, then B, ...)",
-            ok2,
-            v2.held,
-            tie({f"k={k}": sets[lab][best[lab]] for k, lab in zip(ks, labels, strict=True)}, v2),
-            "per (k ≥ 1, seed): all-or-none and the kept set is a prefix A, AB, ABC, ...; "
-            "held when it is so for the best seed of every k ≥ 1",
-            said=said_prefix,
-        )
+
+
+def prefix_kept(r: Recalls) -> ClaimResult:
+    """k ≥ 1: the kept features are the most important ones, a prefix A, AB, …"""
+    mem, recs = r.memory, r.recs
+
+    def ok(lab: str) -> np.ndarray:
+        return _clean(recs[lab]) & _prefix(recs[lab])
+
+    ok2 = np.concatenate([ok(lab) for lab in mem])
+    v2 = judge(r.runs, lambda b: all(ok(lab)[b[lab]] for lab in mem), mem, r.kept)
+    return result(
+        "the kept features are the most important ones (A, then B, ...)",
+        ok2,
+        v2.held,
+        _tie({f"k={k}": r.sets[lab][r.best(lab)] for k, lab in r.by_k}, v2),
+        "per (k ≥ 1, seed): all-or-none and the kept set is a prefix A, AB, ABC, ...; "
+        "held when it is so for the best seed of every k ≥ 1",
+        said=said_prefix,
     )
-    # features represented at all (recall above DROPPED): at k = 0 superposed features
-    # share the plane and are recalled below 1, so "kept" would undercount them
+
+
+def fewer(r: Recalls) -> ClaimResult:
+    """Features represented at all (recall above DROPPED), fewer as k grows: at k = 0
+    superposed features share the plane and are recalled below 1, so "kept" would
+    undercount them."""
+    labels, recs, n_x = r.labels, r.recs, r.n_x
     shown = np.array([(recs[lab] > DROPPED).sum(axis=1) for lab in labels])  # (K, M)
-    best_shown = [int(shown[i, best[lab]]) for i, lab in enumerate(labels)]
+    best_shown = [int(shown[i, r.best(lab)]) for i, lab in enumerate(labels)]
     mono = (np.diff(shown, axis=0) <= 0).all(axis=0)
 
-    def fewer(b: dict[str, int]) -> bool:
+    def held(b: dict[str, int]) -> bool:
         counts = [int(shown[i, b[lab]]) for i, lab in enumerate(labels)]
         return all(x >= y for x, y in zip(counts, counts[1:], strict=False)) and (
             counts[0] == n_x and counts[-1] < n_x
         )
 
-    v3 = judge(runs, fewer, labels, kept)
-    out.append(
-        result(
-            "as k grows the network represents fewer features (all at k = 0)",
-            mono,
-            v3.held,
-            tie(
-                {
-                    "k": ks,
-                    "represented_best": best_shown,
-                    "kept_best": [int(is_kept(recs[lab][best[lab]]).sum()) for lab in labels],
-                },
-                v3,
-            ),
-            f"features with lone-input recall > {DROPPED}; per seed index (the same init seed "
-            f"at every k): non-increasing in k; held when the best seeds' counts are "
-            f"non-increasing, {n_x} at the smallest k and fewer at the largest",
-            said=said_fewer,
-        )
+    v3 = judge(r.runs, held, labels, r.kept)
+    return result(
+        "as k grows the network represents fewer features (all at k = 0)",
+        mono,
+        v3.held,
+        _tie(
+            {
+                "k": r.ks,
+                "represented_best": best_shown,
+                "kept_best": [int(is_kept(recs[lab][r.best(lab)]).sum()) for lab in labels],
+            },
+            v3,
+        ),
+        f"features with lone-input recall > {DROPPED}; per seed index (the same init seed "
+        f"at every k): non-increasing in k; held when the best seeds' counts are "
+        f"non-increasing, {n_x} at the smallest k and fewer at the largest",
+        said=said_fewer,
     )
+
+
+def a_survives(r: Recalls) -> ClaimResult:
+    """A, the most important feature, is recalled whole at every k."""
+    labels, recs = r.labels, r.recs
     a_kept = np.array([is_kept(recs[lab][:, 0]) for lab in labels])  # (K, M)
-    v4 = judge(runs, lambda b: all(a_kept[i, b[lab]] for i, lab in enumerate(labels)), labels, kept)
-    out.append(
-        result(
-            "the most important feature A keeps all k + 1 directions at every k",
-            a_kept.all(axis=0),
-            v4.held,
-            tie(
-                {
-                    f"k={k}": rounded(recs[lab][best[lab], 0], 2)
-                    for k, lab in zip(ks, labels, strict=True)
-                },
-                v4,
-            ),
-            "A's lone-input recall after k steps (it must survive all k + 1 directions to "
-            "reach the readout) within 1 ± 0.2; per seed index: at every k; held on the best "
-            "seed of every k",
-            said=said_a_survives,
-        )
+    v4 = judge(
+        r.runs, lambda b: all(a_kept[i, b[lab]] for i, lab in enumerate(labels)), labels, r.kept
     )
-    last = labels[-1]
-    only_a = np.array([s == "A" for s in sets[last]]) & clean(recs[last])
-    v5 = judge(runs, lambda b: bool(only_a[b[last]]), [last], kept)
-    out.append(
-        result(
-            f"lesser features appear only at small k: at k = {ks[-1]} only A is kept",
-            only_a,
-            v5.held,
-            tie(
-                {
-                    "kept": sets[last][best[last]],
-                    "recall": rounded(recs[last][best[last]], 2),
-                    "largest_k_with_a_lesser_feature": max(
-                        (
-                            k
-                            for k, lab in zip(ks, labels, strict=True)
-                            if is_kept(recs[lab][best[lab], 1:]).any()
-                        ),
-                        default=None,
-                    ),
-                },
-                v5,
-            ),
-            f"per seed at k = {ks[-1]}: all or none with kept set A; held on the best seed",
-            said=said_only_a,
-        )
+    return result(
+        "the most important feature A keeps all k + 1 directions at every k",
+        a_kept.all(axis=0),
+        v4.held,
+        _tie({f"k={k}": rounded(recs[lab][r.best(lab), 0], 2) for k, lab in r.by_k}, v4),
+        "A's lone-input recall after k steps (it must survive all k + 1 directions to "
+        "reach the readout) within 1 ± 0.2; per seed index: at every k; held on the best "
+        "seed of every k",
+        said=said_a_survives,
     )
-    return out
+
+
+def only_a(r: Recalls) -> ClaimResult:
+    """At the largest k only A is kept; up to which k a lesser feature still is."""
+    last, recs = r.labels[-1], r.recs
+    ok5 = np.array([s == "A" for s in r.sets[last]]) & _clean(recs[last])
+    v5 = judge(r.runs, lambda b: bool(ok5[b[last]]), [last], r.kept)
+    lesser = [k for k, lab in r.by_k if is_kept(recs[lab][r.best(lab), 1:]).any()]
+    return result(
+        f"lesser features appear only at small k: at k = {r.ks[-1]} only A is kept",
+        ok5,
+        v5.held,
+        _tie(
+            {
+                "kept": r.sets[last][r.best(last)],
+                "recall": rounded(recs[last][r.best(last)], 2),
+                "largest_k_with_a_lesser_feature": max(lesser, default=None),
+            },
+            v5,
+        ),
+        f"per seed at k = {r.ks[-1]}: all or none with kept set A; held on the best seed",
+        said=said_only_a,
+    )
 
 
 # ---- claims across several runs: sparsity sweeps, dense ReLU, the loss terms -------------------
