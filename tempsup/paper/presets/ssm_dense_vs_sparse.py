@@ -44,90 +44,111 @@ def largest_free(run: Run, n_largest: int) -> tuple[np.ndarray, list[list[int]]]
 
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
+    """The preset's claims, one function each, on the dense and the sparse run."""
     dense, sparse = runs["dense"], runs["sparse"]
+    return [
+        dense_angle(dense),
+        sparse_angle(sparse),
+        radius_drops(dense, sparse),
+        intermediate_free(dense, sparse),
+        largest_packed(dense, sparse),
+    ]
+
+
+def dense_angle(dense: Run) -> ClaimResult:
+    """Dense inputs: kθ ≈ 90–110°."""
+    th, b = swept(dense), dense.best
+    ok = angle_gap(np.abs(th), 100.0) <= 30.0
+    return result(
+        f"dense (S = {dense.config.sparsity:g}): the task features span |kθ| ≈ 90–110°",
+        ok,
+        bool(ok[b]),
+        {"k_theta_deg": rounded(th[b], 1), "k_theta_deg_per_seed": rounded(th, 0)},
+        "per seed: ||kθ| − 100°| ≤ 30° (kθ swept from w_0 to w_k, sign = handedness); "
+        "held on the best seed",
+        said=said_angle,
+    )
+
+
+def sparse_angle(sparse: Run) -> ClaimResult:
+    """Sparse inputs: kθ ≈ 270°."""
+    th, b = swept(sparse), sparse.best
+    ok = angle_gap(np.abs(th), 270.0) <= 30.0
+    return result(
+        f"sparse (S = {sparse.config.sparsity:g}): they span |kθ| ≈ 270°",
+        ok,
+        bool(ok[b]),
+        {"k_theta_deg": rounded(th[b], 1), "k_theta_deg_per_seed": rounded(th, 0)},
+        "per seed: ||kθ| − 270°| ≤ 30°; held on the best seed",
+        said=said_angle,
+    )
+
+
+def radius_drops(dense: Run, sparse: Run) -> ClaimResult:
+    """ρ(W_h) of the sparse seeds below the dense best seed's."""
     bd, bs = dense.best, sparse.best
-    k = sparse.config.k
-    th_d, th_s = swept(dense), swept(sparse)
     rho_d, rho_s = np.abs(leading_eigenvalue(dense)), np.abs(leading_eigenvalue(sparse))
     w0_d = np.asarray(canonical(dense)["w0_norm"], dtype=float)  # canonical gauge
     w0_s = np.asarray(canonical(sparse)["w0_norm"], dtype=float)
-    ok_d = angle_gap(np.abs(th_d), 100.0) <= 30.0
-    ok_s = angle_gap(np.abs(th_s), 270.0) <= 30.0
-    out = [
-        result(
-            f"dense (S = {dense.config.sparsity:g}): the task features span |kθ| ≈ 90–110°",
-            ok_d,
-            bool(ok_d[bd]),
-            {"k_theta_deg": rounded(th_d[bd], 1), "k_theta_deg_per_seed": rounded(th_d, 0)},
-            "per seed: ||kθ| − 100°| ≤ 30° (kθ swept from w_0 to w_k, sign = handedness); "
-            "held on the best seed",
-            said=said_angle,
-        ),
-        result(
-            f"sparse (S = {sparse.config.sparsity:g}): they span |kθ| ≈ 270°",
-            ok_s,
-            bool(ok_s[bs]),
-            {"k_theta_deg": rounded(th_s[bs], 1), "k_theta_deg_per_seed": rounded(th_s, 0)},
-            "per seed: ||kθ| − 270°| ≤ 30°; held on the best seed",
-            said=said_angle,
-        ),
-    ]
-    ok_rho = rho_s < rho_d[bd]
-    out.append(
-        result(
-            "the spectral radius drops from the dense to the sparse regime",
-            ok_rho,
-            bool(rho_s[bs] < rho_d[bd]),
-            {
-                "rho_dense": rounded(rho_d[bd]),
-                "rho_sparse": rounded(rho_s[bs]),
-                "w0_norm_dense": rounded(w0_d[bd]),
-                "w0_norm_sparse": rounded(w0_s[bs]),
-            },
-            "per sparse seed: ρ(W_h) below the dense best seed's; held when the sparse best "
-            "seed's ρ is below the dense best seed's (‖w_0‖ reported too, in the canonical gauge)",
-            said=said_radius,
-        )
+    return result(
+        "the spectral radius drops from the dense to the sparse regime",
+        rho_s < rho_d[bd],
+        bool(rho_s[bs] < rho_d[bd]),
+        {
+            "rho_dense": rounded(rho_d[bd]),
+            "rho_sparse": rounded(rho_s[bs]),
+            "w0_norm_dense": rounded(w0_d[bd]),
+            "w0_norm_sparse": rounded(w0_s[bs]),
+        },
+        "per sparse seed: ρ(W_h) below the dense best seed's; held when the sparse best "
+        "seed's ρ is below the dense best seed's (‖w_0‖ reported too, in the canonical gauge)",
+        said=said_radius,
     )
+
+
+def intermediate_free(dense: Run, sparse: Run) -> ClaimResult:
+    """Sparse: every intermediate a_s (s < k) ≤ 0, the output one alive."""
+    bd, bs, k = dense.best, sparse.best, sparse.config.k
     a_s, a_d = kernel(sparse), kernel(dense)
     inter = (a_s[:, :k] <= TOL).all(axis=1) & (a_s[:, k] >= ALIVE)
-    out.append(
-        result(
-            "sparse: the intermediate directions (s < k) project ≤ 0 on the readout "
-            "(interference-free)",
-            inter,
-            bool(inter[bs]),
-            {
-                "a_sparse": rounded(a_s[bs, : k + 4]),
-                "a_dense": rounded(a_d[bd, : k + 4]),
-                "dense_intermediate_free": int((a_d[bd, :k] <= TOL).sum()),
-            },
-            f"per seed: a_s ≤ {TOL} for every s < k and a_k ≥ {ALIVE}; held on the best seed",
-            said=said_free,
-        )
+    return result(
+        "sparse: the intermediate directions (s < k) project ≤ 0 on the readout "
+        "(interference-free)",
+        inter,
+        bool(inter[bs]),
+        {
+            "a_sparse": rounded(a_s[bs, : k + 4]),
+            "a_dense": rounded(a_d[bd, : k + 4]),
+            "dense_intermediate_free": int((a_d[bd, :k] <= TOL).sum()),
+        },
+        f"per seed: a_s ≤ {TOL} for every s < k and a_k ≥ {ALIVE}; held on the best seed",
+        said=said_free,
     )
+
+
+def largest_packed(dense: Run, sparse: Run) -> ClaimResult:
+    """Sparse: the k largest |a_s| (s ≠ k) all in the interference-free half-space."""
+    bd, bs, k = dense.best, sparse.best, sparse.config.k
+    a_s, a_d = kernel(sparse), kernel(dense)
     big_s, order_s = largest_free(sparse, k)
     big_d, order_d = largest_free(dense, k)
-    ok_big = big_s & (a_s[:, k] >= ALIVE)
-    out.append(
-        result(
-            "sparse: the largest directions are packed into the interference-free half-space",
-            ok_big,
-            bool(ok_big[bs]),
-            {
-                "largest_ages_sparse": order_s[bs],
-                "their_a_sparse": rounded(a_s[bs, order_s[bs]]),
-                "largest_ages_dense": order_d[bd],
-                "their_a_dense": rounded(a_d[bd, order_d[bd]]),
-                "dense_all_free": bool(big_d[bd]),
-            },
-            f"per seed: the k largest |a_s| (s ≠ k, s < T; gauge free, unlike ‖w_s‖) all "
-            f"have a_s ≤ {TOL}, and "
-            f"a_k ≥ {ALIVE}; held on the best seed",
-            said=said_largest,
-        )
+    ok = big_s & (a_s[:, k] >= ALIVE)
+    return result(
+        "sparse: the largest directions are packed into the interference-free half-space",
+        ok,
+        bool(ok[bs]),
+        {
+            "largest_ages_sparse": order_s[bs],
+            "their_a_sparse": rounded(a_s[bs, order_s[bs]]),
+            "largest_ages_dense": order_d[bd],
+            "their_a_dense": rounded(a_d[bd, order_d[bd]]),
+            "dense_all_free": bool(big_d[bd]),
+        },
+        f"per seed: the k largest |a_s| (s ≠ k, s < T; gauge free, unlike ‖w_s‖) all "
+        f"have a_s ≤ {TOL}, and "
+        f"a_k ≥ {ALIVE}; held on the best seed",
+        said=said_largest,
     )
-    return out
 
 
 def said_angle(m: dict[str, Any]) -> str:

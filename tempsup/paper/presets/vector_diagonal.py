@@ -11,6 +11,7 @@ Sources: science.md §1.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,71 +33,110 @@ NAME = "vector-diagonal"
 TITLE, CLAIM = card(__doc__)
 
 
+@dataclass(frozen=True)
+class Diagonals:
+    """What every claim of this preset reads, computed once: the runs by increasing N_h and
+    their W_yᵀW_s statistics per seed (`tempsup.analysis.diag_stats`)."""
+
+    runs: dict[str, Run]
+    labels: list[str]  # by increasing N_h
+    stats: dict[str, dict[str, np.ndarray]]
+
+    @classmethod
+    def of(cls, runs: dict[str, Run]) -> Diagonals:
+        labels = sorted_by(runs, "hidden")
+        return cls(runs, labels, {lab: diag_stats(runs[lab]) for lab in labels})
+
+    @property
+    def k(self) -> int:
+        return self.runs[self.labels[0]].config.k
+
+    def best(self, lab: str) -> int:
+        return self.runs[lab].best
+
+    def at_best(self, name: str) -> dict[str, Any]:
+        """The statistic `name` of each N_h's best seed, by label."""
+        return {lab: self.stats[lab][name][self.best(lab)] for lab in self.labels}
+
+    def on(self, lab: str, s: int) -> str:
+        return f"{int(self.stats[lab]['n_on'][s])} on the diagonal"
+
+
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
-    labels = sorted_by(runs, "hidden")
-    best = {lab: runs[lab].best for lab in labels}
-    stats = {lab: diag_stats(runs[lab]) for lab in labels}
-    k = runs[labels[0]].config.k
+    """The preset's claims, one function each."""
+    d = Diagonals.of(runs)
+    return [diagonal(d), other_ages(d), more_on_diagonal(d)]
+
+
+def _tie(measured: dict[str, Any], v: Verdict) -> dict[str, Any]:
+    return {**measured, TIES: v.note} if v.note else measured
+
+
+def diagonal(d: Diagonals) -> ClaimResult:
+    """At s = k: a positive diagonal for the kept features, nothing positive off it."""
+    labels, stats = d.labels, d.stats
 
     def pos(lab: str) -> np.ndarray:
         st = stats[lab]
         return (st["n_on"] >= 1) & (st["off_max"] <= TOL)
 
-    def on(lab: str, s: int) -> str:
-        return f"{int(stats[lab]['n_on'][s])} on the diagonal"
-
-    def tie(measured: dict[str, Any], v: Verdict) -> dict[str, Any]:
-        return {**measured, TIES: v.note} if v.note else measured
-
     ok1 = np.concatenate([pos(lab) for lab in labels])
-    v1 = judge(runs, lambda b: all(pos(lab)[b[lab]] for lab in labels), labels, on)
-    out = [
-        result(
-            f"W_yᵀW_{{s={k}}} has a positive diagonal for the kept features and off-diagonal "
-            "entries ≤ 0",
-            ok1,
-            v1.held,
-            tie(
-                {
-                    lab: {
-                        "on_diagonal": int(stats[lab]["n_on"][best[lab]]),
-                        "diag": rounded(stats[lab]["diag"][best[lab]], 2),
-                        "max_off_diagonal": rounded(stats[lab]["off_max"][best[lab]]),
-                    }
-                    for lab in labels
-                },
-                v1,
-            ),
-            f"per (N_h, seed): at least one diagonal gain ≥ {ALIVE} and every off-diagonal "
-            f"entry at s = k ≤ {TOL}; held when so for the best seed of every N_h",
-            said=said_diagonal,
-        )
-    ]
-    ok2 = np.concatenate([stats[lab]["other_max"] <= TOL for lab in labels])
-    v2 = judge(runs, lambda b: all(stats[lab]["other_max"][b[lab]] <= TOL for lab in labels),
-               labels, on)  # fmt: skip
-    out.append(
-        result(
-            f"W_yᵀW_s ≤ 0 at every other age s ≠ {k}",
-            ok2,
-            v2.held,
-            tie(
-                {
-                    lab: {
-                        "max_entry": rounded(stats[lab]["other_max"][best[lab]]),
-                        "fraction_le_tol": rounded(stats[lab]["other_frac"][best[lab]], 4),
-                        "fraction_le_0": rounded(stats[lab]["other_strict"][best[lab]], 4),
-                    }
-                    for lab in labels
-                },
-                v2,
-            ),
-            f"per (N_h, seed): every entry of W_yᵀW_s for s ≠ k, s < T, ≤ {TOL}; held when so "
-            "for the best seed of every N_h",
-            said=said_other_ages,
-        )
+    v1 = judge(d.runs, lambda b: all(pos(lab)[b[lab]] for lab in labels), labels, d.on)
+    on, diag, off = d.at_best("n_on"), d.at_best("diag"), d.at_best("off_max")
+    return result(
+        f"W_yᵀW_{{s={d.k}}} has a positive diagonal for the kept features and off-diagonal "
+        "entries ≤ 0",
+        ok1,
+        v1.held,
+        _tie(
+            {
+                lab: {
+                    "on_diagonal": int(on[lab]),
+                    "diag": rounded(diag[lab], 2),
+                    "max_off_diagonal": rounded(off[lab]),
+                }
+                for lab in labels
+            },
+            v1,
+        ),
+        f"per (N_h, seed): at least one diagonal gain ≥ {ALIVE} and every off-diagonal "
+        f"entry at s = k ≤ {TOL}; held when so for the best seed of every N_h",
+        said=said_diagonal,
     )
-    counts = [int(stats[lab]["n_on"][best[lab]]) for lab in labels]
+
+
+def other_ages(d: Diagonals) -> ClaimResult:
+    """At every other age s ≠ k: no positive entry."""
+    labels, stats = d.labels, d.stats
+    ok2 = np.concatenate([stats[lab]["other_max"] <= TOL for lab in labels])
+    v2 = judge(d.runs, lambda b: all(stats[lab]["other_max"][b[lab]] <= TOL for lab in labels),
+               labels, d.on)  # fmt: skip
+    top, frac, strict = d.at_best("other_max"), d.at_best("other_frac"), d.at_best("other_strict")
+    return result(
+        f"W_yᵀW_s ≤ 0 at every other age s ≠ {d.k}",
+        ok2,
+        v2.held,
+        _tie(
+            {
+                lab: {
+                    "max_entry": rounded(top[lab]),
+                    "fraction_le_tol": rounded(frac[lab], 4),
+                    "fraction_le_0": rounded(strict[lab], 4),
+                }
+                for lab in labels
+            },
+            v2,
+        ),
+        f"per (N_h, seed): every entry of W_yᵀW_s for s ≠ k, s < T, ≤ {TOL}; held when so "
+        "for the best seed of every N_h",
+        said=said_other_ages,
+    )
+
+
+def more_on_diagonal(d: Diagonals) -> ClaimResult:
+    """A larger N_h keeps more features on the diagonal."""
+    labels, stats = d.labels, d.stats
+    counts = [int(n) for n in d.at_best("n_on").values()]
     grows = np.array(
         [
             all(x <= y for x, y in zip(col, col[1:], strict=False)) and col[-1] > col[0]
@@ -108,21 +148,18 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
         n = [int(stats[lab]["n_on"][b[lab]]) for lab in labels]
         return all(x <= y for x, y in zip(n, n[1:], strict=False)) and n[-1] > n[0]
 
-    v3 = judge(runs, more, labels, on)
-    out.append(
-        result(
-            "a larger N_h puts more features on the diagonal",
-            grows,
-            v3.held,
-            tie(
-                {"N_h": [runs[lab].config.hidden for lab in labels], "on_diagonal_best": counts}, v3
-            ),  # fmt: skip
-            f"features with diagonal gain ≥ {ALIVE}; per seed index: non-decreasing in N_h and "
-            "larger at the largest N_h than at the smallest; held on the best seeds",
-            said=said_more,
-        )
+    v3 = judge(d.runs, more, labels, d.on)
+    return result(
+        "a larger N_h puts more features on the diagonal",
+        grows,
+        v3.held,
+        _tie(
+            {"N_h": [d.runs[lab].config.hidden for lab in labels], "on_diagonal_best": counts}, v3
+        ),
+        f"features with diagonal gain ≥ {ALIVE}; per seed index: non-decreasing in N_h and "
+        "larger at the largest N_h than at the smallest; held on the best seeds",
+        said=said_more,
     )
-    return out
 
 
 def figure(runs: dict[str, Run]) -> go.Figure:
