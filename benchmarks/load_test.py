@@ -2,6 +2,8 @@
 
     python benchmarks/load_test.py [--backend diskcache|redis] [--clients 50] [--json out.json]
     python benchmarks/load_test.py --burst 30 [--backend diskcache|redis] [--json out.json]
+    python benchmarks/load_test.py --classroom [--viewers 60] [--trainers 10] [--seconds 60]
+                                   [--before REV] [--json out.json]
 
 Starts the production server (`gunicorn -c gunicorn.conf.py`, 2 web workers
 × 4 threads) on 127.0.0.1 at a free port, with its training workers bounded
@@ -50,6 +52,27 @@ p50/p95, whether that is within the target, the same from the job records
 (submitted → finished, and each job's training time on its worker), the
 load average before and after, and the CPU seconds the server's web
 processes and its training workers used meanwhile.
+
+Classroom mode (`--classroom`, the target of issue 25, "Viewers that read only what is
+new"): 60 browsers watch one job stream while 10 others train their own, on the same
+server as above (2 web workers × 4 threads, 2 training workers), twice in one run: first
+the app as it was at `--before` (default: the commit before the viewers read only what is
+new), checked out with `git worktree add` into a temporary directory and served from
+there, then this checkout, with the same settings and the same script. The teacher
+presses Train on the default configuration (a new base seed each round: a trained job is
+served from the store and no longer streams); each viewer opens the teacher's link (the
+config store's change with `autostart`, as a link does: it joins the job) and then polls
+exactly as the page does: the widget's interval fires the page's poll callback, with the
+job store, the config store, the feature and the seed menus as the last answers left them,
+at the period the answers set, until the job ends (its last answer: the whole run); then
+it waits for the teacher's next round. The ten trainers each press Train on a small config
+of their own and poll it until done, again and again. Every request is built from the
+server's own `/_dash-dependencies` (`DashCalls`), so the benchmark cannot poll the wrong
+callback. Prints, before and after side by side with the ratio: the viewers' per-poll
+latency p50/p95, the web processes' CPU seconds per viewer-minute (psutil, the gunicorn
+processes only; the trainers' and the teacher's requests are included, as in a class), the
+mean bytes of a poll's answer, the frames the viewers received, and the load average.
+Targets: p95 poll ≤ 300 ms, web CPU per viewer-minute ≥ 5× lower after.
 """
 
 from __future__ import annotations
@@ -112,6 +135,7 @@ class Http:
         self.base = base
         self.lock = threading.Lock()
         self.records: list[tuple[str, int, float]] = []  # (kind, status, seconds)
+        self.sizes: dict[str, list[int]] = {}  # answer bytes by kind (classroom mode)
 
     def call(self, kind: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
         data = None if body is None else json.dumps(body).encode()
@@ -247,9 +271,9 @@ def server_cpu(pid: int) -> dict[str, float]:
 
 
 @contextmanager
-def server(cache: Path, env_extra: dict[str, str]):
-    """gunicorn on 127.0.0.1:free port with 2 training workers; yields the base URL
-    (a `Served`, which carries the master's pid)."""
+def server(cache: Path, env_extra: dict[str, str], root: Path = ROOT):
+    """gunicorn on 127.0.0.1:free port with 2 training workers, serving the checkout at
+    `root`; yields the base URL (a `Served`, which carries the master's pid)."""
     port = free_port()
     env = {
         **os.environ,
@@ -265,10 +289,12 @@ def server(cache: Path, env_extra: dict[str, str]):
         "PYTHONUNBUFFERED": "1",
         **env_extra,
     }
+    if root != ROOT:  # another checkout's app and library, not this one's
+        env["PYTHONPATH"] = str(root)
     log = open(cache.parent / f"server-{port}.log", "w")  # noqa: SIM115 - closed below
     gunicorn = str(Path(sys.executable).parent / "gunicorn")
     cmd = [gunicorn, "-c", "gunicorn.conf.py", "--bind", f"127.0.0.1:{port}"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(base, proc, 90, log.name)
@@ -604,6 +630,308 @@ def _summary(values: list[float]) -> dict[str, Any]:
     }
 
 
+# ---- classroom mode --------------------------------------------------------------------
+
+CLASS_VIEWERS, CLASS_TRAINERS, CLASS_SECONDS = 60, 10, 60.0
+BEFORE = "8e897e8"  # the commit before the viewers read only what is new (issue 25)
+TRAINER_BASE = RunConfig(steps=600, batch=64, seeds=2, snapshot_every=20)  # a student's own
+CLASS_ARRIVAL = 3.0  # viewers open the teacher's link over this many seconds
+P95_TARGET_MS, CPU_TARGET = 300.0, 5.0
+
+
+def _wire_id(ident: Any) -> Any:
+    """A component id as the renderer sends it: a dict id as the object, not its text."""
+    return json.loads(ident) if isinstance(ident, str) and ident.startswith("{") else ident
+
+
+class PageState:
+    """What one explorer page holds, as the renderer does: component props by
+    "id.prop" (a dict id by its text, `app.ids.text`), updated from each callback answer;
+    the view store is kept as a size (its content is output only, never sent back)."""
+
+    def __init__(self, calls: DashCalls, client: str) -> None:
+        self.calls = calls
+        self.values: dict[str, Any] = {
+            "client-store.data": client,
+            "feature-pick.value": 0,
+            "seed-pick.value": None,
+            f"{TRAIN}.n_clicks": 0,
+            f"{POLL}.n_intervals": 0,
+            f"{POLL}.disabled": True,
+            f"{JOB}.data": None,
+            f"{ids.text(ids.player(ids.REQUEST, ids.EXPLORER))}.data": None,
+        }
+
+    def answer(self, payload: bytes) -> None:
+        for ident, props in _outputs_of(payload).items():
+            for prop, value in props.items():
+                if not (isinstance(value, dict) and "__dash_patch_update" in value):
+                    self.values[f"{ident}.{prop}"] = value
+
+    def body(self, dep: dict[str, Any], changed: str) -> dict[str, Any]:
+        """The request the renderer sends for callback `dep` fired by `changed`."""
+
+        def fill(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+            return [
+                {
+                    "id": _wire_id(i["id"]),
+                    "property": i["property"],
+                    "value": self.values.get(f"{i['id']}.{i['property']}"),
+                }
+                for i in items
+            ]
+
+        return {
+            "output": dep["output"],
+            "outputs": _outputs(dep["output"]),
+            "inputs": fill(dep["inputs"]),
+            "state": fill(dep["state"]),
+            "changedPropIds": [changed],
+        }
+
+    def open_link(self, config: RunConfig) -> dict[str, Any]:
+        """The teacher's link opened: the config store set with `autostart` fires show_config."""
+        self.values["config-store.data"] = {
+            "config": config.to_dict(),
+            "key": config.key,
+            "autostart": True,
+        }
+        self.values[f"{POLL}.n_intervals"] = 0
+        return self.body(self.calls.show, "config-store.data")
+
+    def press_train(self, config: RunConfig) -> dict[str, Any]:
+        self.values["config-store.data"] = {
+            "config": config.to_dict(),
+            "key": config.key,
+            "autostart": False,
+        }
+        self.values[f"{TRAIN}.n_clicks"] += 1
+        self.values[f"{POLL}.n_intervals"] = 0
+        return self.body(self.calls.show, f"{TRAIN}.n_clicks")
+
+    def tick(self) -> dict[str, Any] | None:
+        """The poll interval's next tick (None while it is disabled, as in the page)."""
+        if self.values.get(f"{POLL}.disabled"):
+            return None
+        self.values[f"{POLL}.n_intervals"] += 1
+        return self.body(self.calls.poll, f"{POLL}.n_intervals")
+
+    @property
+    def period(self) -> float:
+        ms = self.values.get(f"{POLL}.interval")
+        return float(ms) / 1000.0 if isinstance(ms, (int, float)) else BURST_POLL_EVERY
+
+    @property
+    def job(self) -> dict[str, Any]:
+        return self.values.get(f"{JOB}.data") or {}
+
+
+def follow(http: Http, page: PageState, kind: str, until: float) -> int:
+    """Poll as the page does until the job ends or `until` (time.monotonic); the frames
+    received (the cursor the answers set)."""
+    while time.monotonic() < until:
+        time.sleep(page.period)
+        body = page.tick()
+        if body is None:
+            break
+        status, payload = http.call(kind, "/_dash-update-component", body)
+        with http.lock:
+            http.sizes.setdefault(kind, []).append(len(payload))
+        if status == 200:
+            page.answer(payload)
+    return int(page.job.get("cursor") or 0)
+
+
+class Lecture:
+    """The teacher's current job, for the viewers: a config and a round number."""
+
+    def __init__(self) -> None:
+        self.cond = threading.Condition()
+        self.round, self.config = -1, DEFAULTS
+
+    def start(self, config: RunConfig) -> None:
+        with self.cond:
+            self.round, self.config = self.round + 1, config
+            self.cond.notify_all()
+
+    def next_after(self, seen: int, until: float) -> tuple[int, RunConfig] | None:
+        with self.cond:
+            while self.round <= seen:
+                left = until - time.monotonic()
+                if left <= 0:
+                    return None
+                self.cond.wait(left)
+            return self.round, self.config
+
+
+def _classroom(root: Path, viewers: int, trainers: int, seconds: float) -> dict[str, Any]:
+    """One server (the checkout at `root`), one class; the measurements of its window."""
+    tmp = Path(tempfile.mkdtemp(prefix="tempsup-classroom-"))
+    env = {
+        "TEMPSUP_REDIS_URL": "",
+        "TEMPSUP_MAX_QUEUE": "50",
+        "TEMPSUP_MAX_WORK": "2e12",
+        "TEMPSUP_MAX_PER_CLIENT": "3",
+        "TEMPSUP_MAX_PER_MINUTE": "off",
+    }
+    with server(tmp / "jobs", env, root) as base:
+        queue = JobQueue(tmp / "jobs")
+        _wait_idle(queue, DEFAULTS.key)  # the default example trained at start-up
+        http = Http(base)
+        calls = DashCalls(json.loads(http.call("page", "/_dash-dependencies")[1]))
+        for _ in range(4):  # both web workers have imported the app and drawn a page
+            load_page(http)
+        lecture, frames, lock = Lecture(), [], threading.Lock()
+        t0 = time.monotonic()
+        until = t0 + seconds
+
+        def viewer(i: int) -> None:
+            time.sleep(CLASS_ARRIVAL * i / max(viewers, 1))
+            page, seen, got = PageState(calls, f"viewer-{i:02d}"), -1, 0
+            while (nxt := lecture.next_after(seen, until)) is not None:
+                seen, config = nxt
+                status, payload = http.call(
+                    "open", "/_dash-update-component", page.open_link(config)
+                )
+                if status == 200:
+                    page.answer(payload)
+                got += follow(http, page, "poll", until)
+            with lock:
+                frames.append(got)
+
+        def trainer(i: int) -> None:
+            page, r = PageState(calls, f"trainer-{i:02d}"), 0
+            while time.monotonic() < until:
+                config = TRAINER_BASE.replace(seed=1000 * (i + 1) + r)
+                r += 1
+                status, payload = http.call(
+                    "train", "/_dash-update-component", page.press_train(config)
+                )
+                if status == 200:
+                    page.answer(payload)
+                follow(http, page, "trainer-poll", until)
+
+        teacher = PageState(calls, "teacher")
+        threads = [threading.Thread(target=viewer, args=(i,)) for i in range(viewers)]
+        threads += [threading.Thread(target=trainer, args=(i,)) for i in range(trainers)]
+        load_before, cpu_before = load_average(), server_cpu(base.pid)
+        for t in threads:
+            t.start()
+        rounds = 0
+        while time.monotonic() < until:  # the teacher: one default-sized job after another
+            config = DEFAULTS.replace(seed=DEFAULTS.seed + 1 + rounds)
+            http.call("teacher", "/_dash-update-component", teacher.press_train(config))
+            lecture.start(config)
+            rounds += 1
+            while time.monotonic() < until:
+                status = queue.status(config.key)
+                if status is None or not status.active:
+                    break
+                time.sleep(0.2)
+        lecture.start(DEFAULTS)  # wakes viewers waiting for a round; none starts: time is up
+        for t in threads:
+            t.join(120)
+        window = time.monotonic() - t0
+        cpu_after, load_after = server_cpu(base.pid), load_average()
+        queue.close()
+    lat, sizes = http.latencies("poll"), http.sizes.get("poll", [])
+    web_s = cpu_after["web"] - cpu_before["web"]
+    return {
+        "window_s": round(window, 1),
+        "rounds": rounds,
+        "polls": len(lat),
+        "poll_p50_ms": round(1000 * statistics.median(lat), 1) if lat else None,
+        "poll_p95_ms": round(1000 * percentile(lat, 95), 1) if lat else None,
+        "web_cpu_s": round(web_s, 2),
+        "training_cpu_s": round(cpu_after["training"] - cpu_before["training"], 1),
+        "web_cpu_s_per_viewer_minute": round(web_s / (viewers * window / 60.0), 4),
+        "bytes_per_poll": round(statistics.mean(sizes)) if sizes else None,
+        "frames_per_viewer": round(statistics.mean(frames), 1) if frames else 0,
+        "http_5xx": sum(1 for _, s, _ in http.records if s >= 500),
+        "http_failed": sum(1 for _, s, _ in http.records if s == 0 or 400 <= s < 500),
+        "load_average_start": load_before,
+        "load_average_end": load_after,
+    }
+
+
+@contextmanager
+def checkout(rev: str):
+    """The repository at `rev` in a temporary worktree (removed afterwards)."""
+    where = Path(tempfile.mkdtemp(prefix="tempsup-before-")) / "tree"
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", str(where), rev],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
+    try:
+        yield where
+    finally:
+        subprocess.run(
+            ["git", "worktree", "remove", "--force", str(where)],
+            cwd=ROOT,
+            check=False,
+            capture_output=True,
+        )
+
+
+def classroom(
+    viewers: int = CLASS_VIEWERS,
+    trainers: int = CLASS_TRAINERS,
+    seconds: float = CLASS_SECONDS,
+    before: str = BEFORE,
+) -> dict[str, Any]:
+    """The same class on the app at `before` and on this checkout, one after the other."""
+    with checkout(before) as old:
+        was = _classroom(old, viewers, trainers, seconds)
+    now = _classroom(ROOT, viewers, trainers, seconds)
+    ratio = {
+        k: round(was[k] / now[k], 2) if isinstance(was[k], (int, float)) and now[k] else None
+        for k in ("poll_p50_ms", "poll_p95_ms", "web_cpu_s_per_viewer_minute", "bytes_per_poll")
+    }
+    return {
+        "mode": f"classroom: {viewers} viewers, {trainers} trainers, {seconds:.0f} s each",
+        "before": {"rev": before, **was},
+        "after": {"rev": "this checkout", **now},
+        "before_over_after": ratio,
+        "within_targets": bool(
+            (now["poll_p95_ms"] or 1e9) <= P95_TARGET_MS
+            and (ratio["web_cpu_s_per_viewer_minute"] or 0) >= CPU_TARGET
+        ),
+    }
+
+
+def classroom_table(report: dict[str, Any]) -> str:
+    """The before/after table the classroom mode prints."""
+    rows = [
+        ("poll p50 (ms)", "poll_p50_ms"),
+        ("poll p95 (ms)", "poll_p95_ms"),
+        ("web CPU s per viewer-minute", "web_cpu_s_per_viewer_minute"),
+        ("bytes per poll", "bytes_per_poll"),
+        ("viewer polls", "polls"),
+        ("frames per viewer", "frames_per_viewer"),
+        ("lecture rounds", "rounds"),
+        ("web CPU s", "web_cpu_s"),
+        ("training CPU s", "training_cpu_s"),
+        ("window (s)", "window_s"),
+        ("load avg at start", "load_average_start"),
+        ("load avg at end", "load_average_end"),
+    ]
+    before, after, ratio = report["before"], report["after"], report["before_over_after"]
+    lines = [report["mode"], f"{'':30} {'before ' + before['rev']:>18} {'after':>18} {'ratio':>7}"]
+    for label, key in rows:
+        r = ratio.get(key)
+        lines.append(
+            f"{label:30} {before[key]!s:>18} {after[key]!s:>18} "
+            f"{'' if r is None else f'{r:.2f}x':>7}"
+        )
+    lines.append(
+        f"targets: p95 <= {P95_TARGET_MS:.0f} ms, web CPU per viewer-minute "
+        f">= {CPU_TARGET:.0f}x lower: {'met' if report['within_targets'] else 'MISSED'}"
+    )
+    return "\n".join(lines)
+
+
 def check_burst(report: dict, n: int) -> list[str]:
     """What must hold for a burst (the 90 s target is a measurement, not a check)."""
     problems = []
@@ -656,7 +984,30 @@ def main(argv: list[str] | None = None) -> int:
         metavar="N",
         help="instead: N distinct default configs submitted at once (the 90 s target: 30)",
     )
+    parser.add_argument(
+        "--classroom",
+        action="store_true",
+        help="instead: viewers watching one job stream, before and after",
+    )
+    parser.add_argument("--viewers", type=int, default=CLASS_VIEWERS)
+    parser.add_argument("--trainers", type=int, default=CLASS_TRAINERS)
+    parser.add_argument("--seconds", type=float, default=CLASS_SECONDS)
+    parser.add_argument("--before", default=BEFORE, help="the revision measured as before")
     args = parser.parse_args(argv)
+    if args.classroom:
+        report = classroom(args.viewers, args.trainers, args.seconds, args.before)
+        print(json.dumps(report, indent=2))
+        if args.json:
+            Path(args.json).write_text(json.dumps(report, indent=2))
+        print(classroom_table(report))
+        bad = [
+            f"{side}: {report[side]['http_5xx']} 5xx, {report[side]['http_failed']} failed"
+            for side in ("before", "after")
+            if report[side]["http_5xx"] or report[side]["http_failed"]
+        ]
+        for p in bad:
+            print("FAIL:", p)
+        return 1 if bad else 0
     report = burst(args.burst, args.backend) if args.burst else run(args.backend, args.clients)
     print(json.dumps(report, indent=2))
     if args.json:

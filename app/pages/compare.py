@@ -13,10 +13,23 @@ is drawn on one scale on both sides (`common_scale`), so the eye compares sizes.
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlparse
 
-from dash import ALL, Input, Output, State, callback, clientside_callback, dcc, html, no_update
+from dash import (
+    ALL,
+    Input,
+    Output,
+    Patch,
+    State,
+    callback,
+    clientside_callback,
+    ctx,
+    dcc,
+    html,
+    no_update,
+)
 
 from app import ids, player
 from app.jobwidget import submit
@@ -24,6 +37,7 @@ from app.jobwords import describe
 from app.pages import register
 from app.panels import PANELS
 from app.services import job_queue
+from app.streams import finished_run
 from app.urlstate import compare_at, compare_href, config_from_query, query_from_config
 from app.view import empty_view, full_view, seed_options
 from app.widgets import js
@@ -89,6 +103,7 @@ def layout() -> html.Div:
         children=[
             dcc.Location(id=ids.COMPARE_URL, refresh="callback-nav"),
             dcc.Store(id=ids.COMPARE_VIEWS),
+            dcc.Store(id=ids.COMPARE_SENT),
             dcc.Interval(id=ids.COMPARE_POLL, interval=700, disabled=True),
             html.Div(
                 className="card",
@@ -290,6 +305,34 @@ def _pair(r: Any) -> bool:
     )
 
 
+def _tag(view: dict[str, Any]) -> str:
+    """What a side's view is, in a few words: its run, seed and frames, or its message."""
+    return json.dumps([view.get(k) for k in ("key", "seed", "n", "message")])
+
+
+def changed_sides(
+    views: dict[str, Any], sent: Any, everything: bool
+) -> tuple[Any, dict[str, str], list[str]]:
+    """The COMPARE_VIEWS output for a page that holds the views `sent` names: all of it
+    (`everything`: a new comparison) or a Patch of the sides that changed (a side joining
+    the common scale changes the other's layouts); no_update if none did. Also the new
+    SENT store and the sides re-sent whole."""
+    tags = {side: _tag(views[side]) for side in SIDES}
+    sent = sent if isinstance(sent, dict) else {}
+    if everything or not all(isinstance(sent.get(s), str) for s in SIDES):
+        return views, tags, list(SIDES)
+    changed = [side for side in SIDES if sent[side] != tags[side]]
+    if not changed:
+        return no_update, tags, []
+    patch = Patch()
+    for side in SIDES:
+        if side in changed:
+            patch[side] = views[side]
+        elif all(views[s].get("n") for s in SIDES):  # now on one scale: its axes may move
+            patch[side]["layouts"] = views[side]["layouts"]
+    return patch, tags, changed
+
+
 @callback(
     Output(ids.COMPARE_VIEWS, "data"),
     Output(ids.COMPARE_POLL, "disabled"),
@@ -298,13 +341,17 @@ def _pair(r: Any) -> bool:
     Output(ids.COMPARE_LEFT_SEED, "value"),
     Output(ids.COMPARE_RIGHT_SEED, "options"),
     Output(ids.COMPARE_RIGHT_SEED, "value"),
+    Output(ids.COMPARE_SENT, "data"),
     Input(ids.COMPARE_URL, "search"),
     Input(ids.COMPARE_POLL, "n_intervals"),
     State(ids.CLIENT, "data"),
+    State(ids.COMPARE_SENT, "data"),
 )
-def load_pair(search: str | None, _n: Any, client: Any):
+def load_pair(search: str | None, _n: Any, client: Any, sent: Any = None):
     """Serve both runs, training what is missing; poll until both are done. Each side shows
-    the seed its link asks for, else its best; both are drawn on one scale once in."""
+    the seed its link asks for, else its best; both are drawn on one scale once in. A poll
+    sends only the sides that changed since the last answer (`changed_sides`); finished
+    runs are decoded once per web process (`app.streams.finished_run`)."""
     left, right, errors = side_configs(search)
     asked, seed_errors = side_seeds(search, (left, right))
     errors += seed_errors
@@ -321,7 +368,7 @@ def load_pair(search: str | None, _n: Any, client: Any):
                 lines.append(f"{side}: refused: {exc}")
                 views[side] = empty_view(str(exc))
                 continue
-        run = queue.run(config.key) if status.state == JobState.DONE else None
+        run = finished_run(queue, config, status) if status.state == JobState.DONE else None
         if run is None:
             pending = True
             views[side] = empty_view(f"{side}: {describe(status)}")
@@ -334,10 +381,11 @@ def load_pair(search: str | None, _n: Any, client: Any):
     if not pending and all(views[side].get("n") for side in SIDES):
         lines.append("both sides on one scale")
     text = " · ".join(lines + [f"ignored: {e}" for e in errors])
-    return (
-        common_scale(views), not pending, text,
-        *menus["left"], *menus["right"],
-    )  # fmt: skip
+    everything = ctx.triggered_id != ids.COMPARE_POLL
+    data, tags, resent = changed_sides(common_scale(views), sent, everything)
+    kept = (no_update, no_update)
+    menu_out = [v for side in SIDES for v in (menus[side] if side in resent else kept)]
+    return (data, not pending, text, *menu_out, tags)
 
 
 @callback(

@@ -1,0 +1,257 @@
+"""A class watching one job: the classroom benchmark polls exactly what the page polls, and
+a poll reads and sends only the frames the page lacks (issue 25, "Viewers that read only
+what is new").
+
+Driven as the browser drives the app: POSTs to `/_dash-update-component` through Flask's
+test client, built by the benchmark's own `PageState` from `/_dash-dependencies`; the job
+is fed by hand (the worker's `claim` and `put_frame`), so each poll's frame count is known.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from app import ids
+from benchmarks.load_test import JOB, POLL, DashCalls, PageState
+from tempsup.config import RunConfig
+from tempsup.sweeps import train_runs
+from tests.browser import comparable
+
+CONFIG = RunConfig(steps=400, batch=16, seeds=2, snapshot_every=4)  # 101 frames
+VIEW = ids.text(ids.player(ids.VIEW, ids.EXPLORER))
+
+
+@pytest.fixture(scope="module")
+def trained():
+    (run,) = train_runs([CONFIG])
+    return run
+
+
+@pytest.fixture
+def served(tmp_path, monkeypatch):
+    """(Flask test client, the app, the job queue): a fresh store, fresh process caches."""
+    monkeypatch.setenv("TEMPSUP_CACHE", str(tmp_path / "jobs"))
+    monkeypatch.delenv("TEMPSUP_REDIS_URL", raising=False)
+    monkeypatch.setenv("TEMPSUP_MAX_PER_MINUTE", "off")
+    from app import app, services
+
+    services.job_queue.cache_clear()
+    _forget()
+    app.server.testing = True
+    yield app.server.test_client(), app, services.job_queue()
+    services.job_queue.cache_clear()
+    _forget()
+
+
+def _forget() -> None:
+    """Forget what this process has decoded (keys repeat across the tests' stores)."""
+    from importlib.util import find_spec
+
+    if find_spec("app.streams") is not None:
+        from app import streams
+
+        streams.clear()
+
+
+class Page(PageState):
+    """The benchmark's page, which also keeps the view store as the renderer patches it."""
+
+    def __init__(self, calls: DashCalls, client: str) -> None:
+        super().__init__(calls, client)
+        self.view: Any = None
+        self.sizes: list[int] = []
+
+    def send(self, http, body: dict[str, Any] | None) -> dict[str, Any]:
+        assert body is not None, "the poll is disabled"
+        response = http.post("/_dash-update-component", json=body)
+        assert response.status_code in (200, 204), response.status_code
+        payload = response.data
+        self.sizes.append(len(payload))
+        self.answer(payload)
+        answer = json.loads(payload)["response"] if payload else {}
+        value = answer.get(VIEW, {}).get("data")
+        if isinstance(value, dict) and "__dash_patch_update" in value:
+            for op in value["operations"]:
+                _apply(self.view, op)
+        elif value is not None:
+            self.view = copy.deepcopy(value)
+        return answer
+
+
+def _apply(store: Any, op: dict[str, Any]) -> None:
+    """One Dash patch operation, as the renderer applies it (the ones the app sends)."""
+    *path, last = op["location"]
+    for part in path:
+        store = store[part]
+    value = op["params"].get("value")
+    if op["operation"] == "Assign":
+        store[last] = value
+    elif op["operation"] == "Extend":
+        store[last].extend(value)
+    elif op["operation"] == "Delete":
+        del store[last]
+    else:
+        raise AssertionError(f"an operation the app does not send: {op['operation']}")
+
+
+def _text(ident: Any) -> str:
+    """A component id as `/_dash-dependencies` names it (a dict id by `ids.text`)."""
+    return ids.text(ident) if isinstance(ident, dict) else ident
+
+
+def _named(items: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(id, property) of request items or dependency items; a request must send a dict id
+    as the object (the renderer does), a dependency lists it as text."""
+    out = []
+    for i in items:
+        ident = i["id"]
+        if isinstance(ident, str) and ident.startswith("{") and "value" in i:
+            raise AssertionError(f"a dict id sent as text: {ident}")
+        out.append((_text(json.loads(ident)) if isinstance(ident, str) and ident.startswith("{")
+                    else _text(ident), i["property"]))  # fmt: skip
+    return out
+
+
+def _dep(deps: list[dict[str, Any]], output: str) -> dict[str, Any]:
+    return next(d for d in deps if d["output"] == output)
+
+
+def test_the_classroom_sends_the_requests_of_the_page_callbacks(served, trained):
+    """Each request the benchmark sends names a callback the app registered (its outputs,
+    inputs and states in the app's order, dict ids as objects, as the renderer sends
+    them), carries the values the page holds after the previous answers, and gets a
+    normal answer from the explorer's show_config and poll."""
+    from app.controls import config_store
+
+    http, app, queue = served
+    deps = http.get("/_dash-dependencies").get_json()
+    page = Page(DashCalls(deps), "viewer-00")
+    body = page.open_link(CONFIG)
+    dep = _dep(deps, body["output"])
+    names = {d["output"]: getattr(app.callback_map[d["output"]]["callback"], "__wrapped__", None)
+             for d in deps if not d.get("clientside_function")}  # fmt: skip
+    assert names[body["output"]].__name__ == "show_config"
+    assert _named(body["inputs"] + body["state"]) == _named(dep["inputs"] + dep["state"])
+    values = {(_text(i["id"]), i["property"]): i["value"] for i in body["inputs"] + body["state"]}
+    assert values[(ids.CONFIG, "data")] == config_store(CONFIG, autostart=True)
+    assert values[(ids.CLIENT, "data")] == "viewer-00"
+    assert body["changedPropIds"] == [f"{ids.CONFIG}.data"]
+    answer = page.send(http, body)
+    job = answer[JOB]["data"]
+    assert job["key"] == CONFIG.key and job["state"] == "queued"  # joined: the link trains
+
+    claim = queue.claim()
+    for i, frame in enumerate(_frames(trained)[:3]):
+        queue.put_frame(claim, i, frame)
+    body = page.tick()
+    assert body is not None and names[body["output"]].__name__ == "poll"
+    dep = _dep(deps, body["output"])
+    assert _named(body["inputs"] + body["state"]) == _named(dep["inputs"] + dep["state"])
+    state = {(_text(i["id"]), i["property"]): i["value"] for i in body["state"]}
+    assert state[(JOB, "data")] == job  # the job store, as the last answer left it
+    assert state[(ids.CONFIG, "data")] == config_store(CONFIG, autostart=True)
+    assert state[(ids.SEED_PICK, "value")] == answer[ids.SEED_PICK]["value"]
+    assert body["changedPropIds"] == [f"{POLL}.n_intervals"]
+    assert body["inputs"][0]["value"] == 1
+    page.send(http, body)
+
+
+def _frames(run) -> list[dict[str, Any]]:
+    from tempsup.jobs.kinds import get_kind
+
+    return get_kind("run").frames_of(run, 0)
+
+
+def test_a_poll_reads_and_sends_only_the_frames_the_page_lacks(served, trained):
+    """Three pages watch one job stream, polling at different moments. Each frame is read
+    from the store about once in the web process (not once per poll and page, from frame
+    0), a poll's answer does not grow with the frames the page already has, and what the
+    patches build is the view of the whole stream."""
+    from app.view import stream_view
+    from tempsup.run import Run
+
+    http, _, queue = served
+    deps = http.get("/_dash-dependencies").get_json()
+    pages = [Page(DashCalls(deps), f"viewer-{i}") for i in range(3)]
+    for page in pages:
+        page.send(http, page.open_link(CONFIG))
+    read = []
+    frames_of = queue.frames
+    queue.frames = lambda key, start=0: read.append(out := frames_of(key, start)) or out
+    frames = _frames(trained)
+    claim = queue.claim()
+    one_new: dict[int, int] = {}  # frame count -> bytes of a poll that brought one frame
+    for i, frame in enumerate(frames[:-1]):  # the job still runs: no final answer yet
+        queue.put_frame(claim, i, frame)
+        for p, page in enumerate(pages):
+            if (i + p) % 3 == 0 or p == 0:
+                page.send(http, page.tick())
+                if p == 0:
+                    one_new[i + 1] = page.sizes[-1]
+    n = len(frames) - 1
+    assert all(page.job["cursor"] == n for page in pages[:1])
+    decoded = sum(len(r) for r in read)
+    assert decoded <= 2 * n, f"{decoded} frames read from the store for {n} frames"
+    early, late = one_new[5], one_new[n]
+    assert late < 1.25 * early, f"a one-frame poll: {early} bytes at frame 5, {late} at {n}"
+    part = Run(CONFIG, {k: v[:n] for k, v in trained.arrays.items()})
+    for page in pages:
+        page.send(http, page.tick())  # the last frames the slower pages lack
+        want = stream_view(part, page.view["seed"], 0)
+        got = page.view
+        assert got["n"] == n and got["steps"] == want["steps"]
+        assert got["summaries"] == want["summaries"]
+        for key in ("layouts", "base", "moving"):
+            assert got[key] == json.loads(json.dumps(want[key])), key
+        for panel, per_frame in got["frames"].items():
+            assert len(per_frame) == n
+            assert [[comparable(panel, t) for t in f] for f in per_frame] == [
+                [comparable(panel, t) for t in f] for f in want["frames"][panel]
+            ], panel
+
+
+def test_a_cancelled_run_opened_by_a_class_is_read_once(served, trained):
+    """Ten pages open a cancelled job's kept frames: the web process reads them all once
+    (then only the last, to check the job was not trained again)."""
+    http, _, queue = served
+    deps = http.get("/_dash-dependencies").get_json()
+    queue.submit(CONFIG, client="teacher")
+    claim = queue.claim()
+    for i, frame in enumerate(_frames(trained)[:40]):
+        queue.put_frame(claim, i, frame)
+    queue.cancel(CONFIG.key)
+    from tempsup.jobs.record import JobState
+
+    queue.end(claim, JobState.CANCELLED, "cancelled")
+    read = []
+    frames_of = queue.frames
+    queue.frames = lambda key, start=0: read.append(out := frames_of(key, start)) or out
+    for i in range(10):
+        page = Page(DashCalls(deps), f"viewer-{i}")
+        page.send(http, page.open_link(CONFIG))
+        assert page.view["n"] == 40 and page.job["state"] == "cancelled"
+    assert sum(len(r) for r in read) <= 40 + 9
+
+
+def test_a_compare_poll_resends_no_side_that_did_not_change(served, trained):
+    """Compare polls while a side trains: a side already on the page is not sent again."""
+    from app.pages.compare import changed_sides
+    from app.view import empty_view, full_view
+
+    done = full_view(trained, trained.best)
+    views = {"left": done, "right": empty_view("right: queued")}
+    first, tags, resent = changed_sides(views, None, everything=True)
+    assert first is views and resent == ["left", "right"]
+    again, tags2, resent2 = changed_sides(views, tags, everything=False)
+    assert resent2 == [] and tags2 == tags
+    from dash import no_update
+
+    assert again is no_update
+    views["right"] = empty_view("right: training 10%")
+    patch, _, resent3 = changed_sides(views, tags, everything=False)
+    ops = patch.to_plotly_json()["operations"]
+    assert resent3 == ["right"] and all(op["location"][0] == "right" for op in ops)
