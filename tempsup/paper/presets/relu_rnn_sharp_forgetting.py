@@ -41,68 +41,78 @@ def sharp(a: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
+    """The preset's claims, one function each: the tied ReLU RNN, against the linear RNN
+    and the free readout."""
     tied, free_run, linear = runs["tied"], runs["free readout"], runs["linear"]
-    k = tied.config.k
-    a, a_lin = kernel(tied), kernel(linear)
-    b, bl = tied.best, linear.best
-    free, is_sharp, after = sharp(a, k)
+    return [intermediate_free(tied), sharp_forgetting(tied, linear), free_readout(tied, free_run)]
+
+
+def intermediate_free(tied: Run) -> ClaimResult:
+    """All k intermediate a_s ≤ 0, the output one alive."""
+    k, b = tied.config.k, tied.best
+    a = kernel(tied)
+    free, _, _ = sharp(a, k)
     dead = np.abs(a).max(axis=1) < EXACT_ZERO
     w = final_weights(tied)
     W_s = geometry.feature_directions(w["W_x"], w["W_h"], k, True)[b, :, :, 0]  # (k, N_h)
     quadrants = {tuple(np.sign(v).astype(int).tolist()) for v in W_s} if W_s.size else set()
-    out = [
-        result(
-            "all k intermediate directions lie in the interference-free half-space",
-            free,
-            bool(free[b]),
-            {
-                "a": rounded(a[b, : k + 4]),
-                "intermediate_free": int((a[b, :k] <= TOL).sum()),
-                "k": k,
-                "intermediate_sign_patterns": sorted(map(list, quadrants)),
-                "dead_seeds": int(dead.sum()),
-            },
-            f"per seed: a_k ≥ {ALIVE} and a_s ≤ {TOL} for every s < k; held on the best seed "
-            "(dead seeds output 0 and fail)",
-            said=said_free,
-        )
-    ]
+    return result(
+        "all k intermediate directions lie in the interference-free half-space",
+        free,
+        bool(free[b]),
+        {
+            "a": rounded(a[b, : k + 4]),
+            "intermediate_free": int((a[b, :k] <= TOL).sum()),
+            "k": k,
+            "intermediate_sign_patterns": sorted(map(list, quadrants)),
+            "dead_seeds": int(dead.sum()),
+        },
+        f"per seed: a_k ≥ {ALIVE} and a_s ≤ {TOL} for every s < k; held on the best seed "
+        "(dead seeds output 0 and fail)",
+        said=said_free,
+    )
+
+
+def sharp_forgetting(tied: Run, linear: Run) -> ClaimResult:
+    """a_s = 0 exactly after k in the ReLU RNN; the linear RNN's tail does not vanish."""
+    k, b, bl = tied.config.k, tied.best, linear.best
+    a, a_lin = kernel(tied), kernel(linear)
+    _, is_sharp, after = sharp(a, k)
     after_lin = np.abs(a_lin[:, k + 1 :]).max(axis=1) / np.maximum(np.abs(a_lin[:, k]), 1e-12)
     lin_next = a_lin[bl, k + 1] / a_lin[bl, k] if abs(a_lin[bl, k]) > 1e-12 else float("nan")
-    out.append(
-        result(
-            "sharp forgetting: a_s = 0 exactly after s = k (the linear RNN forgets smoothly)",
-            is_sharp,
-            bool(is_sharp[b] and after_lin[bl] > 0.1),
-            {
-                "relu_max_after_k_over_a_k": float(f"{after[b]:.3g}"),
-                "linear_max_after_k_over_a_k": rounded(after_lin[bl]),
-                "linear_a_k_plus_1_over_a_k": rounded(lin_next),
-                "linear_a": rounded(a_lin[bl, : k + 4]),
-            },
-            f"per seed: a_k ≥ {ALIVE} and |a_s| ≤ {EXACT_ZERO:g}·a_k for all k < s < T; held "
-            "when the ReLU best seed is sharp and the linear best seed's max_{s>k} |a_s|/a_k "
-            "exceeds 0.1",
-            said=said_sharp,
-        )
+    return result(
+        "sharp forgetting: a_s = 0 exactly after s = k (the linear RNN forgets smoothly)",
+        is_sharp,
+        bool(is_sharp[b] and after_lin[bl] > 0.1),
+        {
+            "relu_max_after_k_over_a_k": float(f"{after[b]:.3g}"),
+            "linear_max_after_k_over_a_k": rounded(after_lin[bl]),
+            "linear_a_k_plus_1_over_a_k": rounded(lin_next),
+            "linear_a": rounded(a_lin[bl, : k + 4]),
+        },
+        f"per seed: a_k ≥ {ALIVE} and |a_s| ≤ {EXACT_ZERO:g}·a_k for all k < s < T; held "
+        "when the ReLU best seed is sharp and the linear best seed's max_{s>k} |a_s|/a_k "
+        "exceeds 0.1",
+        said=said_sharp,
     )
+
+
+def free_readout(tied: Run, free_run: Run) -> ClaimResult:
+    """The free readout, warm-started from the tied one, keeps the gauge-free geometry."""
+    k, bf = tied.config.k, free_run.best
     af = kernel(free_run)
-    bf = free_run.best
     ffree, fsharp, fafter = sharp(af, k)
     ok = ffree & fsharp
-    out.append(
-        result(
-            "free readout, warm-started from the tied solution: the same gauge-free geometry "
-            "(intermediate a_s ≤ 0, a_s = 0 after k)",
-            ok,
-            bool(ok[bf]),
-            {"a": rounded(af[bf, : k + 4]), "max_after_k_over_a_k": float(f"{fafter[bf]:.3g}")},
-            "per seed: as the two claims above on a_s = w_yᵀw_s, which is gauge invariant; "
-            "held on the best seed",
-            said=said_free_readout,
-        )
+    return result(
+        "free readout, warm-started from the tied solution: the same gauge-free geometry "
+        "(intermediate a_s ≤ 0, a_s = 0 after k)",
+        ok,
+        bool(ok[bf]),
+        {"a": rounded(af[bf, : k + 4]), "max_after_k_over_a_k": float(f"{fafter[bf]:.3g}")},
+        "per seed: as the two claims above on a_s = w_yᵀw_s, which is gauge invariant; "
+        "held on the best seed",
+        said=said_free_readout,
     )
-    return out
 
 
 def said_free(m: dict[str, Any]) -> str:
