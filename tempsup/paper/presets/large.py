@@ -24,45 +24,51 @@ THUMBNAIL = ("rnn", "projections")
 
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
+    """The preset's claims, one function each, on the statistics of W_yᵀW_s computed once."""
     run = runs["rnn"]
-    st, b = diag_stats(run), run.best
-    n_x, k = run.config.inputs, run.config.k
+    st = diag_stats(run)
+    return [diagonal(run, st), rest_le_zero(run, st)]
+
+
+def diagonal(run: Run, st: dict[str, Any]) -> ClaimResult:
+    """A positive diagonal at s = k for the first features by importance."""
+    b, n_x, k = run.best, run.config.inputs, run.config.k
     ok1 = (st["n_on"] >= 1) & st["prefix"]
-    out = [
-        result(
-            f"W_yᵀW_{{s={k}}}: a positive diagonal for the most important features",
-            ok1,
-            bool(ok1[b]),
-            {
-                "on_diagonal": int(st["n_on"][b]),
-                "fraction_on_diagonal": rounded(st["n_on"][b] / n_x),
-                "on_diagonal_are_first": bool(st["prefix"][b]),
-                "diag_first_20": rounded(st["diag"][b, :20], 2),
-            },
-            f"per seed: the features with gain ≥ {ALIVE} are the first n by importance "
-            "(n ≥ 1); held on the best seed",
-            said=said_diagonal,
-        )
-    ]
-    ok2 = (st["off_frac"] >= 0.99) & (st["other_frac"] >= 0.99) & (st["n_on"] >= 1)
-    out.append(
-        result(
-            "everything else is ≤ 0 (summarised over all entries)",
-            ok2,
-            bool(ok2[b]),
-            {
-                "fraction_off_diagonal_le_tol": rounded(st["off_frac"][b], 4),
-                "max_off_diagonal": rounded(st["off_max"][b]),
-                "fraction_other_ages_le_tol": rounded(st["other_frac"][b], 4),
-                "fraction_other_ages_le_0": rounded(st["other_strict"][b], 4),
-                "max_other_ages": rounded(st["other_max"][b]),
-            },
-            f"per seed: ≥ 99 % of the off-diagonal entries at s = k and ≥ 99 % of the entries "
-            f"at s ≠ k (s < T) are ≤ {TOL}; held on the best seed",
-            said=said_rest,
-        )
+    return result(
+        f"W_yᵀW_{{s={k}}}: a positive diagonal for the most important features",
+        ok1,
+        bool(ok1[b]),
+        {
+            "on_diagonal": int(st["n_on"][b]),
+            "fraction_on_diagonal": rounded(st["n_on"][b] / n_x),
+            "on_diagonal_are_first": bool(st["prefix"][b]),
+            "diag_first_20": rounded(st["diag"][b, :20], 2),
+        },
+        f"per seed: the features with gain ≥ {ALIVE} are the first n by importance "
+        "(n ≥ 1); held on the best seed",
+        said=said_diagonal,
     )
-    return out
+
+
+def rest_le_zero(run: Run, st: dict[str, Any]) -> ClaimResult:
+    """Off the diagonal and at every other age: ≤ 0 almost everywhere."""
+    b = run.best
+    ok2 = (st["off_frac"] >= 0.99) & (st["other_frac"] >= 0.99) & (st["n_on"] >= 1)
+    return result(
+        "everything else is ≤ 0 (summarised over all entries)",
+        ok2,
+        bool(ok2[b]),
+        {
+            "fraction_off_diagonal_le_tol": rounded(st["off_frac"][b], 4),
+            "max_off_diagonal": rounded(st["off_max"][b]),
+            "fraction_other_ages_le_tol": rounded(st["other_frac"][b], 4),
+            "fraction_other_ages_le_0": rounded(st["other_strict"][b], 4),
+            "max_other_ages": rounded(st["other_max"][b]),
+        },
+        f"per seed: ≥ 99 % of the off-diagonal entries at s = k and ≥ 99 % of the entries "
+        f"at s ≠ k (s < T) are ≤ {TOL}; held on the best seed",
+        said=said_rest,
+    )
 
 
 # ---- the presets -----------------------------------------------------------------------------
