@@ -35,6 +35,12 @@ TITLE, CLAIM = card(__doc__)
 
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
+    """The preset's claim, on the linear runs over increasing sparsity."""
+    return [same_sink(runs)]
+
+
+def same_sink(runs: dict[str, Run]) -> ClaimResult:
+    """The best seeds of every sparsity: one spiral sink, nearly the same eigenvalue."""
     labels = sorted_by(runs, "sparsity")
     sp = {lab: spiral(runs[lab]) for lab in labels}
     best = {lab: runs[lab].best for lab in labels}
@@ -57,29 +63,27 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
         and float(np.ptp(args)) <= SINK_ARG_SPREAD
         and float(np.ptp(mods)) <= SINK_ABS_SPREAD
     )
-    return [
-        result(
-            "the linear RNN finds nearly the same spiral sink at every sparsity",
-            ok,
-            held,
-            {
-                "sparsity": [runs[lab].config.sparsity for lab in labels],
-                "arg_lambda_deg": rounded(args, 1),
-                "abs_lambda": rounded(mods),
-                "k_arg_lambda_deg": rounded(k * args, 1),
-                "spiral_sink": sinks,
-                "arg_spread_deg": rounded(np.ptp(args), 1),
-                "abs_spread": rounded(np.ptp(mods)),
-                "kernel_spread_max": rounded(np.ptp(kern, axis=0).max()),
-                "sink_seeds_per_sparsity": [int(sp[lab]["sink"].sum()) for lab in labels],
-            },
-            f"best seed of every sparsity a spiral sink (complex λ, |λ| < 1, |k·arg λ − 90°| "
-            f"≤ 20°), max − min over sparsity of arg λ ≤ {SINK_ARG_SPREAD:g}° and of |λ| ≤ "
-            f"{SINK_ABS_SPREAD:g} (eigenvalues are gauge free); per (sparsity, seed): a sink "
-            "within half those spreads of the best seeds' median",
-            said=said_same_sink,
-        )
-    ]
+    return result(
+        "the linear RNN finds nearly the same spiral sink at every sparsity",
+        ok,
+        held,
+        {
+            "sparsity": [runs[lab].config.sparsity for lab in labels],
+            "arg_lambda_deg": rounded(args, 1),
+            "abs_lambda": rounded(mods),
+            "k_arg_lambda_deg": rounded(k * args, 1),
+            "spiral_sink": sinks,
+            "arg_spread_deg": rounded(np.ptp(args), 1),
+            "abs_spread": rounded(np.ptp(mods)),
+            "kernel_spread_max": rounded(np.ptp(kern, axis=0).max()),
+            "sink_seeds_per_sparsity": [int(sp[lab]["sink"].sum()) for lab in labels],
+        },
+        f"best seed of every sparsity a spiral sink (complex λ, |λ| < 1, |k·arg λ − 90°| "
+        f"≤ 20°), max − min over sparsity of arg λ ≤ {SINK_ARG_SPREAD:g}° and of |λ| ≤ "
+        f"{SINK_ABS_SPREAD:g} (eigenvalues are gauge free); per (sparsity, seed): a sink "
+        "within half those spreads of the best seeds' median",
+        said=said_same_sink,
+    )
 
 
 def said_same_sink(m: dict[str, Any]) -> str:

@@ -32,6 +32,12 @@ TITLE, CLAIM = card(__doc__)
 
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
+    """The preset's claim, on the dense ReLU RNN beside the linear RNN."""
+    return [dense_sink(runs)]
+
+
+def dense_sink(runs: dict[str, Run]) -> ClaimResult:
+    """The dense ReLU RNN: nearly the linear RNN's spiral sink, a_s peaking at k."""
     rnn, linear = runs["rnn"], runs["linear"]
     k = rnn.config.k
     sp, b = spiral(rnn), rnn.best
@@ -41,29 +47,27 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
     lam = sp["lam"][b]
     full = kernel(rnn)
     ok = sp["sink"] & (full.argmax(axis=1) == k) & (full[:, k] > 0)  # dead seeds: a = 0
-    return [
-        result(
-            f"dense (S = {rnn.config.sparsity:g}): the ReLU RNN also finds approximately the "
-            "spiral sink",
-            ok,
-            bool(ok[b]) and gap <= KERNEL_GAP,
-            {
-                "lambda": [rounded(lam.real), rounded(lam.imag)],
-                "abs_lambda": rounded(sp["abs"][b]),
-                "k_arg_lambda_deg": rounded(k * sp["arg"][b], 1),
-                "k_theta_deg": rounded(swept(rnn)[b], 1),
-                "a": rounded(a),
-                "linear_a": rounded(a_lin),
-                "max_kernel_gap": rounded(gap),
-                "k_arg_lambda_deg_per_seed": rounded(k * sp["arg"], 0),
-            },
-            f"per seed: W_h has a complex pair inside the unit circle with |k·arg λ − 90°| ≤ "
-            f"20° and a_s peaking at s = k (dense: a_k ≈ 0.3, not 1); held when the best seed "
-            f"does and its a_0..a_{{2k}} are "
-            f"within {KERNEL_GAP} of the linear RNN's at the same sparsity",
-            said=said_dense_sink,
-        )
-    ]
+    return result(
+        f"dense (S = {rnn.config.sparsity:g}): the ReLU RNN also finds approximately the "
+        "spiral sink",
+        ok,
+        bool(ok[b]) and gap <= KERNEL_GAP,
+        {
+            "lambda": [rounded(lam.real), rounded(lam.imag)],
+            "abs_lambda": rounded(sp["abs"][b]),
+            "k_arg_lambda_deg": rounded(k * sp["arg"][b], 1),
+            "k_theta_deg": rounded(swept(rnn)[b], 1),
+            "a": rounded(a),
+            "linear_a": rounded(a_lin),
+            "max_kernel_gap": rounded(gap),
+            "k_arg_lambda_deg_per_seed": rounded(k * sp["arg"], 0),
+        },
+        f"per seed: W_h has a complex pair inside the unit circle with |k·arg λ − 90°| ≤ "
+        f"20° and a_s peaking at s = k (dense: a_k ≈ 0.3, not 1); held when the best seed "
+        f"does and its a_0..a_{{2k}} are "
+        f"within {KERNEL_GAP} of the linear RNN's at the same sparsity",
+        said=said_dense_sink,
+    )
 
 
 def said_dense_sink(m: dict[str, Any]) -> str:

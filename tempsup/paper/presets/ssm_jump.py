@@ -175,6 +175,12 @@ def said_of_sweep(runs: Sequence[Run]) -> str:
 
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
+    """The preset's claim, on the SSM runs over increasing sparsity."""
+    return [basin_switch(runs)]
+
+
+def basin_switch(runs: dict[str, Run]) -> ClaimResult:
+    """The best seed's kθ jumps from the dense to the sparse basin within a narrow ΔS."""
     labels = sorted_by(runs, "sparsity")
     ordered = [runs[lab] for lab in labels]
     measured = story(ordered)
@@ -186,27 +192,25 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
     measured["intermediates_packed_best"] = [
         bool((a[:k] <= TOL).all() and a[k] >= ALIVE) for a in kern
     ]
-    return [
-        result(
-            "the best seed's kθ switches from the ≈ 90° to the ≈ 270° basin within "
-            f"ΔS ≤ {JUMP_WIDTH:g} as sparsity grows",
-            np.array(switched),
-            switches(measured["jump_best"]),
-            measured,
-            f"regimes: dense ||kθ| − 100°| ≤ 30°, sparse ||kθ| − 270°| ≤ 30° (d, s; '.' "
-            f"neither); held when the best seeds over increasing sparsity read d…d s…s and the "
-            f"last dense and first sparse sparsity are ≤ {JUMP_WIDTH:g} apart (location = "
-            "their midpoint, width = their distance); counted per seed index (the same init "
-            "at every sparsity) when its own sequence does so; the lowest loss (expected "
-            "loss, exact for the SSM) among dense- and among sparse-regime seeds per sparsity "
-            "shows which basin wins. kθ is gauge "
-            "dependent (read in the canonical gauge; a stretch of the hidden basis moves dense "
-            "values by ~20°, not the 270° "
-            "ones); the gauge-free a_s packing and ρ(W_h) are reported beside it",
-            said=said,
-            counted=COUNTED,
-        )
-    ]
+    return result(
+        "the best seed's kθ switches from the ≈ 90° to the ≈ 270° basin within "
+        f"ΔS ≤ {JUMP_WIDTH:g} as sparsity grows",
+        np.array(switched),
+        switches(measured["jump_best"]),
+        measured,
+        f"regimes: dense ||kθ| − 100°| ≤ 30°, sparse ||kθ| − 270°| ≤ 30° (d, s; '.' "
+        f"neither); held when the best seeds over increasing sparsity read d…d s…s and the "
+        f"last dense and first sparse sparsity are ≤ {JUMP_WIDTH:g} apart (location = "
+        "their midpoint, width = their distance); counted per seed index (the same init "
+        "at every sparsity) when its own sequence does so; the lowest loss (expected "
+        "loss, exact for the SSM) among dense- and among sparse-regime seeds per sparsity "
+        "shows which basin wins. kθ is gauge "
+        "dependent (read in the canonical gauge; a stretch of the hidden basis moves dense "
+        "values by ~20°, not the 270° "
+        "ones); the gauge-free a_s packing and ρ(W_h) are reported beside it",
+        said=said,
+        counted=COUNTED,
+    )
 
 
 def figure(runs: dict[str, Run]) -> go.Figure:
