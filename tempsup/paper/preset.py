@@ -5,7 +5,9 @@ measured recipes): a slug, a title, one sentence of what to look for, the
 `RunConfig`s it trains (a preset may be several runs: dense vs sparse, k =
 0..4, N_h ∈ {2, 5, 10}), the recipe in words, a `check(runs)` that measures
 the claim on trained runs and returns one `ClaimResult` per claim, and an
-optional summary figure across its runs. "Held" is judged on the best seed
+optional summary figure across its runs. Each claim is one function of its
+preset's module (its test, numbers and criterion, with the function writing its
+sentence, `said_*`, right after it); `check` only composes them. "Held" is judged on the best seed
 (`Run.best`: the lowest expected loss) of each run — the paper's best-of-n protocol — and the
 success rate counts every seed, so a card can say "held, 4 of 16 seeds".
 

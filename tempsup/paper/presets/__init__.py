@@ -1,8 +1,8 @@
 """The paper's claims as presets, one module each, and the one registry of them.
 
 Each module holds one preset whole: `build(quick)` (its runs and recipe),
-`check(runs)` (its claims measured on the trained runs) and, where one picture
-across its runs says more than the panels, `figure(runs)`. `REGISTRY` lists
+`check(runs)` (its claims measured on the trained runs, one function per claim)
+and, where one picture across its runs says more than the panels, `figure(runs)`. `REGISTRY` lists
 them in gallery order; `presets`, `preset` and `preset_configs` read it. A module's
 `THUMBNAIL` names its card's picture (`thumbnail_choice`).
 The quick form (`quick=True`) is the test suite's: fewer steps and seeds, and

@@ -50,6 +50,15 @@ def diagonal(run: Run, st: dict[str, Any]) -> ClaimResult:
     )
 
 
+def said_diagonal(m: dict[str, Any]) -> str:
+    """How many features are on the diagonal, and whether they are the first ones."""
+    first = "the most important ones" if m["on_diagonal_are_first"] else "not the first ones"
+    return (
+        f"{m['on_diagonal']} features on the diagonal ({num(100 * m['fraction_on_diagonal'], 2)} "
+        f"%), {first}."
+    )
+
+
 def rest_le_zero(run: Run, st: dict[str, Any]) -> ClaimResult:
     """Off the diagonal and at every other age: ≤ 0 almost everywhere."""
     b = run.best
@@ -71,6 +80,17 @@ def rest_le_zero(run: Run, st: dict[str, Any]) -> ClaimResult:
     )
 
 
+def said_rest(m: dict[str, Any]) -> str:
+    """The share of the other entries ≤ 0.1 and the largest of them."""
+    return (
+        f"{num(100 * m['fraction_off_diagonal_le_tol'], 3)} % of the off-diagonal entries "
+        f"(largest {fixed(m['max_off_diagonal'], 2)}) and "
+        f"{num(100 * m['fraction_other_ages_le_tol'], 3)} % of the entries at other ages "
+        f"(largest {fixed(m['max_other_ages'], 2)}; {num(100 * m['fraction_other_ages_le_0'], 2)} "
+        "% strictly ≤ 0) are ≤ 0.1."
+    )
+
+
 # ---- the presets -----------------------------------------------------------------------------
 
 
@@ -80,26 +100,6 @@ def figure(runs: dict[str, Run]) -> go.Figure:
     return go.Figure(
         go.Heatmap(z=A.tolist(), colorscale=DIVERGING, zmid=0),
         layout=base_layout("W_yᵀW_k of the best seed (readout i × feature j)"),
-    )
-
-
-def said_diagonal(m: dict[str, Any]) -> str:
-    """How many features are on the diagonal, and whether they are the first ones."""
-    first = "the most important ones" if m["on_diagonal_are_first"] else "not the first ones"
-    return (
-        f"{m['on_diagonal']} features on the diagonal ({num(100 * m['fraction_on_diagonal'], 2)} "
-        f"%), {first}."
-    )
-
-
-def said_rest(m: dict[str, Any]) -> str:
-    """The share of the other entries ≤ 0.1 and the largest of them."""
-    return (
-        f"{num(100 * m['fraction_off_diagonal_le_tol'], 3)} % of the off-diagonal entries "
-        f"(largest {fixed(m['max_off_diagonal'], 2)}) and "
-        f"{num(100 * m['fraction_other_ages_le_tol'], 3)} % of the entries at other ages "
-        f"(largest {fixed(m['max_other_ages'], 2)}; {num(100 * m['fraction_other_ages_le_0'], 2)} "
-        "% strictly ≤ 0) are ≤ 0.1."
     )
 
 

@@ -98,6 +98,17 @@ def align(h: History) -> ClaimResult:
     )
 
 
+def said_aligned(m: dict[str, Any]) -> str:
+    """When every a_s is positive, and how aligned the directions are then."""
+    if m["step"] is None:
+        return "the best seed never has every a_s > 0 early in training."
+    return (
+        f"at step {m['step']}: a_0…a_{len(m['a_at_that_step']) - 1} = "
+        f"{listed(m['a_at_that_step'])}, all positive; the smallest cos(w_s, w_y) is "
+        f"{fixed(m['min_cos_w_s_w_y'], 2)}; at the end a = {listed(m['final_a'])}."
+    )
+
+
 def separate_in_order(h: History) -> ClaimResult:
     """Then a_0, a_1, …, a_k settle one after another."""
     b, k, a, steps = h.run.best, h.run.config.k, h.a, h.steps
@@ -122,17 +133,6 @@ def separate_in_order(h: History) -> ClaimResult:
         "frame interval (the time resolution; strict order reported too); held on the "
         "best seed",
         said=said_order,
-    )
-
-
-def said_aligned(m: dict[str, Any]) -> str:
-    """When every a_s is positive, and how aligned the directions are then."""
-    if m["step"] is None:
-        return "the best seed never has every a_s > 0 early in training."
-    return (
-        f"at step {m['step']}: a_0…a_{len(m['a_at_that_step']) - 1} = "
-        f"{listed(m['a_at_that_step'])}, all positive; the smallest cos(w_s, w_y) is "
-        f"{fixed(m['min_cos_w_s_w_y'], 2)}; at the end a = {listed(m['final_a'])}."
     )
 
 

@@ -73,6 +73,14 @@ def intermediate_free(tied: Run) -> ClaimResult:
     )
 
 
+def said_free(m: dict[str, Any]) -> str:
+    """a_s of the best seed and how many intermediate directions are free."""
+    return (
+        f"a_0…a_{len(m['a']) - 1} = {listed(m['a'])}: {m['intermediate_free']} of k = "
+        f"{m['k']} intermediate directions ≤ 0; {m['dead_seeds']} seeds silent (dead)."
+    )
+
+
 def sharp_forgetting(tied: Run, linear: Run) -> ClaimResult:
     """a_s = 0 exactly after k in the ReLU RNN; the linear RNN's tail does not vanish."""
     k, b, bl = tied.config.k, tied.best, linear.best
@@ -97,6 +105,15 @@ def sharp_forgetting(tied: Run, linear: Run) -> ClaimResult:
     )
 
 
+def said_sharp(m: dict[str, Any]) -> str:
+    """How much of the input survives after k, ReLU against linear."""
+    return (
+        f"max_(s>k) |a_s|/a_k = {num(m['relu_max_after_k_over_a_k'])} for the ReLU RNN "
+        f"against {fixed(m['linear_max_after_k_over_a_k'])} for the linear RNN (a_(k+1)/a_k "
+        f"= {fixed(m['linear_a_k_plus_1_over_a_k'])})."
+    )
+
+
 def free_readout(tied: Run, free_run: Run) -> ClaimResult:
     """The free readout, warm-started from the tied one, keeps the gauge-free geometry."""
     k, bf = tied.config.k, free_run.best
@@ -112,23 +129,6 @@ def free_readout(tied: Run, free_run: Run) -> ClaimResult:
         "per seed: as the two claims above on a_s = w_yᵀw_s, which is gauge invariant; "
         "held on the best seed",
         said=said_free_readout,
-    )
-
-
-def said_free(m: dict[str, Any]) -> str:
-    """a_s of the best seed and how many intermediate directions are free."""
-    return (
-        f"a_0…a_{len(m['a']) - 1} = {listed(m['a'])}: {m['intermediate_free']} of k = "
-        f"{m['k']} intermediate directions ≤ 0; {m['dead_seeds']} seeds silent (dead)."
-    )
-
-
-def said_sharp(m: dict[str, Any]) -> str:
-    """How much of the input survives after k, ReLU against linear."""
-    return (
-        f"max_(s>k) |a_s|/a_k = {num(m['relu_max_after_k_over_a_k'])} for the ReLU RNN "
-        f"against {fixed(m['linear_max_after_k_over_a_k'])} for the linear RNN (a_(k+1)/a_k "
-        f"= {fixed(m['linear_a_k_plus_1_over_a_k'])})."
     )
 
 

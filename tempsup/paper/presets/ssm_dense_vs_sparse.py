@@ -84,6 +84,12 @@ def sparse_angle(sparse: Run) -> ClaimResult:
     )
 
 
+def said_angle(m: dict[str, Any]) -> str:
+    """The best seed's kθ and where the other seeds ended."""
+    others = sorted(set(m["k_theta_deg_per_seed"]))
+    return f"kθ = {deg(m['k_theta_deg'], 1)}; the seeds end at {listed(others, 0)}°."
+
+
 def radius_drops(dense: Run, sparse: Run) -> ClaimResult:
     """ρ(W_h) of the sparse seeds below the dense best seed's."""
     bd, bs = dense.best, sparse.best
@@ -106,6 +112,14 @@ def radius_drops(dense: Run, sparse: Run) -> ClaimResult:
     )
 
 
+def said_radius(m: dict[str, Any]) -> str:
+    """ρ(W_h) and ‖w_0‖ of the dense and the sparse best seed."""
+    return (
+        f"ρ(W_h) {fixed(m['rho_dense'])} → {fixed(m['rho_sparse'])}; ‖w_0‖ "
+        f"{fixed(m['w0_norm_dense'], 2)} → {fixed(m['w0_norm_sparse'], 2)} (canonical gauge)."
+    )
+
+
 def intermediate_free(dense: Run, sparse: Run) -> ClaimResult:
     """Sparse: every intermediate a_s (s < k) ≤ 0, the output one alive."""
     bd, bs, k = dense.best, sparse.best, sparse.config.k
@@ -123,6 +137,15 @@ def intermediate_free(dense: Run, sparse: Run) -> ClaimResult:
         },
         f"per seed: a_s ≤ {TOL} for every s < k and a_k ≥ {ALIVE}; held on the best seed",
         said=said_free,
+    )
+
+
+def said_free(m: dict[str, Any]) -> str:
+    """The projections a_s of the sparse and the dense best seed."""
+    return (
+        f"a_0…a_{len(m['a_sparse']) - 1} sparse = {listed(m['a_sparse'])}; dense = "
+        f"{listed(m['a_dense'])} ({m['dense_intermediate_free']} dense intermediate "
+        "direction(s) ≤ 0)."
     )
 
 
@@ -148,29 +171,6 @@ def largest_packed(dense: Run, sparse: Run) -> ClaimResult:
         f"have a_s ≤ {TOL}, and "
         f"a_k ≥ {ALIVE}; held on the best seed",
         said=said_largest,
-    )
-
-
-def said_angle(m: dict[str, Any]) -> str:
-    """The best seed's kθ and where the other seeds ended."""
-    others = sorted(set(m["k_theta_deg_per_seed"]))
-    return f"kθ = {deg(m['k_theta_deg'], 1)}; the seeds end at {listed(others, 0)}°."
-
-
-def said_radius(m: dict[str, Any]) -> str:
-    """ρ(W_h) and ‖w_0‖ of the dense and the sparse best seed."""
-    return (
-        f"ρ(W_h) {fixed(m['rho_dense'])} → {fixed(m['rho_sparse'])}; ‖w_0‖ "
-        f"{fixed(m['w0_norm_dense'], 2)} → {fixed(m['w0_norm_sparse'], 2)} (canonical gauge)."
-    )
-
-
-def said_free(m: dict[str, Any]) -> str:
-    """The projections a_s of the sparse and the dense best seed."""
-    return (
-        f"a_0…a_{len(m['a_sparse']) - 1} sparse = {listed(m['a_sparse'])}; dense = "
-        f"{listed(m['a_dense'])} ({m['dense_intermediate_free']} dense intermediate "
-        "direction(s) ≤ 0)."
     )
 
 

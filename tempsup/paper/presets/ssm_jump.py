@@ -116,48 +116,6 @@ def switches(found: dict[str, Any] | None) -> bool:
     return found is not None and found["width"] <= JUMP_WIDTH + 1e-9
 
 
-def said(m: dict[str, Any]) -> str:
-    """The one sentence of the sweep's story: where the best seed switches basin, and that
-    this is a change of the winning basin, not seeds moving (gallery, lesson, phase page,
-    report and README all read it)."""
-    S, th, rho = m["sparsity"], m["k_theta_deg_best"], m["rho_best"]
-    dense, sparse = m["lowest_loss_dense_seeds"], m["lowest_loss_sparse_seeds"]
-    found = m["jump_best"]
-    if found is not None:
-        lo, hi = found["between"]
-        i = S.index(lo)
-        first = (
-            f"The best seed switches basin between S = {lo:g} and {hi:g}: its kθ goes from "
-            f"{deg(th[i])} to {deg(th[i + 1])} and ρ(W_h) from {num(rho[i])} to "
-            f"{num(rho[i + 1])}"
-        )
-        if None not in (dense[i], sparse[i], dense[i + 1], sparse[i + 1]):
-            first += (
-                f", because the ≈ 270° basin's lowest loss ({fixed(sparse[i])} → "
-                f"{fixed(sparse[i + 1])}) falls below the ≈ 90° basin's ({fixed(dense[i])} → "
-                f"{fixed(dense[i + 1])})"
-            )
-        first += "."
-    else:
-        first = (
-            f"The best seed does not switch cleanly from the ≈ 90° to the ≈ 270° basin over "
-            f"S = {S[0]:g}–{S[-1]:g} (its regimes read {m['regime_best']}: d ≈ 90°, "
-            "s ≈ 270°, . neither)."
-        )
-    n, moved, kept = m["seeds"], m["seeds_switching"], m["seeds_in_one_regime_at_every_sparsity"]
-    if moved == 0:
-        second = (
-            f"Individual seeds do not move: 0 of {n} switch basin themselves, and {kept} of "
-            f"{n} keep one basin at every sparsity."
-        )
-    else:
-        second = (
-            f"{moved} of {n} seeds switch basin themselves; {kept} of {n} keep one basin at "
-            "every sparsity."
-        )
-    return f"{first} {second}"
-
-
 def said_of_sweep(runs: Sequence[Run]) -> str:
     """The same sentence for any finished sparsity sweep (the phase page's own): per k when
     it spans several, and a plain statement when a k has a single sparsity."""
@@ -211,6 +169,48 @@ def basin_switch(runs: dict[str, Run]) -> ClaimResult:
         said=said,
         counted=COUNTED,
     )
+
+
+def said(m: dict[str, Any]) -> str:
+    """The one sentence of the sweep's story: where the best seed switches basin, and that
+    this is a change of the winning basin, not seeds moving (gallery, lesson, phase page,
+    report and README all read it)."""
+    S, th, rho = m["sparsity"], m["k_theta_deg_best"], m["rho_best"]
+    dense, sparse = m["lowest_loss_dense_seeds"], m["lowest_loss_sparse_seeds"]
+    found = m["jump_best"]
+    if found is not None:
+        lo, hi = found["between"]
+        i = S.index(lo)
+        first = (
+            f"The best seed switches basin between S = {lo:g} and {hi:g}: its kθ goes from "
+            f"{deg(th[i])} to {deg(th[i + 1])} and ρ(W_h) from {num(rho[i])} to "
+            f"{num(rho[i + 1])}"
+        )
+        if None not in (dense[i], sparse[i], dense[i + 1], sparse[i + 1]):
+            first += (
+                f", because the ≈ 270° basin's lowest loss ({fixed(sparse[i])} → "
+                f"{fixed(sparse[i + 1])}) falls below the ≈ 90° basin's ({fixed(dense[i])} → "
+                f"{fixed(dense[i + 1])})"
+            )
+        first += "."
+    else:
+        first = (
+            f"The best seed does not switch cleanly from the ≈ 90° to the ≈ 270° basin over "
+            f"S = {S[0]:g}–{S[-1]:g} (its regimes read {m['regime_best']}: d ≈ 90°, "
+            "s ≈ 270°, . neither)."
+        )
+    n, moved, kept = m["seeds"], m["seeds_switching"], m["seeds_in_one_regime_at_every_sparsity"]
+    if moved == 0:
+        second = (
+            f"Individual seeds do not move: 0 of {n} switch basin themselves, and {kept} of "
+            f"{n} keep one basin at every sparsity."
+        )
+    else:
+        second = (
+            f"{moved} of {n} seeds switch basin themselves; {kept} of {n} keep one basin at "
+            "every sparsity."
+        )
+    return f"{first} {second}"
 
 
 def figure(runs: dict[str, Run]) -> go.Figure:

@@ -146,6 +146,15 @@ def polygon_at_k0(r: Recalls) -> ClaimResult:
     )
 
 
+def said_polygon(m: dict[str, Any]) -> str:
+    """The angles between neighbouring features and their lengths, best seed at k = 0."""
+    return (
+        f"angles between neighbouring features {listed(m['gaps_deg'], 0)}°, lengths "
+        f"{listed(m['norms'])} (shortest/longest {fixed(m['norm_ratio'], 2)}), recall "
+        f"{listed(m['recall'])}." + _ties(m)
+    )
+
+
 def all_or_none(r: Recalls) -> ClaimResult:
     """k ≥ 1: every feature kept whole or dropped, nothing in between."""
     mem, recs = r.memory, r.recs
@@ -172,6 +181,11 @@ def all_or_none(r: Recalls) -> ClaimResult:
     )
 
 
+def said_all_or_none(m: dict[str, Any]) -> str:
+    """Per k, the best seed's kept set and recalls (a recall between 0.2 and 0.8 is neither)."""
+    return _recalls(m) + "." + _ties(m)
+
+
 def prefix_kept(r: Recalls) -> ClaimResult:
     """k ≥ 1: the kept features are the most important ones, a prefix A, AB, …"""
     mem, recs = r.memory, r.recs
@@ -190,6 +204,12 @@ def prefix_kept(r: Recalls) -> ClaimResult:
         "held when it is so for the best seed of every k ≥ 1",
         said=said_prefix,
     )
+
+
+def said_prefix(m: dict[str, Any]) -> str:
+    """Per k, the best seed's kept set."""
+    sets = [f"{k.replace('=', ' = ')}: {v or 'none'}" for k, v in m.items() if k.startswith("k=")]
+    return "kept sets " + "; ".join(sets) + "." + _ties(m)
 
 
 def fewer(r: Recalls) -> ClaimResult:
@@ -227,6 +247,14 @@ def fewer(r: Recalls) -> ClaimResult:
     )
 
 
+def said_fewer(m: dict[str, Any]) -> str:
+    """How many features are represented (and kept whole) at each k."""
+    return (
+        f"at k = {listed(m['k'])}: {listed(m['represented_best'])} features represented, "
+        f"{listed(m['kept_best'])} kept whole." + _ties(m)
+    )
+
+
 def a_survives(r: Recalls) -> ClaimResult:
     """A, the most important feature, is recalled whole at every k."""
     labels, recs = r.labels, r.recs
@@ -244,6 +272,12 @@ def a_survives(r: Recalls) -> ClaimResult:
         "seed of every k",
         said=said_a_survives,
     )
+
+
+def said_a_survives(m: dict[str, Any]) -> str:
+    """A's recall at each k."""
+    per_k = [f"{k.replace('=', ' = ')}: {fixed(v, 2)}" for k, v in m.items() if k.startswith("k=")]
+    return "A's recall " + "; ".join(per_k) + "." + _ties(m)
 
 
 def only_a(r: Recalls) -> ClaimResult:
@@ -269,7 +303,21 @@ def only_a(r: Recalls) -> ClaimResult:
     )
 
 
-# ---- claims across several runs: sparsity sweeps, dense ReLU, the loss terms -------------------
+def said_only_a(m: dict[str, Any]) -> str:
+    """What the largest k keeps, and up to which k a lesser feature is kept."""
+    largest = m["largest_k_with_a_lesser_feature"]
+    lesser = (
+        f"a lesser feature is kept up to k = {largest}"
+        if largest is not None
+        else "no lesser feature is kept at any k"
+    )
+    return (
+        f"the largest k keeps {m['kept'] or 'none'} (recall {listed(m['recall'])}); {lesser}."
+        + _ties(m)
+    )
+
+
+# ---- pieces the sentences share ------------------------------------------------------------
 
 
 def _ties(m: dict[str, Any]) -> str:
@@ -284,54 +332,6 @@ def _recalls(per_k: dict[str, Any]) -> str:
         f"{k.replace('=', ' = ')}: keeps {v['kept'] or 'none'} (recall {listed(v['recall'])})"
         for k, v in per_k.items()
         if isinstance(v, dict)
-    )
-
-
-def said_polygon(m: dict[str, Any]) -> str:
-    """The angles between neighbouring features and their lengths, best seed at k = 0."""
-    return (
-        f"angles between neighbouring features {listed(m['gaps_deg'], 0)}°, lengths "
-        f"{listed(m['norms'])} (shortest/longest {fixed(m['norm_ratio'], 2)}), recall "
-        f"{listed(m['recall'])}." + _ties(m)
-    )
-
-
-def said_all_or_none(m: dict[str, Any]) -> str:
-    """Per k, the best seed's kept set and recalls (a recall between 0.2 and 0.8 is neither)."""
-    return _recalls(m) + "." + _ties(m)
-
-
-def said_prefix(m: dict[str, Any]) -> str:
-    """Per k, the best seed's kept set."""
-    sets = [f"{k.replace('=', ' = ')}: {v or 'none'}" for k, v in m.items() if k.startswith("k=")]
-    return "kept sets " + "; ".join(sets) + "." + _ties(m)
-
-
-def said_fewer(m: dict[str, Any]) -> str:
-    """How many features are represented (and kept whole) at each k."""
-    return (
-        f"at k = {listed(m['k'])}: {listed(m['represented_best'])} features represented, "
-        f"{listed(m['kept_best'])} kept whole." + _ties(m)
-    )
-
-
-def said_a_survives(m: dict[str, Any]) -> str:
-    """A's recall at each k."""
-    per_k = [f"{k.replace('=', ' = ')}: {fixed(v, 2)}" for k, v in m.items() if k.startswith("k=")]
-    return "A's recall " + "; ".join(per_k) + "." + _ties(m)
-
-
-def said_only_a(m: dict[str, Any]) -> str:
-    """What the largest k keeps, and up to which k a lesser feature is kept."""
-    largest = m["largest_k_with_a_lesser_feature"]
-    lesser = (
-        f"a lesser feature is kept up to k = {largest}"
-        if largest is not None
-        else "no lesser feature is kept at any k"
-    )
-    return (
-        f"the largest k keeps {m['kept'] or 'none'} (recall {listed(m['recall'])}); {lesser}."
-        + _ties(m)
     )
 
 

@@ -105,6 +105,20 @@ def diagonal(d: Diagonals) -> ClaimResult:
     )
 
 
+def said_diagonal(m: dict[str, Any]) -> str:
+    """Per N_h: features on the diagonal and the largest off-diagonal entry."""
+    return (
+        "; ".join(
+            f"{lab.replace('=', ' = ')}: {v['on_diagonal']} on the diagonal, largest "
+            f"off-diagonal {fixed(v['max_off_diagonal'])}"
+            for lab, v in m.items()
+            if lab != TIES
+        )
+        + "."
+        + _ties(m)
+    )
+
+
 def other_ages(d: Diagonals) -> ClaimResult:
     """At every other age s ≠ k: no positive entry."""
     labels, stats = d.labels, d.stats
@@ -130,6 +144,20 @@ def other_ages(d: Diagonals) -> ClaimResult:
         f"per (N_h, seed): every entry of W_yᵀW_s for s ≠ k, s < T, ≤ {TOL}; held when so "
         "for the best seed of every N_h",
         said=said_other_ages,
+    )
+
+
+def said_other_ages(m: dict[str, Any]) -> str:
+    """Per N_h: the largest entry at other ages and the share of entries ≤ 0."""
+    return (
+        "; ".join(
+            f"{lab.replace('=', ' = ')}: largest entry {fixed(v['max_entry'])}, "
+            f"{num(100 * v['fraction_le_0'], 3)} % of entries ≤ 0 strictly"
+            for lab, v in m.items()
+            if lab != TIES
+        )
+        + "."
+        + _ties(m)
     )
 
 
@@ -162,6 +190,14 @@ def more_on_diagonal(d: Diagonals) -> ClaimResult:
     )
 
 
+def said_more(m: dict[str, Any]) -> str:
+    """Features on the diagonal at each N_h."""
+    return (
+        f"N_h = {listed(m['N_h'])}: {listed(m['on_diagonal_best'])} features on the diagonal."
+        + _ties(m)
+    )
+
+
 def figure(runs: dict[str, Run]) -> go.Figure:
     labels = list(runs)
     return go.Figure(
@@ -173,45 +209,9 @@ def figure(runs: dict[str, Run]) -> go.Figure:
     )
 
 
-def said_diagonal(m: dict[str, Any]) -> str:
-    """Per N_h: features on the diagonal and the largest off-diagonal entry."""
-    return (
-        "; ".join(
-            f"{lab.replace('=', ' = ')}: {v['on_diagonal']} on the diagonal, largest "
-            f"off-diagonal {fixed(v['max_off_diagonal'])}"
-            for lab, v in m.items()
-            if lab != TIES
-        )
-        + "."
-        + _ties(m)
-    )
-
-
 def _ties(m: dict[str, Any]) -> str:
     """The seeds tied with a best seed, when there are (`tempsup.paper.ties`)."""
     return f" Ties: {m[TIES]}." if m.get(TIES) else ""
-
-
-def said_other_ages(m: dict[str, Any]) -> str:
-    """Per N_h: the largest entry at other ages and the share of entries ≤ 0."""
-    return (
-        "; ".join(
-            f"{lab.replace('=', ' = ')}: largest entry {fixed(v['max_entry'])}, "
-            f"{num(100 * v['fraction_le_0'], 3)} % of entries ≤ 0 strictly"
-            for lab, v in m.items()
-            if lab != TIES
-        )
-        + "."
-        + _ties(m)
-    )
-
-
-def said_more(m: dict[str, Any]) -> str:
-    """Features on the diagonal at each N_h."""
-    return (
-        f"N_h = {listed(m['N_h'])}: {listed(m['on_diagonal_best'])} features on the diagonal."
-        + _ties(m)
-    )
 
 
 def build(quick: bool = False) -> Preset:
