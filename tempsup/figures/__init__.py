@@ -13,9 +13,10 @@ caption: what the app, the export and the site read) and puts them behind the pa
 protocol (`tempsup.figures.panel`, shared with the correlations lab's panels):
 `frame_traces`, `all_frame_traces`, `moving_traces`, `panel_layout` and `panel_figure`
 below are its front-end, for every panel, seed, feature and frame. Everything that moves
-is trace data, plain JSON with floats rounded to 4 significant digits. `animation_figure` / `export_html` put all four panels into one
-animated, self-contained figure whose frames carry only what moves; `status_lines` gives
-the line of numbers under the player, one per frame (`status.py`).
+is trace data, plain JSON with floats rounded to 4 significant digits. `animation_figure`
+/ `export_html` put all four panels into one animated, self-contained figure whose frames
+carry only what moves; `status_lines` gives the line of numbers under the player, one per
+frame (`status.py`).
 """
 
 from __future__ import annotations
