@@ -38,7 +38,7 @@ from functools import lru_cache
 import torch
 from torch import Tensor
 
-from tempsup import relu_terms
+from tempsup import fused, relu_terms
 from tempsup.errors import TempsupError
 from tempsup.models import CONV_MAX_SIDE, BatchedRNN
 from tempsup.theory import input_moments
@@ -434,6 +434,9 @@ class _ReluKernelLoss(torch.autograd.Function):
 
 def recurrent_loss(model: BatchedRNN, x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     """Per-model loss (M,) by the time loop, any model; x (1 or M, T, N_x, B)."""
+    if fused.applies(model.W_x, x):  # compiled, where it builds (tempsup.fused)
+        args = (model.W_x, model.W_h, model.readout(), model.b_y, x, model.k, weights)
+        return fused.recurrent_loss(*args, model.relu_hidden, model.relu_readout)
     y = _delayed(x, model.k)  # (T, M or 1, N_x, B)
     # time-major and contiguous: the gradient's products over every t run 3x faster
     # on a contiguous copy than on the strided view (per-model inputs: a few MB)

@@ -1,0 +1,132 @@
+"""The recurrent training loss by a compiled time loop, where this machine can build one.
+
+`tempsup.losses.recurrent_loss` (the ReLU RNN's loss, and any model too wide for
+a Toeplitz matrix) is a Python loop over time whose every step is a dozen
+PyTorch ops on (M, N_h, B) tensors: for the paper's small models each op costs
+more in dispatch and memory passes than in arithmetic. `rnn_loop.c` runs the
+same forward and backward pass through time in one call, a tile of batch
+columns at a time with its state in cache, and returns the loss and the
+gradients (the same numbers up to float rounding: tests/test_fused.py).
+
+The library is built on first import (`build.py`, or ahead of time by
+`scripts/setup`). Where it cannot be built (no C compiler) or is switched off
+(`TEMPSUP_FUSED=0`), `LIBRARY` is None, one log line says so, and the loss
+keeps PyTorch's loop. The kernel runs on the calling thread and starts none
+of its own.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+import os
+
+import torch
+from torch import Tensor
+
+from tempsup.fused.build import BuildError, load
+
+log = logging.getLogger("tempsup.fused")
+
+# The loop's cost per model, sample and time step is about N_h (N_h + 2 N_x)
+# multiply-adds either way; above this many PyTorch's batched products (BLAS, at
+# its best on large matrices) are faster than the tile loop.
+MAX_WIDTH = 1024
+
+
+def _open() -> ctypes.CDLL | None:
+    """The loaded library, or None (with one log line saying why) for PyTorch's loop."""
+    if os.environ.get("TEMPSUP_FUSED", "").strip() in ("0", "off", "false", "no"):
+        log.info("TEMPSUP_FUSED=0: the recurrent loss runs PyTorch's time loop")
+        return None
+    try:
+        return load()
+    except BuildError as exc:
+        log.warning(
+            "the compiled time loop is not available (%s); the ReLU RNN trains by "
+            "PyTorch's time loop, several times slower",
+            exc,
+        )
+        return None
+
+
+LIBRARY = _open()
+_DTYPES = {torch.float32: "f32", torch.float64: "f64"}
+
+
+def applies(w_x: Tensor, x: Tensor) -> bool:
+    """Whether the compiled loop takes this loss: built, float32 or float64, a small model.
+
+    `w_x` (M, N_h, N_x) is the model's input weight, `x` its inputs (1 or M, T, N_x, B).
+    """
+    n_h, n_x = w_x.shape[1], w_x.shape[2]
+    return (
+        LIBRARY is not None
+        and x.dtype in _DTYPES
+        and w_x.dtype == x.dtype
+        and n_h * (n_h + 2 * n_x) <= MAX_WIDTH
+    )
+
+
+def recurrent_loss(
+    w_x: Tensor,
+    w_h: Tensor,
+    w_y: Tensor,
+    b: Tensor | None,
+    x: Tensor,
+    k: Tensor,
+    weights: Tensor,
+    relu_hidden: bool,
+    relu_readout: bool,
+) -> Tensor:
+    """Per-model loss (M,) of the recurrence on x (1 or M, T, N_x, B), targets x delayed by k (M,).
+
+    Differentiable in w_x, w_h, w_y (M, N_h, N_x or N_h) and b (M, N_x) or None;
+    `weights` (N_x,) are the importance weights. `applies` must hold.
+    """
+    return _FusedLoss.apply(w_x, w_h, w_y, b, x, k, weights, relu_hidden, relu_readout)
+
+
+class _FusedLoss(torch.autograd.Function):
+    """The loss by one call of the compiled loop, its gradients computed in the same call."""
+
+    @staticmethod
+    def forward(ctx, w_x, w_h, w_y, b, x, k, weights, relu_hidden, relu_readout):  # noqa: ANN001, PLR0913
+        m, n_h, n_x = w_x.shape
+        _, seq_len, _, batch = x.shape
+        grad = any(ctx.needs_input_grad[:4])
+        x = x.contiguous()
+        w_x, w_h, w_y = w_x.contiguous(), w_h.contiguous(), w_y.contiguous()
+        b = None if b is None else b.contiguous()
+        k = k.to(torch.int64).contiguous()
+        imp = weights.to(x.dtype).contiguous()
+        flags = int(relu_hidden) | 2 * int(relu_readout) | 4 * int(grad)
+        x_stride = 0 if x.shape[0] == 1 else seq_len * n_x * batch
+        dims = (ctypes.c_int64 * 7)(seq_len, m, n_h, n_x, batch, x_stride, flags)
+        loss = x.new_empty(m)
+        grads = (torch.empty_like(w_x), torch.empty_like(w_h), torch.empty_like(w_y))
+        grad_b = None if b is None else torch.empty_like(b)
+        fn = getattr(LIBRARY, "tempsup_rnn_loss_" + _DTYPES[x.dtype])
+        status = fn(
+            dims,
+            k.data_ptr(),
+            *(t.data_ptr() for t in (w_x, w_h, w_y)),
+            None if b is None else b.data_ptr(),
+            x.data_ptr(),
+            imp.data_ptr(),
+            loss.data_ptr(),
+            *(t.data_ptr() for t in grads),
+            None if grad_b is None else grad_b.data_ptr(),
+        )
+        if status != 0:
+            raise MemoryError("the compiled time loop could not allocate its scratch memory")
+        if grad:
+            ctx.save_for_backward(*grads, grad_b)
+        return loss
+
+    @staticmethod
+    def backward(ctx, grad_loss):  # noqa: ANN001
+        per_model = grad_loss.view(-1, 1, 1)
+        gx, gh, gy, gb = ctx.saved_tensors
+        gb = None if gb is None else gb * grad_loss.view(-1, 1)
+        return gx * per_model, gh * per_model, gy * per_model, gb, *([None] * 5)
