@@ -1,0 +1,317 @@
+"""The worker's side of the job queue, driven by hand: every field each transition writes.
+
+claim, put_frame, progress, finish, end, requeue (the worker's lease) and cancel, retry
+(the web's) on the embedded diskcache queue in this process, no worker processes: each
+test checks the whole stored record after a transition against the values worked out
+here, the lines (queued, running) and what a stale claim may still do. The suite's
+tests/test_jobs.py runs the same queue through real workers on both backends; these
+are the fast checks mutation testing runs (scripts/mutation record).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+
+import pytest
+
+from tempsup.config import RunConfig
+from tempsup.errors import TempsupError
+from tempsup.jobs import JobQueue
+from tempsup.jobs.kinds import get_kind
+from tempsup.jobs.record import LOW, NORMAL, JobRecord, JobState, new_record, transition
+from tempsup.jobs.store import config_key
+from tempsup.run import Run, frame
+from tempsup.trainer import train
+
+TINY = {"steps": 40, "batch": 64, "seeds": 2, "snapshot_every": 10}  # 5 frames
+
+
+def tiny(seed: int) -> RunConfig:
+    return RunConfig(**{**TINY, "seed": seed})
+
+
+@pytest.fixture(scope="module")
+def frames() -> list[dict]:
+    """The 5 frames of one tiny run (any job's frames will do: the queue stores bytes)."""
+    config = tiny(1)
+    return [frame(config, snap) for snap in train(config)]
+
+
+@pytest.fixture
+def queue(tmp_path) -> JobQueue:
+    notified: list[int] = []
+    q = JobQueue(tmp_path / "jobs", notify=lambda: notified.append(1))
+    q.notified = notified  # type: ignore[attr-defined]
+    yield q
+    q.close()
+
+
+def record(queue: JobQueue, key: str) -> dict:
+    rec = queue.details(key)
+    assert rec is not None, key
+    return rec
+
+
+def between(before: float, value: float | None) -> bool:
+    """`value` is a time.time() taken after `before` and before now."""
+    return value is not None and before <= value <= time.time()
+
+
+def test_a_new_record_is_a_queued_job_with_nothing_done_yet() -> None:
+    rec = new_record("k" * 16, "run", 40, "alice")
+    assert rec == JobRecord(key="k" * 16, kind="run", state=JobState.QUEUED, total=40,
+                            client="alice")  # fmt: skip
+    assert (rec.attempts, rec.priority, rec.submitted, rec.step, rec.n_frames) == (0, 0, None, 0, 0)
+    assert (rec.cancel, rec.message, rec.token, rec.pid, rec.started) == (
+        False,
+        "",
+        None,
+        None,
+        None,
+    )
+    low = new_record("k" * 16, "bows", 9, "bob", attempts=3, priority=LOW, now=12.5)
+    assert (low.kind, low.total, low.client, low.attempts, low.priority, low.submitted) == (
+        "bows", 9, "bob", 3, 1, 12.5
+    )  # fmt: skip
+    for bad in (2, -1, None):
+        with pytest.raises(TempsupError) as refusal:
+            new_record("k" * 16, "run", 1, "x", priority=bad)
+        assert str(refusal.value) == f"priority: expected one of (0, 1), got {bad!r}"
+
+
+def test_a_refused_transition_says_which_are_allowed() -> None:
+    done = transition(new_record("k" * 16, "run", 1, "x"), JobState.DONE)
+    with pytest.raises(TempsupError) as refusal:
+        transition(done, JobState.RUNNING)
+    assert str(refusal.value) == (
+        f"job {'k' * 16}: cannot go from done to running; allowed: done, failed"
+    )
+
+
+def test_a_record_without_a_state_is_missing() -> None:
+    text = new_record("k" * 16, "run", 1, "x").to_json()
+    data = json.loads(text)
+    assert data["state"] == "queued" and JobRecord.from_json(text, "k" * 16) is not None
+    del data["state"]
+    assert JobRecord.from_json(json.dumps(data), "k" * 16) is None
+
+
+def test_claim_makes_the_first_job_in_line_running_under_its_process(queue) -> None:
+    first, second = tiny(11), tiny(12)
+    queue.submit(first, client="alice")
+    queue.submit(second, client="bob")
+    assert queue.notified == [1, 1]
+    before = time.time()
+    claim = queue.claim(pid=4321)
+    assert (claim.key, claim.spec, claim.kind) == (first.key, first, get_kind("run"))
+    rec = record(queue, first.key)
+    assert rec["state"] == "running" and rec["client"] == "alice"
+    assert (rec["pid"], rec["host"], rec["token"]) == (4321, socket.gethostname(), claim.token)
+    assert len(claim.token) == 32 and int(claim.token, 16) >= 0
+    assert (rec["attempts"], rec["step"], rec["n_frames"]) == (1, 0, 0)
+    assert (rec["rate"], rec["cancel"], rec["message"], rec["finished"]) == (None, False, "", None)
+    assert between(before, rec["started"]) and rec["updated"] == rec["started"]
+    assert rec["submitted"] <= rec["started"]
+    assert queue.running() == [first.key] and queue.queued() == [second.key]
+    other = queue.claim()  # without a pid: this process
+    assert other.key == second.key and other.token != claim.token
+    assert record(queue, second.key)["pid"] == os.getpid()
+    assert queue.running() == [first.key, second.key] and queue.queued() == []
+    assert queue.claim() is None and queue.claim_batch(0) == []
+
+
+def test_put_frame_and_progress_move_a_running_job_forward(queue, frames) -> None:
+    config = tiny(13)
+    queue.submit(config)
+    claim = queue.claim()
+    before = time.time()
+    assert queue.put_frame(claim, 0, frames[0]) == "ok"
+    assert queue.put_frame(claim, 2, frames[2]) == "ok"
+    assert queue.put_frame(claim, 1, frames[1]) == "ok"  # late: counts stay at the most
+    rec = record(queue, config.key)
+    assert (rec["state"], rec["n_frames"], rec["step"]) == ("running", 3, 20)
+    assert between(before, rec["updated"]) and rec["updated"] >= rec["started"]
+    assert [int(f["step"]) for f in queue.frames(config.key)] == [0, 10, 20]
+
+    before = time.time()
+    assert queue.progress(claim, 25, 12.5)
+    rec = record(queue, config.key)
+    assert (rec["step"], rec["rate"], rec["n_frames"]) == (25, 12.5, 3)
+    assert between(before, rec["updated"])
+    assert queue.progress(claim, 7, None)  # an older count never lowers the step
+    rec = record(queue, config.key)
+    assert (rec["step"], rec["rate"], rec["state"]) == (25, None, "running")
+    status = queue.status(config.key)
+    assert (status.step, status.n_frames, status.eta_s) == (25, 3, None)
+
+
+def test_finish_stores_the_result_and_ends_the_lease(queue, frames) -> None:
+    config = tiny(1)  # the frames' own config: its result is checked against the job
+    queue.submit(config)
+    claim = queue.claim()
+    assert queue.put_frame(claim, 0, frames[0]) == "ok"
+    assert queue.progress(claim, 30, 4.0)
+    before = time.time()
+    run = Run.from_frames(config, frames)
+    assert queue.finish(claim, run)
+    rec = record(queue, config.key)
+    assert rec["state"] == "done" and rec["step"] == config.steps == 40
+    assert (rec["n_frames"], rec["run_id"], rec["cancel"]) == (5, claim.token, False)
+    assert rec["message"] == "done: 40 steps, 5 frames"
+    assert between(before, rec["finished"]) and rec["attempts"] == 1
+    assert queue.running() == [] and queue.queued() == []
+    served = queue.frames(config.key)  # from the stored result now, every frame
+    assert [int(f["step"]) for f in served] == [0, 10, 20, 30, 40]
+    assert queue.result(config.key).n_frames == 5
+    status = queue.status(config.key)
+    assert (status.state, status.message, status.position) == (JobState.DONE, rec["message"], None)
+    # the lease is over: every later write of this claim is refused
+    assert queue.put_frame(claim, 5, frames[0]) == "lost"
+    assert not queue.progress(claim, 41, 1.0)
+    assert not queue.finish(claim, run)
+    assert not queue.end(claim, JobState.FAILED, "late")
+    assert not queue.requeue(claim, "late")
+    assert record(queue, config.key) == rec
+
+
+@pytest.mark.parametrize("state", [JobState.FAILED, JobState.CANCELLED])
+def test_end_keeps_the_frames_and_says_why(queue, frames, state) -> None:
+    config = tiny(15)
+    queue.submit(config)
+    claim = queue.claim()
+    for i in range(2):
+        assert queue.put_frame(claim, i, frames[i]) == "ok"
+    before = time.time()
+    assert queue.end(claim, state, "it broke")
+    rec = record(queue, config.key)
+    assert (rec["state"], rec["message"], rec["cancel"]) == (state.value, "it broke", False)
+    assert (rec["n_frames"], rec["step"], rec["token"]) == (2, 10, claim.token)
+    assert between(before, rec["finished"])
+    assert queue.running() == [] and queue.queued() == []
+    assert [int(f["step"]) for f in queue.frames(config.key)] == [0, 10]
+    status = queue.status(config.key)
+    assert (status.state, status.message, status.active) == (state, "it broke", False)
+    assert not queue.end(claim, state, "again")  # no longer this worker's
+    assert queue.put_frame(claim, 2, frames[2]) == "lost"
+
+
+@pytest.mark.parametrize("state", [JobState.DONE, JobState.RUNNING, JobState.QUEUED])
+def test_end_refuses_a_state_that_is_not_an_end(queue, state) -> None:
+    config = tiny(16)
+    queue.submit(config)
+    claim = queue.claim()
+    with pytest.raises(TempsupError, match="end: expected state failed or cancelled, got"):
+        queue.end(claim, state, "no")
+    assert record(queue, config.key)["state"] == "running"
+
+
+def test_requeue_puts_the_job_first_in_line_with_nothing_kept(queue, frames) -> None:
+    config, waiting = tiny(17), tiny(18)
+    queue.submit(config, client="alice")
+    claim = queue.claim(pid=77)
+    queue.submit(waiting)
+    assert queue.put_frame(claim, 0, frames[0]) == "ok"
+    assert queue.progress(claim, 5, 2.0)
+    queue.notified.clear()
+    assert queue.requeue(claim, "worker stopped")
+    assert queue.notified == [1]  # the workers are woken: a job is in line
+    rec = record(queue, config.key)
+    assert (rec["state"], rec["message"], rec["client"]) == ("queued", "worker stopped", "alice")
+    assert (rec["step"], rec["n_frames"], rec["token"], rec["pid"]) == (0, 0, None, None)
+    assert rec["attempts"] == 1  # the claim counted; the next one counts again
+    assert queue.queued() == [config.key, waiting.key] and queue.running() == []
+    assert queue.frames(config.key) == []
+    status = queue.status(config.key)
+    assert (status.state, status.position, status.message) == (JobState.QUEUED, 1, "")
+    assert not queue.requeue(claim, "twice")  # the old claim is stale now
+    assert queue.notified == [1]
+    again = queue.claim()
+    assert again.key == config.key and again.token != claim.token
+    assert record(queue, config.key)["attempts"] == 2
+
+
+def test_cancel_stops_a_queued_job_at_once_and_flags_a_running_one(queue) -> None:
+    running, waiting = tiny(19), tiny(20)
+    queue.submit(running)
+    queue.submit(waiting)
+    claim = queue.claim()
+    status = queue.cancel(waiting.key)
+    assert (status.state, status.message) == (JobState.CANCELLED, "cancelled before it started")
+    rec = record(queue, waiting.key)
+    assert (rec["state"], rec["message"]) == ("cancelled", "cancelled before it started")
+    assert queue.queued() == []
+
+    status = queue.cancel(running.key)  # the worker stops at its next frame
+    assert (status.state, status.cancelling, status.active) == (JobState.RUNNING, True, True)
+    rec = record(queue, running.key)
+    assert (rec["state"], rec["cancel"], rec["token"]) == ("running", True, claim.token)
+    assert queue.cancel(running.key) == status  # asked twice: the same
+    assert queue.end(claim, JobState.CANCELLED, "cancelled at step 0")
+    ended = record(queue, running.key)
+    assert (ended["state"], ended["cancel"]) == ("cancelled", False)
+    assert queue.cancel(running.key).state == JobState.CANCELLED  # ended jobs stay as they are
+    assert record(queue, running.key) == ended
+    assert queue.cancel("0123456789abcdef") is None
+
+
+def test_a_cancelled_running_job_hears_it_at_its_next_frame(queue, frames) -> None:
+    config = tiny(21)
+    queue.submit(config)
+    claim = queue.claim()
+    assert queue.put_frame(claim, 0, frames[0]) == "ok"
+    queue.cancel(config.key)
+    assert queue.put_frame(claim, 1, frames[1]) == "cancel"
+    assert record(queue, config.key)["n_frames"] == 2
+    assert queue.progress(claim, 12, None)  # still its lease until it ends
+    assert record(queue, config.key)["cancel"] is True
+
+
+def test_a_finished_job_is_not_cancelled(queue, frames) -> None:
+    config = tiny(1)
+    queue.submit(config)
+    claim = queue.claim()
+    assert queue.finish(claim, Run.from_frames(config, frames))
+    done = record(queue, config.key)
+    assert queue.cancel(config.key).state == JobState.DONE
+    assert record(queue, config.key) == done
+
+
+def test_retry_queues_an_ended_job_again_for_its_client(queue) -> None:
+    config = tiny(23)
+    queue.submit(config, client="alice", priority=LOW)
+    claim = queue.claim()
+    assert queue.end(claim, JobState.FAILED, "it broke")
+    queue.notified.clear()
+    before = time.time()
+    status = queue.retry(config.key)
+    assert (status.state, status.position, status.message) == (JobState.QUEUED, 1, "")
+    rec = record(queue, config.key)
+    assert (rec["state"], rec["client"], rec["priority"]) == ("queued", "alice", LOW)
+    assert (rec["attempts"], rec["step"], rec["n_frames"], rec["message"]) == (1, 0, 0, "")
+    assert (rec["token"], rec["pid"], rec["finished"], rec["started"]) == (None, None, None, None)
+    assert between(before, rec["submitted"])
+    assert queue.queued() == [config.key] and queue.notified == [1]
+    assert queue.retry(config.key) == status  # active: returned as it is
+
+    claim = queue.claim()
+    assert record(queue, config.key)["attempts"] == 2
+    assert queue.end(claim, JobState.CANCELLED, "stop")
+    queue.retry(config.key, client="bob")
+    rec = record(queue, config.key)
+    assert (rec["state"], rec["client"], rec["priority"]) == ("queued", "bob", LOW)
+
+
+def test_retry_refuses_an_unknown_job_and_an_unreadable_config(queue) -> None:
+    with pytest.raises(TempsupError, match="retry: expected the key of a known job, got 'nope'"):
+        queue.retry("nope")
+    config = tiny(24)
+    queue.submit(config, priority=NORMAL)
+    claim = queue.claim()
+    assert queue.end(claim, JobState.FAILED, "it broke")
+    queue.store.atomic(lambda db: db.set(config_key(config.key), b"{damaged"))
+    with pytest.raises(TempsupError, match=f"retry: the stored config of job {config.key} is"):
+        queue.retry(config.key)
+    assert record(queue, config.key)["state"] == "failed"
