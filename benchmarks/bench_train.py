@@ -18,7 +18,10 @@ torch thread it equals the wall time of an idle machine); `--clock wall` for
 several threads.
 
 Targets (issue 12, one thread, 64 models): linear ≥ 150×, SSM ≥ 60×, ReLU RNN
-≥ 30×, the single run ≥ 3×.
+≥ 30×, the single run ≥ 3×; issue 25: ReLU RNN ≥ 60× by the compiled time loop
+(`tempsup.fused`). The ReLU RNN's rows add "torch loop, M=64": the same training
+with the compiled loop switched off (PyTorch's time loop, the fallback where no
+C compiler builds it), measured in the same turns.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from functools import partial
 import torch
 from torch import nn
 
+from tempsup import fused
 from tempsup.config import RunConfig
 from tempsup.trainer import train
 
@@ -68,6 +72,15 @@ def tempsup_train(model: str, steps: int, cfg: RunConfig, n_models: int) -> None
         pass
 
 
+def without_fused(fn) -> None:
+    """Run `fn` with the compiled time loop switched off: PyTorch's loop, the fallback."""
+    saved, fused.LIBRARY = fused.LIBRARY, None
+    try:
+        fn()
+    finally:
+        fused.LIBRARY = saved
+
+
 def measure(fns: dict, repeats: int, clock=time.process_time) -> dict:
     """Median seconds of `repeats` calls of each of `fns` (by name), taken in turns —
     one call of each per round — so that a slow spell of a shared machine falls on
@@ -97,7 +110,7 @@ def main() -> None:
         tempsup_train("linear", 5, cfg, 2)  # warm up torch's kernels
         plain_train("linear", 5, cfg)
         print(f"\nN_h=2 k=3 T=20 batch=1024, {args.steps} steps, torch threads={threads}")
-        print(f"{'model':7} {'variant':18} {'model-steps/s':>14} {'x plain':>8}")
+        print(f"{'model':7} {'variant':20} {'model-steps/s':>14} {'x plain':>8}")
         bench_models(args, cfg, clock)
         bench_default_run(args, clock)
 
@@ -113,11 +126,16 @@ def bench_models(args: argparse.Namespace, cfg: RunConfig, clock) -> None:
                 partial(tempsup_train, model, args.steps, cfg, args.models),
             ),
         }
+        if model == "rnn" and fused.LIBRARY is not None:
+            runs[f"torch loop, M={args.models}"] = (
+                args.steps * args.models,
+                partial(without_fused, runs[f"tempsup, M={args.models}"][1]),
+            )
         seconds = measure({name: fn for name, (_, fn) in runs.items()}, args.repeats, clock)
         rates = {name: n / seconds[name] for name, (n, _) in runs.items()}
         base = rates["plain loop, M=1"]
         for name, rate in rates.items():
-            print(f"{model:7} {name:18} {rate:14.0f} {rate / base:8.2f}")
+            print(f"{model:7} {name:20} {rate:14.0f} {rate / base:8.2f}")
 
 
 def bench_default_run(args: argparse.Namespace, clock) -> None:
