@@ -134,10 +134,3 @@ def load() -> ctypes.CDLL:
         fn.restype = ctypes.c_int
         fn.argtypes = [ctypes.c_void_p] * 13
     return lib
-
-
-if __name__ == "__main__":  # scripts/setup: build now, so the first training step need not
-    try:
-        print(f"fused time loop ready: {load()._name}")
-    except BuildError as exc:
-        print(f"fused time loop not built ({exc}): the ReLU RNN trains by PyTorch's time loop")
