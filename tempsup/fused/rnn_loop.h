@@ -139,7 +139,7 @@ static inline __attribute__((always_inline)) void NAME(models)(
     REAL *lane = dn + nh * TILE;                          /* lanes * TILE */
     for (int64_t m = 0; m < M; m++) {
         const REAL *xm = x + m * x_stride;
-        for (int64_t q = 0; q < lanes; q++) total[q] = 0;
+        for (int64_t q = 0; q < lanes * TILE; q++) total[q] = 0;
         for (int64_t b0 = 0; b0 < B; b0 += TILE) {
             const int64_t nb = B - b0 < TILE ? B - b0 : TILE;
             if (nb == TILE) {
@@ -153,12 +153,14 @@ static inline __attribute__((always_inline)) void NAME(models)(
             NAME(tile)(T, nh, nx, nb, k[m], relu_h, relu_y, grad, wx + m * nh * nx,
                        wh + m * nh * nh, wy + m * nh * nx, bias ? bias + m * nx : 0, imp, xb, h,
                        act, g, d, dn, lane);
-            /* a tile's lanes hold sums over T steps: the sum over the batch is in double */
-            for (int64_t q = 0; q < lanes; q++) {
-                double s = 0;
-                for (int j = 0; j < TILE; j++) s += lane[q * TILE + j];
-                total[q] += s;
-            }
+            /* a tile's lanes hold sums over T steps: the sum over the batch is in double,
+             * lane by lane (independent adds, vectorized), the lanes summed once a model */
+            for (int64_t q = 0; q < lanes * TILE; q++) total[q] += lane[q];
+        }
+        for (int64_t q = 0; q < lanes; q++) {
+            double s = 0;
+            for (int j = 0; j < TILE; j++) s += total[q * TILE + j];
+            total[q] = s; /* q <= q * TILE: already read */
         }
         const double scale = 2.0 / (double)B;
         loss[m] = (REAL)(total[0] / (double)B);
@@ -186,7 +188,7 @@ EXPORT int NAME(tempsup_rnn_loss)(
     const int64_t lanes = 1 + 2 * nh * nx + nh * nh + nx;
     const int64_t n_work = (2 * T * nx + 2 * T * nh + 2 * nh + lanes + nx) * TILE;
     REAL *work = (REAL *)malloc((size_t)n_work * sizeof(REAL));
-    double *total = (double *)malloc((size_t)lanes * sizeof(double));
+    double *total = (double *)malloc((size_t)(lanes * TILE) * sizeof(double));
     if (!work || !total) {
         free(work);
         free(total);
