@@ -81,6 +81,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import signal
 import statistics
 import subprocess
@@ -834,6 +835,7 @@ def _classroom(root: Path, viewers: int, trainers: int, seconds: float) -> dict[
         window = time.monotonic() - t0
         cpu_after, load_after = server_cpu(base.pid), load_average()
         queue.close()
+    shutil.rmtree(tmp, ignore_errors=True)
     lat, sizes = http.latencies("poll"), http.sizes.get("poll", [])
     web_s = cpu_after["web"] - cpu_before["web"]
     return {
@@ -873,6 +875,7 @@ def checkout(rev: str):
             check=False,
             capture_output=True,
         )
+        shutil.rmtree(where.parent, ignore_errors=True)
 
 
 def classroom(
