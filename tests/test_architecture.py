@@ -26,6 +26,9 @@ JOB_LAYERS = (
     "disk",
     "limits",
     "kinds",
+    "entries",
+    "results",
+    "lease",
     "queue",
     "redis",
     "worker",
@@ -103,6 +106,13 @@ def test_the_job_service_depends_one_way(layer):
     allowed = {f"tempsup.jobs.{lower}" for lower in JOB_LAYERS[: JOB_LAYERS.index(layer)]}
     inside = {m for m in graph()[name] if m.startswith("tempsup.jobs.")}
     assert inside <= allowed, f"{name} imports {sorted(inside - allowed)}, above it"
+
+
+def test_every_job_module_has_a_layer():
+    """A new module of the job service takes its place in the order (or the order
+    above would not be enforced on it)."""
+    found = {name.rpartition(".")[2] for name in MODULES if name.startswith("tempsup.jobs.")}
+    assert found == set(JOB_LAYERS), f"not in JOB_LAYERS: {sorted(found - set(JOB_LAYERS))}"
 
 
 def test_only_entry_points_build_a_queue():

@@ -7,8 +7,12 @@ Modules, each importing only those before it:
     disk        DiskStore: the diskcache backend's store
     limits      Limits: size, per-client, rate, queue length
     kinds       the job kinds (run, sweep, bows, bows-sweep), check_untrusted(spec)
-    queue       BaseQueue (submit / status / frames / cancel; claim / put_frame /
-                finish), JobQueue on diskcache
+    entries     a job's record and spec entries, read and written in a transaction
+    results     Results: the finished results a queue stores, reads back verified, caches
+    lease       WorkerLease (claim / put_frame / progress / finish / end / requeue),
+                Claim, and the recovery of dead workers' jobs
+    queue       BaseQueue, the web's verbs (submit / status / frames / result /
+                cancel ...) over a WorkerLease; JobQueue on diskcache
     redis       RedisStore, RedisQueue (no Celery: the notify hook is passed in)
     worker      the worker loop (`python -m tempsup.jobs.worker`) and WorkerPool
     celery_app  the Celery app of the Redis backend (`celery -A tempsup.jobs.celery_app`)

@@ -5,8 +5,11 @@ bows config or sweep); every kind shares this queue, its limits, cancel and
 dedupe. One job per spec: the job id is `spec.key`, so identical specs share
 one job and one cached result (a shared link replays instantly). Web
 processes call `submit`, `status`, `frames(key, cursor)`, `result`/`run`,
-`cancel`; worker processes (`tempsup.jobs.worker`) `claim` queued jobs,
-`put_frame` as they train, and `finish`, `end` or `requeue` them.
+`cancel`: this module. Worker processes (`tempsup.jobs.worker`) `claim`
+queued jobs, `put_frame` as they train, and `finish`, `end` or `requeue`
+them: the queue's worker lease (`tempsup.jobs.lease.WorkerLease`, which also
+fails the jobs of dead workers). Finished results are stored and read back
+by the queue's results store (`tempsup.jobs.results.Results`).
 
     status = queue.submit(SweepSpec(base, sparsities=(0.1, 0.5, 0.9)), client)
     frames = queue.frames(status.key, cursor)   # dicts of SWEEP_FRAME_ARRAYS, one value per point
@@ -15,7 +18,7 @@ processes call `submit`, `status`, `frames(key, cursor)`, `result`/`run`,
 
 Two backends share every line of this logic (`BaseQueue`) and differ only in
 their `tempsup.jobs.store.Store`: `JobQueue` (one diskcache directory shared
-by every process on the machine; workers poll) and
+by every process on the machine, `tempsup.jobs.disk`; workers poll) and
 `tempsup.jobs.redis.RedisQueue` (Redis, workers woken by Celery).
 
 Every read-modify-write is atomic, so two workers never claim the same job and
@@ -38,27 +41,21 @@ kind, batch key and priority: `tempsup.jobs.kinds.JobKind.batch_key`).
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
-import socket
 import sys
-import threading
 import time
-import uuid
-from abc import ABC, abstractmethod
-from collections import OrderedDict
+from abc import abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import diskcache
 import numpy as np
 
-from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.jobs.disk import DiskStore
+from tempsup.jobs.entries import drop_frames, get_record, get_spec, put_record, spec_entry
 from tempsup.jobs.kinds import JobKind, check_untrusted, get_kind, kind_of, text_digest
+from tempsup.jobs.lease import HEARTBEAT_TIMEOUT, Claim, WorkerLease, pid_alive
 from tempsup.jobs.limits import Limits
 from tempsup.jobs.record import (
     ACTIVE,
@@ -70,6 +67,7 @@ from tempsup.jobs.record import (
     new_record,
     transition,
 )
+from tempsup.jobs.results import Results
 from tempsup.jobs.store import (
     QUEUE,
     RUNNING,
@@ -78,73 +76,20 @@ from tempsup.jobs.store import (
     blob_key,
     config_key,
     frame_from_bytes,
-    frame_to_bytes,
     read_list,
     remove_from,
     run_key,
-    status_key,
     write_list,
 )
 from tempsup.run import Run
 
-# A RUNNING job whose heartbeat is older than this is dead, whatever its pid
-# says (a worker on another host, or a pid reused after a crash). Workers beat
-# every few seconds from a thread, so even a minutes-long optimizer step
-# never looks dead.
-HEARTBEAT_TIMEOUT = 60.0
-# Decoded finished runs kept per queue handle: a replay reads the same run a few times.
-RUN_CACHE_SIZE = 4
 # The largest blob (an uploaded text) the store takes.
 MAX_BLOB = 2_000_000
-HOST = socket.gethostname()
 Imports = tuple[str, ...]  # modules a worker process imports first
 Command = tuple[list[str], dict[str, str]]  # a worker's command line and extra environment
 
 
-@dataclass(frozen=True)
-class Claim:
-    """A worker's hold on one RUNNING job; `token` fences stale writers."""
-
-    key: str
-    spec: Any  # a RunConfig, SweepSpec, ... (see `kind`)
-    token: str
-    kind: JobKind
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether process `pid` exists on this host and is not a zombie."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except OSError:
-        return False
-    try:  # a killed child not yet reaped by its parent still answers kill(0)
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
-
-
-def _spec_entry(kind: JobKind, spec: Any) -> str:
-    return json.dumps({"kind": kind.name, "spec": spec.to_json()})
-
-
-def _parse_spec_entry(text: str) -> tuple[JobKind, Any] | None:
-    """(kind, spec) of a stored config entry, or None if it cannot be read."""
-    try:
-        data = json.loads(text)
-        if isinstance(data, dict) and set(data) == {"kind", "spec"}:
-            kind = get_kind(str(data["kind"]))
-            return kind, kind.spec_from_json(data["spec"])
-        return get_kind("run"), RunConfig.from_dict(data)  # written before job kinds
-    except (TempsupError, TypeError, ValueError):
-        return None
-
-
-class BaseQueue(ABC):
+class BaseQueue(WorkerLease):
     """The queue's logic over a `Store`; `JobQueue` and `RedisQueue` supply the store.
 
     `limits` (`tempsup.jobs.limits.Limits`) bound what clients may queue. With
@@ -152,12 +97,14 @@ class BaseQueue(ABC):
     `tempsup.jobs.kinds.check_untrusted`: warm starts only from job keys,
     content only by its hash. `notify()` is called after jobs were queued
     (the Redis backend sends a Celery task; diskcache workers poll).
+    `heartbeat_timeout`: see `tempsup.jobs.lease`.
     """
 
     backend = "base"
 
     def __init__(
         self,
+        store: Store,
         *,
         limits: Limits | None = None,
         heartbeat_timeout: float = HEARTBEAT_TIMEOUT,
@@ -166,12 +113,12 @@ class BaseQueue(ABC):
     ) -> None:
         if limits is not None and not isinstance(limits, Limits):
             raise TempsupError(f"queue: limits expected a Limits, got {type(limits).__name__}")
+        self._store = store
         self.limits = limits or Limits()
         self.heartbeat_timeout = float(heartbeat_timeout)
         self.trust_specs = bool(trust_specs)
         self.notify_hook = notify
-        self._runs: OrderedDict[tuple[str, str], Any] = OrderedDict()
-        self._runs_lock = threading.Lock()  # web processes poll from several threads
+        self.results = Results(store, self.clock)
 
     @property
     def options(self) -> dict[str, Any]:
@@ -183,11 +130,16 @@ class BaseQueue(ABC):
             "notify": self.notify_hook,
         }
 
-    # ---- what a backend provides ------------------------------------------------------
-
     @property
-    @abstractmethod
-    def store(self) -> Store: ...
+    def store(self) -> Store:
+        return self._store
+
+    def clock(self) -> float:
+        """`time.time`, looked up at each call: one clock for every record time,
+        heartbeat, rate window and ETA of the queue, its lease and its results."""
+        return time.time()
+
+    # ---- what a backend provides ------------------------------------------------------
 
     @abstractmethod
     def copy(self) -> BaseQueue:
@@ -236,19 +188,19 @@ class BaseQueue(ABC):
             )
         key = spec.key
         view = self.store.view()
-        rec = self._record(view, key)
+        rec = get_record(view, key)
         # Verify a finished result before promising it (outside the lock: decoding is slow).
         done = rec is not None and rec.state == JobState.DONE
-        if done and self._load_result(rec) is not None and self._spec(view, key) is not None:
+        if done and self.results.load(rec) is not None and get_spec(view, key) is not None:
             return self._status(view, rec)
 
         def txn(db: Txn) -> tuple[JobStatus, bool]:
-            rec = self._record(db, key)
+            rec = get_record(db, key)
             if rec is not None and rec.state in (*ACTIVE, JobState.DONE):
-                if self._spec(db, key) is None:  # a damaged config entry: rewrite it
-                    db.set(config_key(key), _spec_entry(kind, spec))
+                if get_spec(db, key) is None:  # a damaged config entry: rewrite it
+                    db.set(config_key(key), spec_entry(kind, spec))
                 return self._status(db, rec), False
-            now = time.time()
+            now = self.clock()
             if priority == NORMAL:
                 self._check_limits(db, spec, client, now)
             rec = self._enqueue(db, kind, spec, client, rec, priority, now)
@@ -262,16 +214,16 @@ class BaseQueue(ABC):
     def status(self, key: str) -> JobStatus | None:
         """The job's status, or None if there is no such job (or its record is unreadable)."""
         view = self.store.view()
-        rec = self._record(view, key)
+        rec = get_record(view, key)
         if rec is None:
             return None
         if rec.state == JobState.RUNNING and self._is_dead(rec):
             self._recover_keys([key])
-            rec = self._record(view, key)
+            rec = get_record(view, key)
         elif rec.state == JobState.QUEUED and key not in read_list(view, QUEUE):
 
             def txn(db: Txn) -> None:  # the queue entry was damaged: put the job back in line
-                now = self._record(db, key)
+                now = get_record(db, key)
                 queue = read_list(db, QUEUE)
                 if now is not None and now.state == JobState.QUEUED and key not in queue:
                     write_list(db, QUEUE, [*queue, key])
@@ -288,12 +240,12 @@ class BaseQueue(ABC):
         """
         if isinstance(start, bool) or not isinstance(start, int) or start < 0:
             raise TempsupError(f"frames: start expected an integer >= 0, got {start!r}")
-        rec = self._record(self.store.view(), key)
+        rec = get_record(self.store.view(), key)
         if rec is None or start >= rec.n_frames:
             return []
         kind = get_kind(rec.kind)
         if rec.state == JobState.DONE:
-            result = self._load_result(rec)
+            result = self.results.load(rec)
             return [] if result is None else kind.frames_of(result, start)
         out = []
         for i, data in enumerate(self.store.frames(key, start, rec.n_frames), start):
@@ -304,7 +256,7 @@ class BaseQueue(ABC):
                 except TempsupError:
                     frame = None
             if frame is None:
-                now = self._record(self.store.view(), key)
+                now = get_record(self.store.view(), key)
                 if now is not None and now.state == JobState.DONE:
                     return out + self.frames(key, i)  # finished in between: frames moved
                 break
@@ -313,39 +265,39 @@ class BaseQueue(ABC):
 
     def spec(self, key: str) -> Any:
         """The job's spec (RunConfig, SweepSpec, ...), or None if unknown or unreadable."""
-        found = self._spec(self.store.view(), key)
+        found = get_spec(self.store.view(), key)
         return None if found is None else found[1]
 
     def result(self, key: str) -> Any:
         """The result of a DONE job (a Run, a SweepResult, ...), else None;
         a damaged one marks the job FAILED so that `submit` recomputes it."""
-        rec = self._record(self.store.view(), key)
+        rec = get_record(self.store.view(), key)
         if rec is None or rec.state != JobState.DONE:
             return None
-        return self._load_result(rec)
+        return self.results.load(rec)
 
     def run(self, key: str) -> Run | None:
         """The finished Run of a DONE run job, else None (other kinds: use `result`)."""
-        rec = self._record(self.store.view(), key)
+        rec = get_record(self.store.view(), key)
         if rec is None or rec.state != JobState.DONE or rec.kind != "run":
             return None
-        return self._load_result(rec)
+        return self.results.load(rec)
 
     def cancel(self, key: str) -> JobStatus | None:
         """QUEUED: cancelled at once. RUNNING: flagged; the worker stops at its next
         frame and keeps the frames so far. Finished jobs are left as they are."""
 
         def txn(db: Txn) -> JobStatus | None:
-            rec = self._record(db, key)
+            rec = get_record(db, key)
             if rec is None:
                 return None
             if rec.state == JobState.QUEUED:
                 remove_from(db, QUEUE, key)
                 rec = transition(rec, JobState.CANCELLED, message="cancelled before it started")
-                self._put_record(db, rec)
+                put_record(db, rec)
             elif rec.state == JobState.RUNNING and not rec.cancel:
                 rec = transition(rec, JobState.RUNNING, cancel=True)
-                self._put_record(db, rec)
+                put_record(db, rec)
             return self._status(db, rec)
 
         return self.store.atomic(txn)
@@ -355,7 +307,7 @@ class BaseQueue(ABC):
 
         Active or finished jobs are returned unchanged.
         """
-        rec = self._record(self.store.view(), key)
+        rec = get_record(self.store.view(), key)
         if rec is None:
             raise TempsupError(f"retry: expected the key of a known job, got {key!r}")
         spec = self.spec(key)
@@ -365,42 +317,11 @@ class BaseQueue(ABC):
 
     def put_run(self, run: Run) -> None:
         """Store a finished run directly (presets, CLI results, sweep points): its job is DONE."""
-        self.put_result(run.config, run)
+        self.results.put(run.config, run)
 
     def put_result(self, spec: Any, result: Any) -> None:
         """Store a finished result of `spec` directly: its job is DONE."""
-        kind = kind_of(spec)
-        key = spec.key
-        if kind.result_key(result) != key:
-            raise TempsupError(
-                f"put_result: expected a result of job {key}, got one of {kind.result_key(result)}"
-            )
-        data = result.to_bytes()
-        n_frames = kind.n_frames(result)
-        run_id = uuid.uuid4().hex
-
-        def txn(db: Txn) -> None:
-            old = self._record(db, key)
-            self._drop_frames(db, key, old)
-            db.set(config_key(key), _spec_entry(kind, spec))
-            db.set(run_key(key), data)
-            remove_from(db, QUEUE, key)
-            remove_from(db, RUNNING, key)
-            now = time.time()
-            fresh = new_record(key, kind.name, spec.steps, old.client if old else "local",
-                               attempts=old.attempts if old else 0, now=now)  # fmt: skip
-            fields = {f.name: getattr(fresh, f.name) for f in dataclasses.fields(fresh)}
-            del fields["state"]  # from whatever state it was in, through the table
-            rec = transition(
-                old or fresh,
-                JobState.DONE,
-                **{**fields, "step": spec.steps, "n_frames": n_frames, "finished": now,
-                   "run_id": run_id,
-                   "message": f"done: {spec.steps} steps, {n_frames} frames (stored {kind.name})"},
-            )  # fmt: skip
-            self._put_record(db, rec)
-
-        self.store.atomic(txn)
+        self.results.put(spec, result)
 
     def put_blob(self, data: bytes) -> str:
         """Store content a spec may name (an uploaded text); return its sha256 digest."""
@@ -415,14 +336,9 @@ class BaseQueue(ABC):
         """Stored content by its sha256 digest, or None."""
         return self.store.view().data(blob_key(digest))
 
-    def recover(self) -> list[str]:
-        """Fail RUNNING jobs whose worker is gone (pid dead on this host, or no
-        heartbeat for `heartbeat_timeout` s); return their keys."""
-        return self._recover_keys(None)
-
     def details(self, key: str) -> dict[str, Any] | None:
         """The raw status record (claiming pid and host, attempts, client, times): diagnostics."""
-        rec = self._record(self.store.view(), key)
+        rec = get_record(self.store.view(), key)
         if rec is None:
             return None
         return {**dataclasses.asdict(rec), "state": rec.state.value}
@@ -435,263 +351,13 @@ class BaseQueue(ABC):
         """Keys of the RUNNING jobs."""
         return read_list(self.store.view(), RUNNING)
 
-    # ---- the worker side (tempsup.jobs.worker) ---------------------------------------
-
-    def claim(self, pid: int | None = None) -> Claim | None:
-        """Atomically take the first NORMAL job in line (else the first LOW one) that
-        does not start from a job still active: it becomes RUNNING under this process."""
-        claims = self.claim_batch(1, pid)
-        return claims[0] if claims else None
-
-    def claim_batch(self, limit: int, pid: int | None = None) -> list[Claim]:
-        """`claim`, plus up to `limit` − 1 more queued jobs that train in one batch with it.
-
-        Jobs batch when their kind says so (`JobKind.batch_key`: equal and not None,
-        e.g. runs that differ only in seed, k, sparsity or curriculum) and they have
-        the first's priority (a user's job is not slowed by background presets); they
-        are taken in line order, each RUNNING with its own token. Empty: nothing to claim.
-        """
-
-        def txn(db: Txn) -> list[Claim]:
-            queue = read_list(db, QUEUE)
-            original = list(queue)
-            records = {key: self._record(db, key) for key in queue}
-            queued = [
-                k for k in queue if (r := records[k]) is not None and r.state == JobState.QUEUED
-            ]
-            queue = [k for k in queue if k in queued]  # drop entries of jobs no longer queued
-            claims: list[Claim] = []
-            batch: str | None = None
-            first_priority = NORMAL
-            for key in sorted(queued, key=lambda k: records[k].priority):  # stable: FIFO within
-                if len(claims) >= limit:
-                    break
-                rec = records[key]
-                found = self._spec(db, key)
-                if claims and (
-                    found is None
-                    or found[0] is not claims[0].kind
-                    or batch is None
-                    or rec.priority != first_priority
-                    or found[0].batch_key(found[1]) != batch
-                ):
-                    continue  # not a companion of the first: it waits for its own turn
-                if found is not None and found[1].key == key and self._waits(db, found):
-                    continue  # it starts from a job still queued or running: stays in line
-                queue.remove(key)
-                if found is None or found[1].key != key:
-                    msg = "the stored config of this job is unreadable; submit it again"
-                    self._put_record(db, transition(rec, JobState.FAILED, message=msg))
-                    continue
-                claims.append(self._take(db, rec, found, pid))
-                if len(claims) == 1:  # a user's job never waits for background (LOW) ones
-                    batch, first_priority = found[0].batch_key(found[1]), rec.priority
-            if queue != original:
-                write_list(db, QUEUE, queue)
-            return claims
-
-        if limit < 1 or not read_list(self.store.view(), QUEUE):  # idle workers poll: lock-free
-            return []
-        return self.store.atomic(txn)
-
-    def _take(self, db: Txn, rec: JobRecord, found: tuple[JobKind, Any], pid: int | None) -> Claim:
-        """A queued job becomes RUNNING under this process (pid) with a fresh token."""
-        now = time.time()
-        claim = Claim(rec.key, found[1], uuid.uuid4().hex, found[0])
-        rec = transition(
-            rec,
-            JobState.RUNNING,
-            pid=os.getpid() if pid is None else pid,
-            host=HOST,
-            token=claim.token,
-            attempts=rec.attempts + 1,
-            started=now,
-            updated=now,
-            step=0,
-            n_frames=0,
-            rate=None,
-            cancel=False,
-            message="",
-        )
-        self._put_record(db, rec)
-        write_list(db, RUNNING, [*read_list(db, RUNNING), rec.key])
-        return claim
-
-    def _waits(self, db: Txn, found: tuple[JobKind, Any]) -> bool:
-        """Whether a job needs (warm-starts from) a job that is still queued or running."""
-        kind, spec = found
-        needed = (self._record(db, k) for k in kind.needs(spec))
-        return any(r is not None and r.state in ACTIVE for r in needed)
-
-    def put_frame(self, claim: Claim, index: int, frame: dict[str, np.ndarray]) -> str:
-        """Store frame `index` of a claimed job. Returns "ok", "cancel" (the user
-        asked to stop) or "lost" (the job is no longer this worker's)."""
-        data = frame_to_bytes(frame)
-
-        def txn(db: Txn) -> str:
-            rec = self._owned(db, claim)
-            if rec is None:
-                return "lost"
-            db.set_frame(claim.key, index, data, rec.n_frames)
-            rec = transition(
-                rec,
-                JobState.RUNNING,
-                n_frames=max(rec.n_frames, index + 1),
-                step=max(rec.step, int(frame["step"])),
-                updated=time.time(),
-            )
-            self._put_record(db, rec)
-            return "cancel" if rec.cancel else "ok"
-
-        return self.store.atomic(txn)
-
-    def progress(self, claim: Claim, step: int, rate: float | None) -> bool:
-        """Heartbeat with the step reached and the measured steps/s; False if lost."""
-
-        def txn(db: Txn) -> bool:
-            rec = self._owned(db, claim)
-            if rec is None:
-                return False
-            rec = transition(
-                rec, JobState.RUNNING, step=max(rec.step, int(step)), rate=rate, updated=time.time()
-            )
-            self._put_record(db, rec)
-            return True
-
-        return self.store.atomic(txn)
-
-    def finish(self, claim: Claim, result: Any) -> bool:
-        """Store the finished result; its frames are now served from it. False if lost."""
-        data = result.to_bytes()
-        n_frames = claim.kind.n_frames(result)
-
-        def txn(db: Txn) -> bool:
-            rec = self._owned(db, claim)
-            if rec is None:
-                return False
-            db.set(run_key(claim.key), data)
-            self._drop_frames(db, claim.key, rec)
-            remove_from(db, RUNNING, claim.key)
-            rec = transition(
-                rec,
-                JobState.DONE,
-                step=rec.total,
-                n_frames=n_frames,
-                finished=time.time(),
-                run_id=claim.token,
-                cancel=False,
-                message=f"done: {rec.total} steps, {n_frames} frames",
-            )
-            self._put_record(db, rec)
-            return True
-
-        return self.store.atomic(txn)
-
-    def end(self, claim: Claim, state: JobState, message: str) -> bool:
-        """End a claimed job as FAILED or CANCELLED, keeping its frames. False if lost."""
-        if state not in (JobState.FAILED, JobState.CANCELLED):
-            raise TempsupError(f"end: expected state failed or cancelled, got {state!r}")
-
-        def txn(db: Txn) -> bool:
-            rec = self._owned(db, claim)
-            if rec is None:
-                return False
-            remove_from(db, RUNNING, claim.key)
-            rec = transition(rec, state, finished=time.time(), cancel=False, message=message)
-            self._put_record(db, rec)
-            return True
-
-        return self.store.atomic(txn)
-
-    def requeue(self, claim: Claim, message: str) -> bool:
-        """Give a claimed job back (worker shut down): first in line, frames cleared."""
-
-        def txn(db: Txn) -> bool:
-            rec = self._owned(db, claim)
-            if rec is None:
-                return False
-            self._drop_frames(db, claim.key, rec)
-            remove_from(db, RUNNING, claim.key)
-            rest = [k for k in read_list(db, QUEUE) if k != claim.key]
-            write_list(db, QUEUE, [claim.key, *rest])
-            rec = transition(
-                rec, JobState.QUEUED, step=0, n_frames=0, token=None, pid=None, message=message
-            )
-            self._put_record(db, rec)
-            return True
-
-        done = self.store.atomic(txn)
-        if done:
-            self._notify()
-        return done
-
-    # ---- records ----------------------------------------------------------------------
-
-    def _record(self, db: Txn, key: str) -> JobRecord | None:
-        text = db.text(status_key(key))
-        return None if text is None else JobRecord.from_json(text, key)
-
-    def _put_record(self, db: Txn, rec: JobRecord) -> None:
-        db.set(status_key(rec.key), rec.to_json())
-
-    def _owned(self, db: Txn, claim: Claim) -> JobRecord | None:
-        rec = self._record(db, claim.key)
-        if rec is None or rec.state != JobState.RUNNING or rec.token != claim.token:
-            return None
-        return rec
-
-    def _spec(self, db: Txn, key: str) -> tuple[JobKind, Any] | None:
-        """The stored (kind, spec) of a job; None if missing or unreadable."""
-        text = db.text(config_key(key))
-        return None if text is None else _parse_spec_entry(text)
-
-    def _drop_frames(self, db: Txn, key: str, rec: JobRecord | None) -> None:
-        db.drop_frames(key, rec.n_frames if rec is not None else 0)
-
-    def _load_result(self, rec: JobRecord) -> Any:
-        """The DONE job's result; if its entry is missing or damaged the job becomes
-        FAILED (so `submit` recomputes it) and None is returned."""
-        key = rec.key
-        slot = (key, str(rec.run_id))
-        with self._runs_lock:
-            if slot in self._runs:
-                self._runs.move_to_end(slot)
-                return self._runs[slot]
-        data = self.store.view().data(run_key(key))
-        problem = "it is missing"
-        result = None
-        if data is not None:
-            try:
-                kind = get_kind(rec.kind)
-                result = kind.load(data)
-                if kind.result_key(result) != key:
-                    problem, result = f"it holds job {kind.result_key(result)}", None
-            except TempsupError as exc:
-                problem = str(exc)
-        if result is None:
-
-            def txn(db: Txn) -> None:
-                now = self._record(db, key)
-                same = now is not None and now.run_id == rec.run_id
-                if same and now.state == JobState.DONE:
-                    msg = f"the stored result is unreadable ({problem})"
-                    self._put_record(db, transition(now, JobState.FAILED, message=msg))
-
-            self.store.atomic(txn)
-            return None
-        with self._runs_lock:
-            self._runs[slot] = result
-            while len(self._runs) > RUN_CACHE_SIZE:
-                self._runs.popitem(last=False)
-        return result
-
-    # ---- submit and recover -----------------------------------------------------------
+    # ---- submit -----------------------------------------------------------------------
 
     def _check_limits(self, db: Txn, spec: Any, client: str, now: float) -> None:
         queue = read_list(db, QUEUE)
         mine = waiting = 0
         for key in (*queue, *read_list(db, RUNNING)):
-            rec = self._record(db, key)
+            rec = get_record(db, key)
             if rec is None or rec.state not in ACTIVE or rec.priority != NORMAL:
                 continue
             mine += rec.client == client
@@ -701,9 +367,9 @@ class BaseQueue(ABC):
     def _enqueue(self, db: Txn, kind: JobKind, spec: Any, client: str, old: JobRecord | None,
                  priority: int, now: float) -> JobRecord:  # fmt: skip
         key = spec.key
-        self._drop_frames(db, key, old)
+        drop_frames(db, key, old)
         db.delete(run_key(key))
-        db.set(config_key(key), _spec_entry(kind, spec))
+        db.set(config_key(key), spec_entry(kind, spec))
         remove_from(db, RUNNING, key)
         queue = read_list(db, QUEUE)
         if key not in queue:
@@ -717,43 +383,8 @@ class BaseQueue(ABC):
             fields = {f.name: getattr(rec, f.name) for f in dataclasses.fields(rec)}
             del fields["state"]
             rec = transition(old, JobState.QUEUED, **fields)
-        self._put_record(db, rec)
+        put_record(db, rec)
         return rec
-
-    def _is_dead(self, rec: JobRecord) -> bool:
-        updated = rec.updated
-        if not isinstance(updated, (int, float)) or time.time() - updated > self.heartbeat_timeout:
-            return True
-        pid = rec.pid
-        return rec.host == HOST and isinstance(pid, int) and not pid_alive(pid)
-
-    def _recover_keys(self, keys: list[str] | None) -> list[str]:
-        def txn(db: Txn) -> list[str]:
-            dead = []
-            running = read_list(db, RUNNING)
-            keep = []
-            for key in running:
-                rec = self._record(db, key)
-                if rec is None or rec.state != JobState.RUNNING:
-                    continue
-                if (keys is None or key in keys) and self._is_dead(rec):
-                    rec = transition(
-                        rec,
-                        JobState.FAILED,
-                        finished=time.time(),
-                        token=None,
-                        cancel=False,
-                        message=f"worker died at step {rec.step}",
-                    )
-                    self._put_record(db, rec)
-                    dead.append(key)
-                else:
-                    keep.append(key)
-            if keep != running:
-                write_list(db, RUNNING, keep)
-            return dead
-
-        return self.store.atomic(txn)
 
     # ---- status -----------------------------------------------------------------------
 
@@ -769,7 +400,7 @@ class BaseQueue(ABC):
         return 1 + len(ahead) + sum(self._priority(db, k) == NORMAL for k in behind)
 
     def _priority(self, db: Txn, key: str) -> int | None:
-        rec = self._record(db, key)
+        rec = get_record(db, key)
         return None if rec is None else rec.priority
 
     def _status(self, db: Txn, rec: JobRecord) -> JobStatus:
@@ -779,7 +410,7 @@ class BaseQueue(ABC):
         elif rec.state == JobState.RUNNING:
             rate, updated = rec.rate, rec.updated
             if isinstance(rate, (int, float)) and rate > 0 and isinstance(updated, (int, float)):
-                eta = max(0.0, (rec.total - rec.step) / rate - (time.time() - updated))
+                eta = max(0.0, (rec.total - rec.step) / rate - (self.clock() - updated))
         return JobStatus(
             key=rec.key,
             state=rec.state,
@@ -801,18 +432,18 @@ class JobQueue(BaseQueue):
     backend = "diskcache"
 
     def __init__(self, directory: str | Path, **options: Any) -> None:
-        super().__init__(**options)
         self.directory = Path(directory)
-        self._store = DiskStore(self.directory)
+        self._disk = DiskStore(self.directory)
+        super().__init__(self._disk, **options)
 
     @property
     def store(self) -> DiskStore:
-        return self._store
+        return self._disk
 
     @property
     def cache(self) -> diskcache.Cache:
         """The diskcache itself (diagnostics and tests)."""
-        return self._store.cache
+        return self._disk.cache
 
     def copy(self) -> JobQueue:
         return JobQueue(self.directory, **self.options)
@@ -828,4 +459,6 @@ class JobQueue(BaseQueue):
         return f"JobQueue({str(self.directory)!r})"
 
 
+# Claim and pid_alive live with the lease (tempsup.jobs.lease); they are named here too,
+# as they were before the lease had a module of its own.
 __all__ = ["LOW", "NORMAL", "BaseQueue", "Claim", "Command", "Imports", "JobQueue", "pid_alive"]

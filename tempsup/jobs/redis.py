@@ -276,13 +276,13 @@ class RedisQueue(BaseQueue):
     def __init__(
         self, url: str, prefix: str = DEFAULT_PREFIX, worker_loglevel: str = "INFO", **options: Any
     ) -> None:
-        super().__init__(**options)
         self.url, self.prefix, self.worker_loglevel = url, prefix, worker_loglevel
-        self._store = RedisStore(url, prefix)
+        self._redis = RedisStore(url, prefix)
+        super().__init__(self._redis, **options)
 
     @property
     def store(self) -> RedisStore:
-        return self._store
+        return self._redis
 
     @property
     def task_queue(self) -> str:
@@ -293,7 +293,7 @@ class RedisQueue(BaseQueue):
 
     def ping(self) -> bool:
         """True if Redis answers; StoreUnavailable if not."""
-        return self._store.ping()
+        return self._redis.ping()
 
     def worker_command(self, threads: int = 1, poll: float = 0.2, imports: Imports = ()) -> Command:
         """A Celery worker for this queue: one training process (`--pool solo`)."""
@@ -327,9 +327,9 @@ class RedisQueue(BaseQueue):
         return status
 
     def _kick_due(self) -> bool:
-        with self._store.guard():
-            name = self._store.name("kick")
-            return bool(self._store.client.set(name, b"1", nx=True, ex=int(KICK_EVERY)))
+        with self._redis.guard():
+            name = self._redis.name("kick")
+            return bool(self._redis.client.set(name, b"1", nx=True, ex=int(KICK_EVERY)))
 
     def __repr__(self) -> str:
         return f"RedisQueue({safe_url(self.url)!r}, prefix={self.prefix!r})"

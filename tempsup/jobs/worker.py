@@ -47,7 +47,8 @@ from typing import Any, TypeVar
 import numpy as np
 
 from tempsup.errors import TempsupError
-from tempsup.jobs.queue import BaseQueue, Claim, JobQueue
+from tempsup.jobs.lease import Claim
+from tempsup.jobs.queue import BaseQueue, JobQueue
 from tempsup.jobs.record import JobState
 from tempsup.jobs.store import StoreUnavailable
 from tempsup.settings import Settings
