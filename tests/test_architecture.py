@@ -31,9 +31,13 @@ JOB_LAYERS = (
     "lease",
     "queue",
     "redis",
+    "pool",
     "worker",
     "celery_app",
 )
+# one concept per module: no job-service file or class grows back into a god object
+JOB_FILE_LINES = 500
+JOB_CLASS_LINES = 350
 # modules that may build a job queue: the entry points, and the job service itself
 QUEUE_BUILDERS = {"tempsup.cli", "app.services"}
 QUEUE_CLASSES = {"JobQueue", "RedisQueue", "open_queue"}
@@ -113,6 +117,18 @@ def test_every_job_module_has_a_layer():
     above would not be enforced on it)."""
     found = {name.rpartition(".")[2] for name in MODULES if name.startswith("tempsup.jobs.")}
     assert found == set(JOB_LAYERS), f"not in JOB_LAYERS: {sorted(found - set(JOB_LAYERS))}"
+
+
+def test_the_job_service_has_no_long_files_or_classes():
+    for path in sorted((ROOT / "tempsup" / "jobs").glob("*.py")):
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        assert lines <= JOB_FILE_LINES, f"{path.name}: {lines} lines, at most {JOB_FILE_LINES}"
+        for node in ast.walk(MODULES[module_name(path)]):
+            if isinstance(node, ast.ClassDef):
+                size = node.end_lineno - node.lineno + 1
+                assert size <= JOB_CLASS_LINES, (
+                    f"{path.name}: class {node.name} has {size} lines, at most {JOB_CLASS_LINES}"
+                )
 
 
 def test_only_entry_points_build_a_queue():

@@ -14,7 +14,8 @@ Modules, each importing only those before it:
     queue       BaseQueue, the web's verbs (submit / status / frames / result /
                 cancel ...) over a WorkerLease; JobQueue on diskcache
     redis       RedisStore, RedisQueue (no Celery: the notify hook is passed in)
-    worker      the worker loop (`python -m tempsup.jobs.worker`) and WorkerPool
+    pool        WorkerPool: worker processes started and supervised by another process
+    worker      the worker loop (`python -m tempsup.jobs.worker`)
     celery_app  the Celery app of the Redis backend (`celery -A tempsup.jobs.celery_app`)
 
 `open_queue(settings)` below is the one place that knows both backends; only
