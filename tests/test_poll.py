@@ -17,7 +17,7 @@ import secrets
 import pytest
 
 from tempsup import lesson
-from tempsup.jobs.store import DiskStore
+from tempsup.jobs.disk import DiskStore
 from tempsup.poll import (
     ALPHABET,
     CLASSES,

@@ -21,7 +21,7 @@ from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.figures.rnn import PANEL_SET, PANELS
 from tempsup.imported import from_torch, from_weights
-from tempsup.jobs.store import DiskStore
+from tempsup.jobs.disk import DiskStore
 from tempsup.upload import (
     KEEP_S,
     MAX_BYTES,
