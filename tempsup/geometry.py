@@ -30,6 +30,8 @@ which may be negative), not a property of the function.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from tempsup import gauge
@@ -54,6 +56,7 @@ GAUGE_DEPENDENT: tuple[str, ...] = (
     "swept_angle_deg",
     "swept_angle_deg_features",
     "w0_norm",
+    "w0_norm_features",
     "norms",
 )
 
@@ -118,9 +121,13 @@ def eigenvalues(W_h: np.ndarray) -> np.ndarray:
 
 def spectral_radius(W_h: np.ndarray) -> np.ndarray:
     """ρ(W_h) = max |λ|, shape (...): the rate at which a linear recurrence forgets."""
-    W_h = as_float("W_h", W_h, min_ndim=2)
-    _check_square("W_h", W_h)
-    return np.abs(np.linalg.eigvals(W_h)).max(axis=-1)
+    return radius(eigenvalues(W_h))
+
+
+def radius(lam: np.ndarray) -> np.ndarray:
+    """ρ = max |λ| of eigenvalues (..., N_h), shape (...): the one place ρ is computed
+    (`spectral_radius`, `summary` and so `tempsup inspect`, the eigen panel, the sweeps)."""
+    return np.abs(lam).max(axis=-1)
 
 
 # ---- norms and angles (gauge dependent: measure them on `gauge.canonical` weights) -----
@@ -215,6 +222,7 @@ def summary(
     n: int | None = None,
     tied: bool | None = None,
     canonical: bool = True,
+    gauged: Mapping[str, np.ndarray] | None = None,
 ) -> dict[str, np.ndarray]:
     """The numbers the paper's claims are stated in, for every model in the batch.
 
@@ -225,11 +233,14 @@ def summary(
     decides which changes of basis are admissible. With `canonical` (default)
     the gauge-dependent keys are measured in the canonical gauge
     (`tempsup.gauge.canonical`); `canonical=False` measures the weights as
-    given. Per-model scalars refer to feature 0 (the only one for scalar input):
+    given; `gauged` is that canonical representative ("W_x", "W_h" of `gauge.canonical`)
+    when the caller already has it (the panels keep it per frame), so it is not solved
+    again. Per-model scalars refer to feature 0 (the only one for scalar input):
 
     - "swept_angle_deg" (...): kθ from w_0 to w_k; "swept_angle_deg_features" (..., N_x)
     - "spectral_radius" (...), "eig_real", "eig_imag" (..., N_h), sorted by modulus
-    - "w0_norm" (...): ‖w_0‖ (science.md: the sources may mean this or ρ by "radius")
+    - "w0_norm" (...): ‖w_0‖ (science.md: the sources may mean this or ρ by "radius");
+      "w0_norm_features" (..., N_x)
     - "norms" (..., n): ‖w_s‖ of feature 0
     - "a" (..., n): A[s, 0, 0]; "A" (..., n, N_x, N_x): all projections
     - "n_interference_free" (...): ages s ≠ k (s < n) with a_s + b <= 0
@@ -251,19 +262,21 @@ def summary(
     ages = np.arange(n)
     lam = eigenvalues(W_h)  # (..., N_h)
     if canonical:
-        cw = gauge.canonical(W_x, W_h, W_y, b_y, k, relu_hidden, tied)
+        cw = gauge.canonical(W_x, W_h, W_y, b_y, k, relu_hidden, tied) if gauged is None else gauged
         W_s = feature_directions(cw["W_x"], cw["W_h"], n, relu_hidden)
     swept = swept_angle(W_s, k)  # (..., N_x)
     lead = A.shape[:-3]
     W_s = np.broadcast_to(W_s, lead + W_s.shape[-3:])
+    lengths = norms(W_s)  # (..., n, N_x)
     return {
         "swept_angle_deg": np.broadcast_to(swept[..., 0], lead),
         "swept_angle_deg_features": np.broadcast_to(swept, lead + swept.shape[-1:]),
-        "spectral_radius": np.broadcast_to(np.abs(lam).max(axis=-1), lead),
+        "spectral_radius": np.broadcast_to(radius(lam), lead),
         "eig_real": np.broadcast_to(lam.real, lead + lam.shape[-1:]),
         "eig_imag": np.broadcast_to(lam.imag, lead + lam.shape[-1:]),
-        "w0_norm": norms(W_s)[..., 0, 0],
-        "norms": norms(W_s)[..., :, 0],
+        "w0_norm": lengths[..., 0, 0],
+        "w0_norm_features": lengths[..., 0, :],
+        "norms": lengths[..., :, 0],
         "a": A[..., :, 0, 0],
         "A": A,
         "n_interference_free": (free & (ages != k)).sum(axis=-1),

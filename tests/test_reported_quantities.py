@@ -140,10 +140,10 @@ DELAY_K = 2
 T_SMALL = 8  # 2^8 = 256 binary sequences: exhaustive enumeration is exact and cheap
 
 
-def eigen_panel_numbers(run: tempsup.Run) -> tuple[float, float, float]:
+def eigen_panel_numbers(run: tempsup.Run, feature: int = 0) -> tuple[float, float, float]:
     """ρ(W_h), kθ and ‖w_0‖ as the explorer's eigen panel prints them (`Run.figure`
-    draws the panel as the app does)."""
-    fig = run.figure("eigen")
+    draws the panel as the app does) for input feature `feature`."""
+    fig = run.figure("eigen", feature=feature)
     texts = [a.text for a in fig.layout.annotations or () if a.text]
     for trace in fig.data:
         t = getattr(trace, "text", None)
@@ -296,6 +296,26 @@ def test_gauge_dependent_numbers_come_back_from_any_change_of_basis() -> None:
     np.testing.assert_allclose(s["norms"], 1.5 * 0.8 ** np.arange(7), rtol=1e-5)
     np.testing.assert_allclose(s["a"], spiral_a(8), rtol=1e-5, atol=1e-6)
     assert s["spectral_radius"] == pytest.approx(0.8, rel=1e-5)
+
+
+def test_the_eigen_panel_of_each_feature_prints_the_summarys_numbers() -> None:
+    """Two features turned by different angles (W_x = [w, R(40°)w], one rotation W_h =
+    0.8 R(100°), W_y = W_x): kθ = 300° for both, ‖w_0‖ = 1.5 and 1 in any orthogonal basis
+    (the canonical one is one: the rotation and the identity balance are kept). The panel
+    of each feature prints them, and feature 0's are `Run.summary()`'s (one computation)."""
+    w, W_h, _ = spiral()
+    v = rot(40.0) @ w / SPIRAL["c"]
+    W_x = np.stack([w, v], axis=-1)  # (2, 2)
+    run = tempsup.from_weights(W_x, W_h, W_x, model="linear", k=SPIRAL["k"], seq_len=8)
+    s = run.summary()
+    want = {0: (0.8, 300.0, 1.5), 1: (0.8, 300.0, 1.0)}
+    for f, (rho, angle, w0) in want.items():
+        shown = eigen_panel_numbers(run, feature=f)
+        np.testing.assert_allclose(shown, (rho, angle, w0), rtol=1e-3, err_msg=f"feature {f}")
+        assert s["swept_angle_deg_features"][f] == pytest.approx(angle, abs=1e-3)
+    assert eigen_panel_numbers(run) == pytest.approx(
+        (s["spectral_radius"], s["swept_angle_deg"], s["w0_norm"]), rel=1e-3
+    )
 
 
 def test_projections_of_vector_input_by_hand() -> None:

@@ -9,7 +9,9 @@ they are measured in the canonical gauge (`tempsup.gauge`, the same basis the
 directions panel draws) and labelled so, with the sign convention that basis really
 applies (`tempsup.captions.ktheta_note`: kθ ≥ 0 for a linear recurrence with N_h = 2,
 the sign the unit order gives for the ReLU RNN). The eigenvalues of earlier frames are
-drawn faintly, so the path learning took is visible in every frame.
+drawn faintly, so the path learning took is visible in every frame. Every number comes
+from `geometry.summary`, the function `tempsup inspect` reads (`tempsup.describe`): the
+panel and the status line under it cannot disagree with the run's summary.
 """
 
 from __future__ import annotations
@@ -33,24 +35,27 @@ PATH_POINTS = 1500  # the faint path of earlier eigenvalues keeps at most this m
 
 
 def prepare(sel: Selection) -> dict[str, Any]:
+    """Every frame's spectrum and numbers, from `geometry.summary`: the function
+    `tempsup inspect` (`tempsup.describe`) reads them from, so the two cannot disagree."""
     cfg, run, s, f = sel.config, sel.run, sel.seed, sel.feature
-    W_h = run["W_h"][:, s].astype(float)  # (F, N_h, N_h)
-    lam = geometry.eigenvalues(W_h)  # (F, N_h)
-    cw = canonical_weights(sel)  # kθ and ‖w_0‖ depend on the basis: the canonical one
-    W_s = geometry.feature_directions(cw["W_x"], cw["W_h"], cfg.k + 1, cfg.relu_hidden)
-    swept = geometry.swept_angle(W_s, cfg.k)[:, f]  # (F,)
-    w0 = np.linalg.norm(W_s[:, 0, :, f], axis=-1)  # (F,)
-    R = max(1.1, 1.1 * float(np.abs(lam).max(initial=0.0)))
-    return {"lam": lam, "swept": swept, "w0": w0, "R": R}
+    weights = [run[name][:, s] for name in ("W_x", "W_h", "W_y", "b_y")]  # (F, ...)
+    geo = geometry.summary(
+        *weights, cfg.k, cfg.relu_hidden, tied=cfg.tied, gauged=canonical_weights(sel)
+    )  # kθ and ‖w_0‖ in the canonical gauge the directions panel draws
+    lam = geo["eig_real"] + 1j * geo["eig_imag"]  # (F, N_h)
+    rho = np.asarray(geo["spectral_radius"])  # (F,)
+    swept = np.asarray(geo["swept_angle_deg_features"][:, f])  # (F,)
+    w0 = np.asarray(geo["w0_norm_features"][:, f])  # (F,)
+    R = max(1.1, 1.1 * float(rho.max(initial=0.0)))
+    return {"lam": lam, "rho": rho, "swept": swept, "w0": w0, "R": R}
 
 
 def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
     lam, R = d["lam"], d["R"]
     now = lam[frame]
     path = lam[thin(len(lam), max(PATH_POINTS // lam.shape[1], 2))]
-    rho = float(np.abs(now).max())
     text = (
-        f"ρ(W<sub>h</sub>) = {fmt(rho)} (gauge-free)"
+        f"ρ(W<sub>h</sub>) = {fmt(float(d['rho'][frame]))} (gauge-free)"
         f"<br>kθ = {fmt(float(d['swept'][frame]), 4)}°, ‖w<sub>0</sub>‖ = "
         f"{fmt(float(d['w0'][frame]))}<br>{captions.ktheta_note(sel.config)}"
     )

@@ -35,7 +35,6 @@ def status_lines(run: Run, seed: int | None = None, feature: int = 0, start: int
     which = f" (feature {feature_name(sel.feature)})" if sel.config.inputs > 1 else ""
     lines = []
     for f in range(frame_index(run, start), run.n_frames):
-        rho = float(np.abs(d["lam"][f]).max())
         if np.isfinite(loss[f, sel.seed]):
             near = int(success_mask(sel.config, loss[f]).sum())
             measured = (
@@ -46,7 +45,7 @@ def status_lines(run: Run, seed: int | None = None, feature: int = 0, start: int
         lines.append(
             f"seed {sel.seed}: {measured} · "
             f"swept angle kθ{which} = {fmt(float(d['swept'][f]), 4)}° · "
-            f"ρ(W_h) = {fmt(rho)} · ‖w_0‖ = {fmt(float(d['w0'][f]))} "
+            f"ρ(W_h) = {fmt(float(d['rho'][f]))} · ‖w_0‖ = {fmt(float(d['w0'][f]))} "
             "(kθ, ‖w_0‖: minimum-norm gauge)"
         )
     return lines
