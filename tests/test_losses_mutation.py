@@ -8,9 +8,13 @@ sums and float64 gradient checks, so that a change to any one of them shows
 
 from __future__ import annotations
 
+import pytest
 import torch
 
-from tempsup.losses import expected_lagged_gram
+from tempsup import losses
+from tempsup.data import delayed_targets, sample_inputs
+from tempsup.losses import expected_lagged_gram, sampled_loss
+from tempsup.models import BatchedRNN
 
 
 def test_expected_lagged_gram_by_hand() -> None:
@@ -27,3 +31,55 @@ def test_expected_lagged_gram_by_hand() -> None:
     torch.testing.assert_close(
         expected_lagged_gram(p, mu, nu, 2, 1, bias=False), want[:2, :2], rtol=1e-12, atol=0
     )
+
+
+def own_loss(net: BatchedRNN, x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """Every model's loss on inputs x (1, T, N_x, B), by its own time loop: (M,)."""
+    y = delayed_targets(x, net.k, net.n_models)
+    z = net._recur(x) + net.bias().view(net.n_models, 1, -1, 1)
+    y_hat = torch.relu(z) if net.relu_readout else z
+    return (((y_hat - y) ** 2) * weights.view(1, 1, -1, 1)).sum(dim=(1, 2, 3)) / x.shape[-1]
+
+
+@pytest.mark.parametrize("streams", [[0, 1, 0, 2, 1], [1, 0]])
+@pytest.mark.parametrize(("model", "bias"), [("linear", True), ("ssm", False), ("rnn", True)])
+def test_models_of_other_data_streams_each_get_their_own_streams_loss(
+    model: str, bias: bool, streams: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Runs of different base seeds trained as one batch share p and k but not their data:
+    each model's loss and gradient are those of its own stream's inputs, in model order
+    (streams interleaved; a stream of a single model; two models, two streams)."""
+    stream = torch.tensor(streams)
+    m, n_streams, seq_len, n_x, batch = len(streams), max(streams) + 1, 8, 2, 24
+    net = BatchedRNN(model, m, 16, n_x, torch.full((m,), 2), False, bias, list(range(m)))
+    net = net.double()
+    if bias:
+        with torch.no_grad():
+            net.b_y.copy_(torch.linspace(-0.3, 0.4, m * n_x).view(m, n_x))
+    p = torch.full((m,), 0.3, dtype=torch.float64)
+    weights = torch.tensor([1.0, 0.6], dtype=torch.float64)
+    draws = [  # one draw per stream, (1, T, N_x, B): every model of a stream sees it
+        sample_inputs(
+            torch.Generator().manual_seed(20 + s), p[:1], batch, seq_len, n_x, "uniform"
+        ).double()
+        for s in range(n_streams)
+    ]
+    x = torch.cat([draws[s] for s in streams])  # (M, T, N_x, B)
+    loops = []
+    time_loop = losses.recurrent_loss
+    monkeypatch.setattr(losses, "recurrent_loss", lambda *a: loops.append(1) or time_loop(*a))
+    got = sampled_loss(net, x, p, weights, stream)
+    assert loops == ([1] if model == "rnn" else [])  # the SSM takes its Toeplitz path per group
+    alone = [own_loss(net, draw, weights) for draw in draws]  # every model on each stream
+    want = torch.stack([alone[s][i] for i, s in enumerate(streams)])
+    others = torch.stack([alone[(s + 1) % n_streams][i] for i, s in enumerate(streams)])
+    assert ((others - want).abs() > 1e-3 * want).all()  # another stream's loss is another
+    torch.testing.assert_close(got, want, rtol=1e-10, atol=0)
+    coef = torch.arange(1.0, m + 1, dtype=torch.float64)  # a model's loss reaches its weights only
+    params = list(net.parameters())
+    for a, b in zip(
+        torch.autograd.grad((got * coef).sum(), params),
+        torch.autograd.grad((want * coef).sum(), params),
+        strict=True,
+    ):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-12)
