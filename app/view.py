@@ -21,7 +21,6 @@ from tempsup.figures.panel import PanelSet
 from tempsup.run import Run, percent, recent_loss
 
 RNN = figures.PANEL_SET
-PANEL_NAMES = RNN.names
 
 
 def choose_seed(run: Run, requested: int | None) -> int:
@@ -70,7 +69,8 @@ def streaming_options(run: Run, shown: int, picked: bool = False) -> list[dict[s
     return options
 
 
-def empty_view(message: str) -> dict[str, Any]:
+def empty_view(message: str, figs: PanelSet = RNN) -> dict[str, Any]:
+    """The store before a run shows: `figs`'s panels (default the RNN explorer's), no frames."""
     return {
         "key": None,
         "seed": None,
@@ -81,7 +81,7 @@ def empty_view(message: str) -> dict[str, Any]:
         "layouts": {},
         "base": {},
         "moving": {},
-        "frames": {p: [] for p in PANEL_NAMES},
+        "frames": {p: [] for p in figs.names},
         "summaries": [],
     }
 
