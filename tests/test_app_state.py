@@ -148,8 +148,13 @@ def test_seed_choice_and_options(small_run) -> None:
 
 
 def test_empty_view_shape() -> None:
+    from tempsup.bows.figures import lab
+    from tempsup.figures import rnn
+
     view = empty_view("nothing yet")
     assert view["n"] == 0 and view["message"] == "nothing yet"
+    assert tuple(view["frames"]) == rnn.PANEL_SET.names  # the registry's panels, no frames
+    assert tuple(empty_view("press Train", lab.PANEL_SET)["frames"]) == lab.PANEL_SET.names
 
 
 def test_the_web_process_never_imports_torch() -> None:

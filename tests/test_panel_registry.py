@@ -1,12 +1,14 @@
 """The panel registry is the one place a panel is named: the app's cards, the animation,
-the HTML export and the static site all read `tempsup.figures.rnn.PANEL_SET` (fast: one
-shipped run, no training)."""
+the HTML export and the static site all read `tempsup.figures.rnn.PANEL_SET`, and the
+correlations lab's page and export `tempsup.bows.figures.lab.PANEL_SET` (fast: one
+shipped run, one lab run made by hand, no training)."""
 
 from __future__ import annotations
 
 import dataclasses
 import html
 
+import numpy as np
 import pytest
 
 from tempsup import captions, site
@@ -23,6 +25,15 @@ def run():
     out = shipped.load(preset("spiral-sink").configs[0])
     assert out is not None
     return Run(out.config, {name: a[-3:] for name, a in out.arrays.items()})
+
+
+@pytest.fixture
+def app_panels():
+    """`app.panels`, imported before a test patches the registry: its caption callback's
+    outputs are fixed when it is first imported, whatever the registry holds then."""
+    from app import panels
+
+    return panels
 
 
 def cards(config) -> list[tuple[str, str, str]]:
@@ -87,7 +98,9 @@ def test_every_surface_reads_each_panel_from_the_registry(run) -> None:
     expect_everywhere(run, rnn.PANEL_SET.entries)
 
 
-def test_a_panel_added_to_the_registry_shows_up_on_every_surface(run, monkeypatch) -> None:
+def test_a_panel_added_to_the_registry_shows_up_on_every_surface(
+    run, app_panels, monkeypatch
+) -> None:
     fifth = PanelEntry(
         "spectrum", eigen, cell=(3, 1), title="A fifth panel",
         caption=lambda config, computed: f"The fifth panel's words for k = {config.k}.",
@@ -104,7 +117,7 @@ def test_a_panel_added_to_the_registry_shows_up_on_every_surface(run, monkeypatc
     assert "legend5" not in narrow or narrow["legend5"]["y"] < narrow["legend4"]["y"]
 
 
-def test_a_changed_title_or_caption_changes_every_surface(run, monkeypatch) -> None:
+def test_a_changed_title_or_caption_changes_every_surface(run, app_panels, monkeypatch) -> None:
     entries = tuple(
         dataclasses.replace(
             e, title=f"Renamed {e.name}", caption=lambda c, d, n=e.name: f"New {n}."
@@ -121,3 +134,74 @@ def test_the_labs_animation_places_its_panels_where_its_registry_says() -> None:
 
     assert {e.name: e.cell for e in lab.PANEL_SET.entries} == bows_animation.CELLS
     assert tuple(bows_animation.CELLS) == lab.PANELS
+
+
+# ---- the correlations lab: its page and its export read its registry's captions ----------
+
+
+@pytest.fixture(scope="module")
+def lab_run():
+    """A correlations-lab run made by hand: two frames of random weights, no training."""
+    from tempsup.bows.config import BowsConfig
+    from tempsup.bows.run import BowsRun, data_statistics
+
+    cfg = BowsConfig(n_samples=512, m=2, seeds=2)
+    static = data_statistics(cfg)
+    d, rng = len(static["mean"]), np.random.default_rng(0)
+    frames = [
+        {"step": np.array(step), "W": rng.normal(size=(2, cfg.m, d)), "b": np.zeros((2, d)),
+         "loss": np.array([1.0, 0.5]) / (step + 1), "r2_linear": rng.random((2, d)),
+         "r2_model": rng.random((2, d))}
+        for step in (0, 1)
+    ]  # fmt: skip
+    return BowsRun.from_frames(cfg, frames, static)
+
+
+def lab_cards() -> dict[str, str]:
+    """The lab page's panel cards: the graph id's panel -> the words under it."""
+    from app import ids
+    from app.pages import lab as page
+
+    def nodes(c):
+        yield c
+        children = getattr(c, "children", None)
+        for child in children if isinstance(children, (list, tuple)) else [children]:
+            if child is not None and not isinstance(child, str):
+                yield from nodes(child)
+
+    graph = ids.graph(ids.LAB, None)["type"]
+    cards = [
+        n.children
+        for n in nodes(page.layout())
+        if getattr(n, "className", None) == "card panel"
+        and getattr(n.children[0], "id", {}).get("type") == graph  # not the sweep's card
+    ]
+    return {g.id["panel"]: words.children for g, words in cards}
+
+
+def expect_lab_everywhere(lab_run, entries: tuple[PanelEntry, ...]) -> None:
+    """The lab's page and export show `entries`' captions, each panel's own."""
+    from tempsup.bows.figures import animation as bows_animation
+
+    cfg = lab_run.config
+    assert lab_cards() == {e.name: e.caption(cfg, None) for e in entries}
+    words = {e.name: html.escape(e.caption(cfg, None)) for e in entries}
+    assert export_rows(bows_animation.export_html(lab_run)) == words
+
+
+def test_the_labs_page_and_export_read_its_captions_from_its_registry(lab_run) -> None:
+    from tempsup.bows.figures import lab
+
+    assert all(e.caption for e in lab.PANEL_SET.entries)  # every lab panel says what to see
+    expect_lab_everywhere(lab_run, lab.PANEL_SET.entries)
+
+
+def test_a_changed_lab_caption_changes_its_page_and_export(lab_run, monkeypatch) -> None:
+    from tempsup.bows.figures import lab
+
+    entries = tuple(
+        dataclasses.replace(e, caption=lambda c, d, n=e.name: f"New {n} for m = {c.m}.")
+        for e in lab.PANEL_SET.entries
+    )
+    monkeypatch.setattr(lab, "PANEL_SET", dataclasses.replace(lab.PANEL_SET, entries=entries))
+    expect_lab_everywhere(lab_run, entries)

@@ -46,7 +46,8 @@ from app.widgets import choice_group, list_field, number_field, parse_list
 from tempsup.bows import grid as bows_grid
 from tempsup.bows.config import MODELS, SHA256, STRUCTURE_NAMES, BowsConfig
 from tempsup.bows.data import text_report
-from tempsup.bows.figures import PANELS, export_html, export_sweep_html, sweep_figure
+from tempsup.bows.figures import export_html, export_sweep_html, sweep_figure
+from tempsup.bows.figures import lab as panels_registry
 from tempsup.bows.figures.grid import grid_figure
 from tempsup.bows.figures.sweep import MEASURE_NOTES
 from tempsup.bows.sweeps import (
@@ -73,16 +74,6 @@ CONTROLS = (
                                        ids.LAB_SHARPNESS, ids.LAB_EPOCHS, ids.LAB_SEEDS)),
     State(ids.LAB_TEXT, "data"),
 )  # fmt: skip
-EXPLAIN = {
-    "matrices": "The data's covariance beside WᵀW, on one colour scale: with correlated "
-    "features the model copies the covariance's structure (constructive interference).",
-    "columns": "Each feature's column of W in the bottleneck (PCA when m > 2), coloured by its "
-    "angle on the circle: a small m reproduces the covariance's PCA circle; a larger m pairs "
-    "features antipodally.",
-    "r2": "Per feature, how well a linear decoder recovers it from h = Wx: above the threshold "
-    "the feature is in linear superposition, below it only the ReLU can read it out.",
-    "loss": "Reconstruction loss over training for every seed (the best is bold).",
-}
 
 
 # The controls a link restores, by query name: (component id, default value). `text` is
@@ -174,6 +165,21 @@ def lab_from_query(query: str | None) -> tuple[dict[str, Any], dict[str, bool], 
     return values, flags, errors
 
 
+def _captions(values: dict[str, Any]) -> dict[str, str]:
+    """The words under each panel, written by the lab's registry for the controls' config
+    (the fresh page's while the controls make none)."""
+    try:
+        config = build_config_from(values)
+    except TempsupError:
+        config = DEFAULT
+    return panels_registry.panel_captions(config)
+
+
+def _empty_view(message: str) -> dict[str, Any]:
+    """The player's store before a lab run shows: the lab's panels, no frames."""
+    return empty_view(message, panels_registry.PANEL_SET)
+
+
 def build_config_from(values: dict[str, Any]) -> BowsConfig:
     """`build_config` of a link's values (`lab_from_query`)."""
     return build_config(*(values[k] for k in ("structure", "m", "model", "wd", "sharpness",
@@ -263,8 +269,9 @@ def layout(query: str | None = None) -> html.Div:
         ],
     )
     player_card = html.Div(
-        className="card player", children=player.controls(ids.LAB, empty_view("press Train"))
+        className="card player", children=player.controls(ids.LAB, _empty_view("press Train"))
     )
+    words = _captions(values)
     panels = html.Div(
         className="panels",
         children=[
@@ -277,10 +284,10 @@ def layout(query: str | None = None) -> html.Div:
                         figure=empty_figure("press Train"),
                         config={"displaylogo": False},
                     ),
-                    html.P(EXPLAIN.get(p, ""), className="explain"),
+                    html.P(words.get(p, ""), className="explain"),
                 ],
             )
-            for p in PANELS
+            for p in panels_registry.PANEL_SET.names
         ],
     )
     return html.Div(
@@ -652,8 +659,8 @@ def train_lab(_n, link, structure, m, model, wd, sharpness, epochs, seeds, text_
         config = build_config(structure, m, model, wd, sharpness, epochs, seeds, text_sha256)
         if from_link:
             started, note = _from_link(WIDGET, config.key, config, client)
-            return (*started, empty_view("loading…"), note or no_update)
-        return (*WIDGET.started(config.key, submit(config, client)), empty_view("training…"),
+            return (*started, _empty_view("loading…"), note or no_update)
+        return (*WIDGET.started(config.key, submit(config, client)), _empty_view("training…"),
                 no_update)  # fmt: skip
     except TempsupError as exc:
         return (*WIDGET.refused(str(exc)), no_update, no_update)

@@ -94,7 +94,7 @@ class PanelEntry:
     `module` draws it (`Panel`); `cell` is where its lab's animation places it (the
     lab's own geometry: a grid cell (row, col) for the RNN, a paper box for the
     correlations lab); `title` heads the app's card; `caption` writes the words under
-    it (None: its lab's page writes them); `legend` False when another panel's legend
+    it (None: it has none); `legend` False when another panel's legend
     already names its traces (the animation shows one legend entry per role).
     """
 
@@ -166,7 +166,8 @@ class PanelSet:
     `entries` are the panels (`PanelEntry`), in display order; `select(run, seed,
     feature)` validates a selection (seed None = the run's best); `status_lines(run, seed,
     feature, start)` gives the player's line for frames start … F-1, every number the
-    frame's own.
+    frame's own; `captions(config, computed)` the words under the panels, which every
+    surface (the app's cards, the export, the site) reads.
     """
 
     entries: tuple[PanelEntry, ...]
@@ -189,6 +190,11 @@ class PanelSet:
 
     def module(self, panel: str) -> Panel:
         return self.entry(panel).module
+
+    def captions(self, config: Any, computed: Any = None) -> dict[str, str]:
+        """The words under each panel that has a caption, by name in display order, for
+        `config` and what its run computed (each lab's own kind; None: nothing yet)."""
+        return {e.name: e.caption(config, computed) for e in self.entries if e.caption}
 
     def frame_traces(
         self, panel: str, run: Any, seed: int | None = None, frame: int = -1, feature: int = 0

@@ -65,4 +65,4 @@ def panel_captions(config: RunConfig, computed: captions.Computed | None = None)
     run computed (None: what `tempsup.budget` plans for it). Read by the app's cards, the
     export's summary and the site."""
     done = captions.Computed.plan(config) if computed is None else computed
-    return {e.name: e.caption(config, done) for e in PANEL_SET.entries if e.caption}
+    return PANEL_SET.captions(config, done)

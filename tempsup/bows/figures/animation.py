@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 
 from tempsup.bows.config import MODEL_NAMES, STRUCTURE_NAMES
 from tempsup.bows.figures._common import select
-from tempsup.bows.figures.lab import PANEL_SET
+from tempsup.bows.figures.lab import PANEL_SET, panel_captions
 from tempsup.bows.run import BowsRun
 from tempsup.figures import _animation
 from tempsup.figures._animation import (
@@ -201,10 +201,13 @@ def page(
 
 
 def export_html(run: BowsRun, seed: int | None = None, link: str | None = None) -> str:
-    """A standalone page: the animation, the final frame's numbers and the config."""
+    """A standalone page: the animation, the final frame's numbers, each panel's caption
+    and the config."""
     sel = select(run, seed)
     cfg = run.config
     summary = {k: v for k, v in run.summary(sel.seed).items() if k != "key"}
+    # the words under each panel, as the lab's page shows them (its registry writes them)
+    summary.update({f"{name} panel": words for name, words in panel_captions(cfg).items()})
     return page(
         f"tempsup bows run {cfg.key}: {MODEL_NAMES[cfg.model]}, m = {cfg.m}",
         animation_figure(run, sel.seed),

@@ -1,14 +1,18 @@
 """The correlations lab's four panels, in display order, behind the panel protocol
 (`tempsup.figures.panel`, the same front-end as the RNN explorer's): the lab's one
-registry of them (`PANEL_SET`: each panel's name, module and place in the animation),
-and the line of numbers under the lab's player."""
+registry of them (`PANEL_SET`: each panel's name, module, place in the animation and
+caption), and the line of numbers under the lab's player. The lab's page, its HTML
+export and anything else that shows a panel read it from here."""
 
 from __future__ import annotations
 
+from typing import Any
+
+from tempsup.bows.config import BowsConfig
 from tempsup.bows.figures import columns, loss, matrices, r2
 from tempsup.bows.figures._common import select
 from tempsup.bows.run import BowsRun
-from tempsup.figures.panel import PanelEntry, PanelSet, frame_index
+from tempsup.figures.panel import Caption, PanelEntry, PanelSet, frame_index
 
 # the summary's measures the line shows, with their words
 MEASURES = (("pca_overlap", "PCA overlap"), ("paired_fraction", "antipodal pairs"))
@@ -32,16 +36,66 @@ def _line(run: BowsRun, seed: int, frame: int) -> str:
     return " · ".join(parts)
 
 
-# The registry of the lab's panels: each one's module and its box (x0, x1, y0, y1) in paper
-# coordinates of the lab's animation (`tempsup.bows.figures.animation`, laid out by hand).
+def _same_for_every_config(words: str) -> Caption:
+    """A caption whose words read alike for both of the lab's models and every config."""
+
+    def caption(config: BowsConfig, computed: Any = None) -> str:
+        return words
+
+    return caption
+
+
+# The registry of the lab's panels: each one's module, its box (x0, x1, y0, y1) in paper
+# coordinates of the lab's animation (`tempsup.bows.figures.animation`, laid out by hand)
+# and what to look for in it (the words under it on the page and in the export).
 PANEL_SET = PanelSet(
     (
-        PanelEntry("matrices", matrices, cell=(0.0, 0.9, 0.69, 1.0)),
-        PanelEntry("columns", columns, cell=(0.0, 0.4, 0.3, 0.6)),
-        PanelEntry("r2", r2, cell=(0.52, 1.0, 0.3, 0.6)),
-        PanelEntry("loss", loss, cell=(0.0, 1.0, 0.0, 0.2)),
+        PanelEntry(
+            "matrices",
+            matrices,
+            cell=(0.0, 0.9, 0.69, 1.0),
+            caption=_same_for_every_config(
+                "The data's covariance beside WᵀW, on one colour scale: with correlated "
+                "features the model copies the covariance's structure (constructive "
+                "interference)."
+            ),
+        ),
+        PanelEntry(
+            "columns",
+            columns,
+            cell=(0.0, 0.4, 0.3, 0.6),
+            caption=_same_for_every_config(
+                "Each feature's column of W in the bottleneck (PCA when m > 2), coloured by "
+                "its angle on the circle: a small m reproduces the covariance's PCA circle; "
+                "a larger m pairs features antipodally."
+            ),
+        ),
+        PanelEntry(
+            "r2",
+            r2,
+            cell=(0.52, 1.0, 0.3, 0.6),
+            caption=_same_for_every_config(
+                "Per feature, how well a linear decoder recovers it from h = Wx: above the "
+                "threshold the feature is in linear superposition, below it only the ReLU "
+                "can read it out."
+            ),
+        ),
+        PanelEntry(
+            "loss",
+            loss,
+            cell=(0.0, 1.0, 0.0, 0.2),
+            caption=_same_for_every_config(
+                "Reconstruction loss over training for every seed (the best is bold)."
+            ),
+        ),
     ),
     select=select,
     status_lines=status_lines,
 )
 PANELS = PANEL_SET.names
+
+
+def panel_captions(config: BowsConfig) -> dict[str, str]:
+    """The caption under each panel, by name in display order, for `config`: read by the
+    lab's page and its HTML export."""
+    return PANEL_SET.captions(config)
