@@ -1,11 +1,12 @@
 """The worker's side of the job queue, driven by hand: every field each transition writes.
 
-claim, put_frame, progress, finish, end, requeue (the worker's lease) and cancel, retry
-(the web's) on the embedded diskcache queue in this process, no worker processes: each
+claim, put_frame, progress, finish, end, requeue (the worker's lease), cancel, retry (the
+web's) and put_result (the results store) on the embedded diskcache queue in this process,
+no worker processes: each
 test checks the whole stored record after a transition against the values worked out
 here, the lines (queued, running) and what a stale claim may still do. The suite's
 tests/test_jobs.py runs the same queue through real workers on both backends; these
-are the fast checks mutation testing runs (scripts/mutation record).
+are the fast checks mutation testing runs (scripts/mutation record, transitions).
 """
 
 from __future__ import annotations
@@ -315,3 +316,64 @@ def test_retry_refuses_an_unknown_job_and_an_unreadable_config(queue) -> None:
     with pytest.raises(TempsupError, match=f"retry: the stored config of job {config.key} is"):
         queue.retry(config.key)
     assert record(queue, config.key)["state"] == "failed"
+
+
+def test_put_result_stores_a_done_job_from_any_state(queue, frames) -> None:
+    """A result stored directly (presets, sweep points) makes its job DONE, whatever the job
+    was: a fresh record of the local client, or the old one's client and attempts; the lines
+    let go of it, a worker's frames and lease are dropped, every put names a new result."""
+    config, running, waiting = tiny(1), tiny(31), tiny(32)
+    before = time.time()
+    queue.put_run(Run.from_frames(config, frames))
+    rec = record(queue, config.key)
+    assert (rec["state"], rec["kind"], rec["client"], rec["priority"]) == (
+        "done",
+        "run",
+        "local",
+        0,
+    )
+    assert (rec["total"], rec["step"], rec["n_frames"], rec["attempts"]) == (40, 40, 5, 0)
+    assert rec["message"] == "done: 40 steps, 5 frames (stored run)"
+    assert len(rec["run_id"]) == 32 and int(rec["run_id"], 16) >= 0
+    assert between(before, rec["finished"]) and rec["submitted"] == rec["finished"]
+    assert (rec["started"], rec["updated"], rec["pid"], rec["host"], rec["token"]) == (None,) * 5
+    assert (rec["rate"], rec["cancel"]) == (None, False)
+    assert queue.spec(config.key) == config and queue.result(config.key).n_frames == 5
+    queue.put_run(Run.from_frames(config, frames[:3]))  # stored again: a new result
+    again = record(queue, config.key)
+    assert (again["n_frames"], again["message"]) == (3, "done: 40 steps, 3 frames (stored run)")
+    assert again["run_id"] != rec["run_id"] and queue.result(config.key).n_frames == 3
+
+    queue.submit(running, client="alice")
+    queue.submit(waiting, client="bob")
+    claim = queue.claim(pid=55)
+    for i in range(2):
+        assert queue.put_frame(claim, i, frames[i]) == "ok"
+    for spec in (running, waiting):
+        queue.put_run(Run.from_frames(spec, frames[:4]))
+    assert queue.running() == [] and queue.queued() == []
+    rec = record(queue, running.key)
+    assert (rec["state"], rec["client"], rec["attempts"], rec["n_frames"]) == (
+        "done",
+        "alice",
+        1,
+        4,
+    )
+    assert (rec["pid"], rec["host"], rec["token"], rec["started"], rec["rate"]) == (None,) * 5
+    assert queue.store.frames(running.key, 0, 2) == [None, None]  # the worker's frames dropped
+    assert queue.put_frame(claim, 2, frames[2]) == "lost"  # its lease is over
+    assert not queue.finish(claim, Run.from_frames(running, frames))
+    assert [int(f["step"]) for f in queue.frames(running.key)] == [0, 10, 20, 30]
+    rec = record(queue, waiting.key)
+    assert (rec["state"], rec["client"], rec["attempts"]) == ("done", "bob", 0)
+    assert queue.status(waiting.key).state == JobState.DONE
+
+
+def test_put_result_refuses_the_result_of_another_job(queue, frames) -> None:
+    config, other = tiny(1), tiny(33)
+    with pytest.raises(TempsupError) as refusal:
+        queue.put_result(other, Run.from_frames(config, frames))
+    assert str(refusal.value) == (
+        f"put_result: expected a result of job {other.key}, got one of {config.key}"
+    )
+    assert queue.details(other.key) is None and queue.spec(other.key) is None
