@@ -2,11 +2,11 @@
 
 claim, put_frame, progress, finish, end, requeue (the worker's lease), cancel, retry (the
 web's) and put_result (the results store) on the embedded diskcache queue in this process,
-no worker processes: each
-test checks the whole stored record after a transition against the values worked out
-here, the lines (queued, running) and what a stale claim may still do. The suite's
-tests/test_jobs.py runs the same queue through real workers on both backends; these
-are the fast checks mutation testing runs (scripts/mutation record, transitions).
+no worker processes: each test checks the whole stored record after a transition against
+the values worked out here, the lines (queued, running) and what a stale claim may still
+do. The suite's tests/test_jobs.py runs the same queue through real workers on both
+backends; these are the fast checks mutation testing runs (scripts/mutation record,
+transitions).
 """
 
 from __future__ import annotations
