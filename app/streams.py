@@ -23,13 +23,13 @@ here is a pure function of what the store holds.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 from dash import Patch
 
+from app.memo import LOCK as _LOCK
+from app.memo import Memo
 from app.view import frame_data, shared_parts, status_lines, streaming_options
 from tempsup.config import RunConfig
 from tempsup.jobs.record import JobState, JobStatus
@@ -40,28 +40,6 @@ STREAMS_KEEP = 16  # jobs whose streamed frames are kept per process
 PARTS_KEEP = 24  # shared parts kept per stream and selection: pages lag a few polls at most
 DIFFS_KEEP = 256  # patches kept per process: pages polling at once share them
 LEADS_KEEP = 64  # seed menus of streaming runs: pages at one frame count share them
-_LOCK = threading.RLock()
-
-
-class _Lru(OrderedDict):
-    """A bounded mapping, least recently used first out."""
-
-    def __init__(self, keep: int) -> None:
-        super().__init__()
-        self.keep = keep
-
-    def get_or(self, key: Any, make: Callable[[], Any]) -> Any:
-        with _LOCK:
-            if key in self:
-                self.move_to_end(key)
-                return self[key]
-        value = make()
-        with _LOCK:
-            self[key] = value
-            self.move_to_end(key)
-            while len(self) > self.keep:
-                self.popitem(last=False)
-        return value
 
 
 class _Stream:
@@ -74,7 +52,7 @@ class _Stream:
         self.lock = threading.Lock()
         # per (seed, feature): each frame's moving traces per panel, status lines, steps
         self.traces: dict[tuple[int, int], dict[str, Any]] = {}
-        self.parts: _Lru = _Lru(PARTS_KEEP)  # (seed, feature, n) -> shared_parts
+        self.parts: Memo = Memo(PARTS_KEEP)  # (seed, feature, n) -> shared_parts
         self.generation = 0  # a new one each time the job is found trained again
 
     def reset(self) -> None:
@@ -83,10 +61,10 @@ class _Stream:
         self.generation += 1
 
 
-_STREAMS: _Lru = _Lru(STREAMS_KEEP)
-_FINISHED: _Lru = _Lru(FINISHED_KEEP)
-_DIFFS: _Lru = _Lru(DIFFS_KEEP)
-_LEADS: _Lru = _Lru(LEADS_KEEP)
+_STREAMS: Memo = Memo(STREAMS_KEEP)
+_FINISHED: Memo = Memo(FINISHED_KEEP)
+_DIFFS: Memo = Memo(DIFFS_KEEP)
+_LEADS: Memo = Memo(LEADS_KEEP)
 
 
 def _stream(config: RunConfig) -> _Stream:
@@ -153,10 +131,7 @@ def finished_run(queue: Any, config: RunConfig, status: JobStatus | None) -> Run
     frames = queue.frames(config.key, 0)
     run = Run.from_frames(config, frames) if frames else None
     if run is not None:
-        with _LOCK:
-            _FINISHED[slot] = run
-            while len(_FINISHED) > _FINISHED.keep:
-                _FINISHED.popitem(last=False)
+        _FINISHED.put(slot, run)
     return run
 
 

@@ -10,11 +10,11 @@ a server.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
+from app.memo import Memo
 from tempsup import figures
 from tempsup.bows import figures as bows_figures
 from tempsup.figures.panel import PanelSet
@@ -154,35 +154,21 @@ def _view(run: Any, seed: int, feature: int, figs: PanelSet, lean: bool) -> dict
     }
 
 
+FULL_VIEWS_KEEP = 32  # whole stores of finished runs kept per process (a class opens a few)
+_FULL_VIEWS = Memo(FULL_VIEWS_KEEP)
+
+
 def full_view(
     run: Any, seed: int, feature: int = 0, figs: PanelSet = RNN, content: str | None = None
 ) -> dict[str, Any]:
     """The whole store for a finished (or cancelled) run, cached: a shared link opened by
-    a whole class is computed once per web process (a finished run never changes: its
-    key and its number of frames are its content). A run not trained here (opened from a
-    file) is named by `content`, its digest: its config's key is not its content."""
-    return _full_view(_RunRef(run, content), seed, feature, figs)
-
-
-class _RunRef:
-    """Hashable by the run's key and frame count (a cancelled run keeps fewer frames than
-    the same config trained to the end) or its content digest, so lru_cache can hold
-    views per run."""
-
-    def __init__(self, run: Any, content: str | None = None) -> None:
-        self.run = run
-        self.id = (run.config.key, run.n_frames, content)
-
-    def __hash__(self) -> int:
-        return hash(self.id)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _RunRef) and other.id == self.id
-
-
-@lru_cache(maxsize=32)
-def _full_view(ref: _RunRef, seed: int, feature: int, figs: PanelSet) -> dict[str, Any]:
-    return _view(ref.run, seed, feature, figs, lean=True)
+    a whole class, or a job a class watched end, is computed once per web process, by the
+    first of the pages that ask at once (`app.memo`). A finished run never changes: its
+    key and its number of frames are its content (a cancelled run keeps fewer frames than
+    the same config trained to the end). A run not trained here (opened from a file) is
+    named by `content`, its digest: its config's key is not its content."""
+    slot = (run.config.key, run.n_frames, content, seed, feature, figs)
+    return _FULL_VIEWS.get_or(slot, lambda: _view(run, seed, feature, figs, lean=True))
 
 
 def lab_view(run: Any, seed: int) -> dict[str, Any]:
