@@ -11,21 +11,29 @@ transitions).
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import shutil
+import signal
 import socket
+import subprocess
 import time
+import types
+from pathlib import Path
 
 import pytest
 
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
-from tempsup.jobs import JobQueue
+from tempsup.jobs import JobQueue, lease
 from tempsup.jobs.kinds import get_kind
+from tempsup.jobs.lease import HEARTBEAT_TIMEOUT, pid_alive
 from tempsup.jobs.record import LOW, NORMAL, JobRecord, JobState, new_record, transition
-from tempsup.jobs.store import config_key
+from tempsup.jobs.store import RUNNING, config_key, read_list, status_key, write_list
 from tempsup.run import Run, frame
 from tempsup.trainer import train
+from tests.helpers import FakeClock, wait_for
 
 TINY = {"steps": 40, "batch": 64, "seeds": 2, "snapshot_every": 10}  # 5 frames
 
@@ -377,3 +385,107 @@ def test_put_result_refuses_the_result_of_another_job(queue, frames) -> None:
         f"put_result: expected a result of job {other.key}, got one of {config.key}"
     )
     assert queue.details(other.key) is None and queue.spec(other.key) is None
+
+
+def proc_state(pid: int) -> str | None:
+    """The state letter of process `pid` (R, S, Z, ...), None if there is no such process."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def test_pid_alive_tells_a_running_process_from_a_gone_or_zombie_one(tmp_path, monkeypatch) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    assert not pid_alive(gone.pid)
+    sleeper = subprocess.Popen(["sleep", "60"])
+    try:
+        assert pid_alive(sleeper.pid)
+
+        def unreadable(path: str) -> types.SimpleNamespace:
+            def read_text() -> str:
+                raise OSError(errno.ENOENT, "no /proc", path)
+
+            return types.SimpleNamespace(read_text=read_text)
+
+        with monkeypatch.context() as patch:
+            patch.setattr(lease, "Path", unreadable)  # a system without /proc
+            assert pid_alive(sleeper.pid)
+    finally:
+        sleeper.terminate()
+        sleeper.wait()
+    assert sleeper.returncode == -signal.SIGTERM  # the question (kill with 0) sent no signal
+    named = tmp_path / "z) Z"  # a command name with ") Z" in it: the state follows the last ")"
+    named.symlink_to(shutil.which("true"))
+    zombie = subprocess.Popen([str(named)])  # exits, and stays a zombie until waited for
+    try:
+        wait_for("the child to exit", lambda: proc_state(zombie.pid) == "Z")
+        assert not pid_alive(zombie.pid)
+    finally:
+        zombie.wait()
+
+    def refused(error: OSError):
+        def kill(pid: int, sig: int) -> None:
+            raise error
+
+        return kill
+
+    monkeypatch.setattr(os, "kill", refused(PermissionError(errno.EPERM, "not yours")))
+    assert pid_alive(12345)  # another user's process: alive
+    monkeypatch.setattr(os, "kill", refused(OSError(errno.EINVAL, "no")))
+    assert not pid_alive(12345)
+
+
+def test_recover_fails_only_the_jobs_whose_worker_is_gone(queue, monkeypatch, request) -> None:
+    """A worker is gone when its pid is dead on this host or its last beat is older than the
+    timeout; its job is FAILED (never re-run) and taken off the running line. `status`
+    recovers the job polled only, `recover` every one."""
+    clock = FakeClock()
+    monkeypatch.setattr(queue, "clock", clock)
+    configs = [tiny(41 + i) for i in range(4)]
+    for i, config in enumerate(configs):
+        queue.submit(config, client=f"visitor {i}")
+    a, b, c, d = (config.key for config in configs)
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    alive = subprocess.Popen(["sleep", "60"])
+    request.addfinalizer(lambda: (alive.kill(), alive.wait()))
+    claim_a = queue.claim(pid=gone.pid)  # its worker died
+    queue.claim(pid=alive.pid)  # b: alive
+    queue.claim(pid=gone.pid)  # c: claimed on another host, where this pid means nothing
+    queue.claim(pid=gone.pid)  # d: dead too
+
+    def elsewhere(db) -> None:
+        text = db.text(status_key(c))
+        db.set(status_key(c), text.replace(f'"host": "{socket.gethostname()}"', '"host": "w9"'))
+        write_list(db, RUNNING, ["0123456789abcdef", *read_list(db, RUNNING)])  # no such job
+
+    queue.store.atomic(elsewhere)
+    assert queue.progress(claim_a, 7, 3.0)
+    queue.cancel(a)
+    clock.advance(1.0)
+    status = queue.status(a)  # polled: found dead
+    assert (status.state, status.message) == (JobState.FAILED, "worker died at step 7")
+    rec = record(queue, a)
+    assert (rec["state"], rec["token"], rec["cancel"], rec["finished"]) == (
+        "failed",
+        None,
+        False,
+        clock.now,
+    )
+    assert (rec["pid"], rec["step"]) == (gone.pid, 7)
+    assert queue.running() == [b, c, d]  # d is found when it is polled, or by recover
+    assert record(queue, d)["state"] == "running"
+    assert queue.put_frame(claim_a, 0, {"step": 0}) == "lost"
+
+    assert queue.recover() == [d]
+    assert record(queue, d)["message"] == "worker died at step 0"
+    assert queue.running() == [b, c]
+    clock.advance(HEARTBEAT_TIMEOUT - 1.0)  # the last beats are exactly the timeout old
+    assert queue.recover() == [] and queue.status(c).state == JobState.RUNNING
+    clock.advance(0.5)
+    assert queue.recover() == [b, c]  # silent too long: gone, wherever they run
+    assert queue.running() == [] and queue.queued() == []
+    assert [record(queue, key)["state"] for key in (a, b, c, d)] == ["failed"] * 4
+    assert alive.poll() is None  # asked about, never signalled
