@@ -11,6 +11,7 @@ transitions).
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import json
 import os
@@ -24,14 +25,26 @@ from pathlib import Path
 
 import pytest
 
+from tempsup.bows.config import BowsConfig
+from tempsup.bows.data import text_sha256
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.jobs import JobQueue, lease
+from tempsup.jobs.entries import get_record, spec_entry
 from tempsup.jobs.kinds import get_kind
 from tempsup.jobs.lease import HEARTBEAT_TIMEOUT, pid_alive
 from tempsup.jobs.record import LOW, NORMAL, JobRecord, JobState, new_record, transition
-from tempsup.jobs.store import RUNNING, config_key, read_list, status_key, write_list
+from tempsup.jobs.store import (
+    QUEUE,
+    RUNNING,
+    config_key,
+    read_list,
+    run_key,
+    status_key,
+    write_list,
+)
 from tempsup.run import Run, frame
+from tempsup.sweeps import SweepSpec
 from tempsup.trainer import train
 from tests.helpers import FakeClock, wait_for
 
@@ -101,9 +114,11 @@ def test_a_refused_transition_says_which_are_allowed() -> None:
 
 
 def test_a_record_without_a_state_is_missing() -> None:
-    text = new_record("k" * 16, "run", 1, "x").to_json()
+    rec = new_record("k" * 16, "run", 1, "x")
+    text = rec.to_json()
     data = json.loads(text)
-    assert data["state"] == "queued" and JobRecord.from_json(text, "k" * 16) is not None
+    assert data == {**dataclasses.asdict(rec), "state": "queued"}  # its fields, nothing else
+    assert JobRecord.from_json(text, "k" * 16) == rec
     del data["state"]
     assert JobRecord.from_json(json.dumps(data), "k" * 16) is None
 
@@ -163,9 +178,11 @@ def test_finish_stores_the_result_and_ends_the_lease(queue, frames) -> None:
     claim = queue.claim()
     assert queue.put_frame(claim, 0, frames[0]) == "ok"
     assert queue.progress(claim, 30, 4.0)
+    queue.cancel(config.key)  # asked to stop, and finished before it heard
     before = time.time()
     run = Run.from_frames(config, frames)
     assert queue.finish(claim, run)
+    assert queue.store.frames(config.key, 0, 1) == [None]  # the frame entries are dropped
     rec = record(queue, config.key)
     assert rec["state"] == "done" and rec["step"] == config.steps == 40
     assert (rec["n_frames"], rec["run_id"], rec["cancel"]) == (5, claim.token, False)
@@ -224,8 +241,10 @@ def test_requeue_puts_the_job_first_in_line_with_nothing_kept(queue, frames) -> 
     queue.submit(waiting)
     assert queue.put_frame(claim, 0, frames[0]) == "ok"
     assert queue.progress(claim, 5, 2.0)
+    queue.cancel(config.key)
     queue.notified.clear()
     assert queue.requeue(claim, "worker stopped")
+    assert queue.store.frames(config.key, 0, 1) == [None]  # the frame entries are dropped
     assert queue.notified == [1]  # the workers are woken: a job is in line
     rec = record(queue, config.key)
     assert (rec["state"], rec["message"], rec["client"]) == ("queued", "worker stopped", "alice")
@@ -239,7 +258,10 @@ def test_requeue_puts_the_job_first_in_line_with_nothing_kept(queue, frames) -> 
     assert queue.notified == [1]
     again = queue.claim()
     assert again.key == config.key and again.token != claim.token
-    assert record(queue, config.key)["attempts"] == 2
+    rec = record(queue, config.key)  # what the last claim left is cleared
+    assert (rec["attempts"], rec["rate"], rec["cancel"], rec["message"]) == (2, None, False, "")
+    assert (rec["step"], rec["n_frames"], rec["token"]) == (0, 0, again.token)
+    assert queue.put_frame(again, 0, frames[0]) == "ok"
 
 
 def test_cancel_stops_a_queued_job_at_once_and_flags_a_running_one(queue) -> None:
@@ -288,14 +310,23 @@ def test_a_finished_job_is_not_cancelled(queue, frames) -> None:
     assert record(queue, config.key) == done
 
 
-def test_retry_queues_an_ended_job_again_for_its_client(queue) -> None:
+def test_retry_queues_an_ended_job_again_for_its_client(queue, frames) -> None:
     config = tiny(23)
     queue.submit(config, client="alice", priority=LOW)
     claim = queue.claim()
+    assert queue.put_frame(claim, 0, frames[0]) == "ok"
     assert queue.end(claim, JobState.FAILED, "it broke")
+
+    def leftovers(db) -> None:  # entries an ended job should not have: all go on a retry
+        db.set(run_key(config.key), b"a result that was unreadable")
+        write_list(db, RUNNING, [config.key])
+
+    queue.store.atomic(leftovers)
     queue.notified.clear()
     before = time.time()
     status = queue.retry(config.key)
+    assert queue.store.frames(config.key, 0, 1) == [None]
+    assert queue.store.view().data(run_key(config.key)) is None and queue.running() == []
     assert (status.state, status.position, status.message) == (JobState.QUEUED, 1, "")
     rec = record(queue, config.key)
     assert (rec["state"], rec["client"], rec["priority"]) == ("queued", "alice", LOW)
@@ -489,3 +520,130 @@ def test_recover_fails_only_the_jobs_whose_worker_is_gone(queue, monkeypatch, re
     assert queue.running() == [] and queue.queued() == []
     assert [record(queue, key)["state"] for key in (a, b, c, d)] == ["failed"] * 4
     assert alive.poll() is None  # asked about, never signalled
+
+
+# ---- lines, entries and results that went wrong ---------------------------------------------
+
+
+def test_a_job_whose_config_cannot_be_read_fails_when_its_turn_comes(queue) -> None:
+    """Its config entry damaged, or holding another job's spec: the job is FAILED when a
+    worker reaches it (never trained as something else), and the worker goes on in line.
+    As a would-be companion of a batch it just waits for its turn."""
+    good, damaged, swapped, mate, extra = (tiny(51 + i) for i in range(5))
+    for i, config in enumerate((good, damaged, swapped, mate)):
+        queue.submit(config, client=f"visitor {i}")
+
+    def damage(db) -> None:
+        db.set(config_key(damaged.key), "{damaged")
+        db.set(config_key(swapped.key), spec_entry(get_kind("run"), extra))
+
+    queue.store.atomic(damage)
+    claims = queue.claim_batch(2)
+    assert [c.key for c in claims] == [good.key, mate.key]
+    assert queue.queued() == [damaged.key]  # unreadable: not a companion, still in line
+    why = "the stored config of this job is unreadable; submit it again"
+    rec = record(queue, swapped.key)
+    assert (rec["state"], rec["message"], rec["attempts"]) == ("failed", why, 0)
+    queue.submit(extra, client="visitor 4")
+    claim = queue.claim()
+    assert claim.key == extra.key and claim.spec == extra  # after failing the damaged one
+    rec = record(queue, damaged.key)
+    assert (rec["state"], rec["message"], rec["token"]) == ("failed", why, None)
+    assert queue.queued() == [] and queue.running() == [good.key, mate.key, extra.key]
+
+
+def test_claims_skip_line_entries_of_jobs_no_longer_queued(queue, frames) -> None:
+    finished, waiting = tiny(1), tiny(56)
+    queue.put_run(Run.from_frames(finished, frames))
+    queue.submit(waiting)
+    line = [finished.key, "0123456789abcdef", waiting.key]  # done; no record at all; queued
+    queue.store.atomic(lambda db: write_list(db, QUEUE, line))
+    assert queue.claim_batch(0) == [] and queue.queued() == line  # asked for none: untouched
+    claim = queue.claim()
+    assert claim.key == waiting.key and queue.queued() == []
+    assert record(queue, finished.key)["state"] == "done"
+
+
+def test_jobs_without_a_batch_key_are_claimed_one_at_a_time(queue) -> None:
+    sweeps = [SweepSpec(base=tiny(57 + i), sparsities=(0.5, 0.9)) for i in range(2)]
+    for spec in sweeps:
+        queue.submit(spec)
+    assert [c.key for c in queue.claim_batch(2)] == [sweeps[0].key]
+    assert queue.queued() == [sweeps[1].key]
+
+
+def test_status_puts_a_queued_job_missing_from_the_line_back_at_its_end(queue) -> None:
+    lost, waiting = tiny(58), tiny(59)
+    queue.submit(lost)
+    queue.submit(waiting)
+    queue.store.atomic(lambda db: write_list(db, QUEUE, [waiting.key]))
+    queue.notified.clear()
+    assert queue.status(lost.key).position == 2
+    assert queue.queued() == [waiting.key, lost.key] and queue.notified == [1]
+
+
+def test_submit_queues_once_for_the_local_client_and_checks_untrusted_specs(queue) -> None:
+    config = tiny(60)
+    status = queue.submit(config)
+    assert record(queue, config.key)["client"] == "local"
+    assert queue.submit(config, client="bob") == status  # queued already: as it is
+    assert queue.notified == [1] and record(queue, config.key)["client"] == "local"
+    from_file = RunConfig(**{**TINY, "seed": 61, "warm_start": "runs/start.npz"})
+    assert queue.submit(from_file).state == JobState.QUEUED  # this machine's own file: trusted
+    untrusted = JobQueue(queue.directory, trust_specs=False)  # what a web server opens
+    other = RunConfig(**{**TINY, "seed": 62, "warm_start": "runs/start.npz"})
+    with pytest.raises(TempsupError, match="warm_start: expected the 16-character key of a"):
+        untrusted.submit(other)
+    assert untrusted.details(other.key) is None
+    digest = text_sha256("a text never uploaded")
+    text = BowsConfig(structure="text", text_sha256=digest, vocab=8, window=2, m=2, epochs=1,
+                      seeds=1, n_samples=64, batch=32, snapshot_every=1)  # fmt: skip
+    with pytest.raises(TempsupError) as refusal:
+        queue.submit(text)
+    assert str(refusal.value) == (
+        f"text_sha256: the job store holds no text {digest[:16]}…; upload it again"
+    )
+
+
+def test_submit_verifies_a_finished_result_before_promising_it(queue, frames) -> None:
+    config = tiny(1)
+    queue.put_run(Run.from_frames(config, frames))
+    queue.store.atomic(lambda db: db.set(run_key(config.key), b"\x00garbage"))
+    status = queue.submit(config)  # its result is unreadable: computed again
+    assert (status.state, status.position) == (JobState.QUEUED, 1)
+    assert queue.queued() == [config.key]
+
+
+def test_an_unreadable_result_fails_its_job_and_says_why(queue, frames) -> None:
+    config, other = tiny(1), tiny(63)
+    run = Run.from_frames(config, frames)
+    try:
+        get_kind("run").load(b"\x00garbage")
+    except TempsupError as exc:
+        damaged = str(exc)
+    for entry, problem in [
+        (None, "it is missing"),
+        (Run.from_frames(other, frames).to_bytes(), f"it holds job {other.key}"),
+        (b"\x00garbage", damaged),
+    ]:
+        queue.put_run(run)
+        queue.store.atomic(
+            lambda db, entry=entry: (
+                db.delete(run_key(config.key))
+                if entry is None
+                else db.set(run_key(config.key), entry)
+            )
+        )
+        assert queue.result(config.key) is None
+        rec = record(queue, config.key)
+        assert (rec["state"], rec["message"]) == (
+            "failed",
+            f"the stored result is unreadable ({problem})",
+        )
+    queue.put_run(run)
+    stale = get_record(queue.store.view(), config.key)
+    queue.put_run(run)  # stored again since that record was read
+    queue.store.atomic(lambda db: db.delete(run_key(config.key)))
+    assert queue.results.load(stale) is None
+    assert record(queue, config.key)["state"] == "done"  # a stale reader fails nothing
+    assert queue.result(config.key) is None and record(queue, config.key)["state"] == "failed"
