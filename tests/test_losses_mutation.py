@@ -11,10 +11,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tempsup import losses
+from tempsup import fused, losses
 from tempsup.data import delayed_targets, sample_inputs
-from tempsup.losses import expected_lagged_gram, sampled_loss
-from tempsup.models import BatchedRNN
+from tempsup.errors import TempsupError
+from tempsup.fused.build import BuildError, load
+from tempsup.losses import expected_lagged_gram, expected_loss, sampled_loss
+from tempsup.models import CONV_MAX_SIDE, BatchedRNN
 
 
 def test_expected_lagged_gram_by_hand() -> None:
@@ -34,7 +36,7 @@ def test_expected_lagged_gram_by_hand() -> None:
 
 
 def own_loss(net: BatchedRNN, x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-    """Every model's loss on inputs x (1, T, N_x, B), by its own time loop: (M,)."""
+    """Every model's loss on inputs x (1 or M, T, N_x, B), by its own time loop: (M,)."""
     y = delayed_targets(x, net.k, net.n_models)
     z = net._recur(x) + net.bias().view(net.n_models, 1, -1, 1)
     y_hat = torch.relu(z) if net.relu_readout else z
@@ -81,5 +83,87 @@ def test_models_of_other_data_streams_each_get_their_own_streams_loss(
         torch.autograd.grad((got * coef).sum(), params),
         torch.autograd.grad((want * coef).sum(), params),
         strict=True,
+    ):
+        torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-12)
+
+
+def loops_taken(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the calls of the time loop (`recurrent_loss`) from here on."""
+    calls: list[int] = []
+    time_loop = losses.recurrent_loss
+    monkeypatch.setattr(losses, "recurrent_loss", lambda *a: calls.append(1) or time_loop(*a))
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("model", "n_x", "seq_len", "per_group", "groups", "loop"),
+    [
+        ("ssm", 1, 20, 8, 1, False),  # one group: its Toeplitz matrix is built once anyway
+        ("ssm", 1, 20, 15, 2, True),  # 15 models of N_h = 2 a group: 15·2·4 <= 6·20
+        ("ssm", 1, 20, 16, 2, False),
+        ("ssm", 2, 5, 10, 2, True),  # N_x = 2: 10·2·6 <= 6·5·4
+        ("ssm", 2, 5, 11, 2, False),
+        ("linear", 1, CONV_MAX_SIDE, 2, 1, False),  # T·N_x = CONV_MAX_SIDE: still a Gram matrix
+    ],
+)
+def test_each_model_takes_the_path_its_cost_rule_names(
+    model: str,
+    n_x: int,
+    seq_len: int,
+    per_group: int,
+    groups: int,
+    loop: bool,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An SSM whose models see several inputs takes the time loop when it costs less: per
+    model N_h (N_h + 2 N_x) against 6 T N_x² per group of models (`_recurrence_is_cheaper`)."""
+    m = per_group * groups
+    net = BatchedRNN(model, m, 2, n_x, torch.full((m,), 1), False, False, list(range(m)))
+    net = net.double()
+    p = torch.tensor([0.2 + 0.1 * (i // per_group) for i in range(m)], dtype=torch.float64)
+    x = sample_inputs(torch.Generator().manual_seed(3), p, 4, seq_len, n_x, "uniform").double()
+    weights = torch.tensor([1.0, 0.6][:n_x], dtype=torch.float64)
+    calls = loops_taken(monkeypatch)
+    got = sampled_loss(net, x, p, weights)
+    assert calls == ([1] if loop else [])
+    torch.testing.assert_close(got, own_loss(net, x, weights), rtol=1e-10, atol=1e-12)
+
+
+def test_the_expected_loss_of_an_ssm_with_a_bias_is_refused() -> None:
+    net = BatchedRNN("ssm", 2, 2, 1, torch.tensor([1, 1]), True, True, [0, 1])
+    with pytest.raises(TempsupError) as refusal:
+        expected_loss(net, torch.full((2,), 0.1), torch.ones(1), 6, "uniform")
+    assert str(refusal.value) == "objective: 'expected' for the SSM needs no readout bias"
+
+
+@pytest.mark.parametrize(("model", "bias"), [("rnn", True), ("ssm", False)])
+def test_the_compiled_loop_gets_the_models_own_weights_and_flags(
+    model: str, bias: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`recurrent_loss` hands a small model to the compiled loop (tempsup.fused) where it is
+    built. Mutation runs switch the library off (TEMPSUP_FUSED=0) so that the PyTorch loop
+    runs; this test loads it itself to check what the loss hands over."""
+    try:
+        library = load()
+    except BuildError:
+        pytest.skip("no compiled time loop here")
+    monkeypatch.setattr(fused, "LIBRARY", library)
+    calls: list[int] = []
+    compiled = fused.recurrent_loss
+    monkeypatch.setattr(fused, "recurrent_loss", lambda *a: calls.append(1) or compiled(*a))
+    net = BatchedRNN(model, 3, 3, 2, torch.tensor([1, 2, 2]), False, bias, [0, 1, 2]).double()
+    if bias:
+        with torch.no_grad():
+            net.b_y.copy_(torch.linspace(-0.3, 0.4, 6).view(3, 2))
+    p = torch.full((3,), 0.3, dtype=torch.float64)
+    x = sample_inputs(torch.Generator().manual_seed(4), p, 16, 6, 2, "uniform").double()
+    weights = torch.tensor([1.0, 0.6], dtype=torch.float64)
+    got = losses.recurrent_loss(net, x, weights)
+    assert calls == [1]
+    want = own_loss(net, x, weights)
+    torch.testing.assert_close(got, want, rtol=1e-10, atol=0)
+    params = list(net.parameters())
+    for a, b in zip(
+        torch.autograd.grad(got.sum(), params), torch.autograd.grad(want.sum(), params), strict=True
     ):
         torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-12)
