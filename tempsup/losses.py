@@ -544,10 +544,7 @@ class _RecurrentLoss(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_loss):  # noqa: ANN001
-        per_model = grad_loss.view(-1, 1, 1)
-        gx, gh, gy, gb = ctx.saved_tensors
-        gb = None if gb is None else gb * grad_loss.view(-1, 1)
-        return gx * per_model, gh * per_model, gy * per_model, gb, *([None] * 5)
+        return fused.per_model_gradients(ctx.saved_tensors, grad_loss)
 
 
 def _masked(grad: torch.Tensor, out: torch.Tensor) -> torch.Tensor:

@@ -128,7 +128,14 @@ class _FusedLoss(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_loss):  # noqa: ANN001
-        per_model = grad_loss.view(-1, 1, 1)
-        gx, gh, gy, gb = ctx.saved_tensors
-        gb = None if gb is None else gb * grad_loss.view(-1, 1)
-        return gx * per_model, gh * per_model, gy * per_model, gb, *([None] * 5)
+        return per_model_gradients(ctx.saved_tensors, grad_loss)
+
+
+def per_model_gradients(saved: tuple[Tensor, ...], grad_loss: Tensor) -> tuple[Tensor | None, ...]:
+    """Backward of a per-model loss whose forward pass saved each model's gradients of
+    (W_x, W_h, W_y, b): each scaled by its model's upstream gradient, None for the five
+    inputs that take none. Shared by this loop and PyTorch's (`tempsup.losses`)."""
+    per_model = grad_loss.view(-1, 1, 1)
+    gx, gh, gy, gb = saved
+    gb = None if gb is None else gb * grad_loss.view(-1, 1)
+    return gx * per_model, gh * per_model, gy * per_model, gb, *([None] * 5)
