@@ -156,3 +156,11 @@ def route(pathname: object, shown: object):
 def healthz() -> tuple[str, int, dict[str, str]]:
     """Liveness probe for load balancers and the Docker HEALTHCHECK."""
     return "ok", 200, {"Content-Type": "text/plain; charset=utf-8"}
+
+
+# Dash moves the registered callbacks into its callback map on the first request, after
+# marking that setup done: under a threaded server a second request arriving meanwhile
+# found no callback ("Callback function not found", a 500 seen in the Redis load test).
+# Everything is registered by now, so do that setup here, once, before any request.
+with server.test_request_context("/"):
+    app._setup_server()
