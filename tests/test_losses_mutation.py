@@ -43,6 +43,14 @@ def own_loss(net: BatchedRNN, x: torch.Tensor, weights: torch.Tensor) -> torch.T
     return (((y_hat - y) ** 2) * weights.view(1, 1, -1, 1)).sum(dim=(1, 2, 3)) / x.shape[-1]
 
 
+def loops_taken(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the calls of the time loop (`recurrent_loss`) from here on."""
+    calls: list[int] = []
+    time_loop = losses.recurrent_loss
+    monkeypatch.setattr(losses, "recurrent_loss", lambda *a: calls.append(1) or time_loop(*a))
+    return calls
+
+
 @pytest.mark.parametrize("streams", [[0, 1, 0, 2, 1], [1, 0]])
 @pytest.mark.parametrize(("model", "bias"), [("linear", True), ("ssm", False), ("rnn", True)])
 def test_models_of_other_data_streams_each_get_their_own_streams_loss(
@@ -67,9 +75,7 @@ def test_models_of_other_data_streams_each_get_their_own_streams_loss(
         for s in range(n_streams)
     ]
     x = torch.cat([draws[s] for s in streams])  # (M, T, N_x, B)
-    loops = []
-    time_loop = losses.recurrent_loss
-    monkeypatch.setattr(losses, "recurrent_loss", lambda *a: loops.append(1) or time_loop(*a))
+    loops = loops_taken(monkeypatch)
     got = sampled_loss(net, x, p, weights, stream)
     assert loops == ([1] if model == "rnn" else [])  # the SSM takes its Toeplitz path per group
     alone = [own_loss(net, draw, weights) for draw in draws]  # every model on each stream
@@ -85,14 +91,6 @@ def test_models_of_other_data_streams_each_get_their_own_streams_loss(
         strict=True,
     ):
         torch.testing.assert_close(a, b, rtol=1e-9, atol=1e-12)
-
-
-def loops_taken(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the calls of the time loop (`recurrent_loss`) from here on."""
-    calls: list[int] = []
-    time_loop = losses.recurrent_loss
-    monkeypatch.setattr(losses, "recurrent_loss", lambda *a: calls.append(1) or time_loop(*a))
-    return calls
 
 
 @pytest.mark.parametrize(
