@@ -51,7 +51,9 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["TEMPSUP_WORKERS"] = str(args.workers)  # the settings app.services reads
 
     from app import app
-    from app.services import start
+    from app.services import reload_settings, start
+
+    reload_settings()  # `python -m app` imported the app, which read them, before this ran
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _stop)

@@ -39,6 +39,16 @@ def job_queue() -> BaseQueue:
     return open_queue(settings())
 
 
+def reload_settings() -> None:
+    """Read the settings again after the environment changed (`python -m app --workers N`).
+
+    Importing the app already reads them (its pages' layouts open the job store), so a
+    change made after that import would otherwise go unseen: `python -m app --workers 0`
+    started a worker all the same."""
+    settings.cache_clear()
+    job_queue.cache_clear()
+
+
 def preset_mode() -> str:
     """Which presets the gallery shows and the server pre-trains: `$TEMPSUP_PRESETS`."""
     return settings().presets

@@ -8,6 +8,9 @@ job at chosen frames, so "the job is running with n frames" is reached by constr
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -55,9 +58,29 @@ def menu_text(driver) -> str:
     return find(driver, "#seed-pick").text
 
 
-def held_at(driver, gate, key: str) -> int:
+def page_and_store(driver, queue, key: str) -> str:
+    """What the page and the job store say about the job (a failed wait's message)."""
+    bar = driver.find_elements("css selector", STATUS)
+    errors = [e.text for e in driver.find_elements("css selector", ".error") if e.text]
+    return (
+        f"page at {driver.current_url}; job bar: {bar[0].text if bar else 'none'!r}; "
+        f"errors: {errors}; store: {queue.status(key)}; queued: {queue.queued()}; "
+        f"server's failures: {server_failures(queue.directory.parent)}"
+    )
+
+
+def server_failures(directory: Path) -> list[str]:
+    """The lines of the server's log (`tests.browser.app_server`) about failed requests."""
+    lines = [ln for log in directory.glob("server-*.log") for ln in log.read_text().splitlines()]
+    return [ln for ln in lines if re.search(r'" [45]\d\d |Traceback|Error', ln)][-10:]
+
+
+def held_at(driver, gate, queue, key: str) -> int:
     """Wait until the job is held and the page has drawn its last frame; that frame count."""
-    gate.wait_held(key)
+    try:
+        gate.wait_held(key)
+    except AssertionError as failed:  # say what the page and the store show
+        raise AssertionError(f"{failed}; {page_and_store(driver, queue, key)}") from None
     n = int((gate.directory / f"{key}.held").read_text())
     wait_until(lambda: frame_count(driver) == (n, n), 60, f"frame {n} of {n} drawn")
     return n
@@ -70,14 +93,14 @@ def test_the_streamed_view_shows_the_seed_that_leads_now_and_says_why(
     config = config_of(SSM_LEADER)
     gate.hold(config.key, after=2)
     browser.get(f"{server}/?{SSM_LEADER}")
-    n = held_at(browser, gate, config.key)
+    n = held_at(browser, gate, queue, config.key)
     streamed = Run.from_frames(config, queue.frames(config.key, 0))
     first = int(np.argmin(recent_loss(streamed["loss"])))
     wait_until(lambda: shown_seed(browser) == first, 30, f"seed {first} shown at frame {n}")
     assert f"seed {first} — leading now (lowest recent loss)" in menu_text(browser)
 
     gate.move_on(config.key, 12)
-    n = held_at(browser, gate, config.key)
+    n = held_at(browser, gate, queue, config.key)
     loss = Run.from_frames(config, queue.frames(config.key, 0))["loss"][:n]
     recent = recent_loss(loss)
     lead = int(np.argmin(recent))

@@ -69,6 +69,24 @@ def test_gunicorn_serves_the_app_and_runs_the_workers(tmp_path: Path) -> None:
     wait_for("the training workers to stop with gunicorn", lambda: not _pool_pids(cache), 15)
 
 
+@pytest.mark.parametrize("n", [0, 2])
+def test_python_m_app_starts_the_workers_its_flag_asks_for(n: int, tmp_path: Path) -> None:
+    """`--workers N` wins over the environment, although importing the app (which
+    `python -m app` does before its main runs) reads the settings. With 0, a gated
+    browser test's own workers must be the only ones: a server's worker once took
+    their job and trained it past the gate."""
+    flag = ("--workers", str(n))
+    proc, base = _server("python -m app", tmp_path, flag, TEMPSUP_PRESETS="off",
+                         TEMPSUP_WORKERS="1")  # fmt: skip
+    try:
+        wait_healthy(base, proc, 60)  # the pool starts before the server answers
+        assert len(_pool_pids(tmp_path / "jobs")) == n
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=30)
+    wait_for("the workers to stop with the server", lambda: not _pool_pids(tmp_path / "jobs"), 15)
+
+
 def _descendants(pid: int) -> dict[int, str]:
     """Every live process below `pid` (from /proc), with its command line."""
     parents: dict[int, int] = {}
@@ -92,14 +110,16 @@ def _descendants(pid: int) -> dict[int, str]:
     return found
 
 
-def _server(kind: str, tmp_path: Path, **env: str) -> tuple[subprocess.Popen, str]:
+def _server(
+    kind: str, tmp_path: Path, args: tuple[str, ...] = (), **env: str
+) -> tuple[subprocess.Popen, str]:
     port = free_port()
     env = {**os.environ, "PORT": str(port), "TEMPSUP_CACHE": str(tmp_path / "jobs"),
            "HOME": str(tmp_path), **env}  # fmt: skip
     if kind == "gunicorn":
         cmd = [str(Path(sys.executable).with_name("gunicorn")), "-c", "gunicorn.conf.py"]
     else:
-        cmd = [sys.executable, "-m", "app", "--port", str(port)]
+        cmd = [sys.executable, "-m", "app", "--port", str(port), *args]
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
