@@ -428,7 +428,9 @@ def test_clip_scales_each_models_gradient_to_the_bound():
 def record_grad_norms(monkeypatch) -> list[np.ndarray]:
     """Per-model gradient norms as the optimizer sees them, at every step."""
     seen: list[np.ndarray] = []
-    original = torch.optim.Adam.step
+    from tempsup._training import Adam
+
+    original = Adam.step
 
     def spy(self, *args, **kwargs):
         W, b = self.param_groups[0]["params"]
@@ -436,7 +438,7 @@ def record_grad_norms(monkeypatch) -> list[np.ndarray]:
         seen.append(sq.sqrt().numpy().copy())
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(torch.optim.Adam, "step", spy)
+    monkeypatch.setattr(Adam, "step", spy)
     return seen
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from tempsup import trainer as train_module
-from tempsup._training import optimizer_steps, scheduled_lr
+from tempsup._training import Adam, optimizer_steps, scheduled_lr
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.run import split_snapshot
@@ -171,14 +171,39 @@ def test_cosine_schedule_at_chosen_steps() -> None:
 def record_lrs(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """The learning rate of every Adam step taken while the test runs."""
     seen: list[float] = []
-    original = torch.optim.Adam.step
+    original = Adam.step
 
     def spy(self, *args, **kwargs):
         seen.append(self.param_groups[0]["lr"])
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(torch.optim.Adam, "step", spy)
+    monkeypatch.setattr(Adam, "step", spy)
     return seen
+
+
+@pytest.mark.parametrize("model", ["linear", "ssm", "rnn"])
+def test_the_trainers_adam_is_torchs_adam_bit_for_bit(monkeypatch, model: str) -> None:
+    """`tempsup._training.Adam` (torch's functional update, no optimizer object) trains
+    exactly as `torch.optim.Adam` does, with the same fused choice, and so does the lab's
+    trainer."""
+    import tempsup._training as training
+    from tempsup.bows.config import BowsConfig
+    from tempsup.bows.trainer import train as train_bows
+
+    config = SMALL.replace(model=model, steps=60, snapshot_every=20, bias=True, tied=False)
+    bows = BowsConfig(n_samples=64, n_heldout=32, batch=16, epochs=4, seeds=2, snapshot_every=4)
+    ours = run_all(config), [s.W for s in train_bows(bows)]
+    monkeypatch.setattr(
+        training,
+        "adam",
+        lambda params, lr: torch.optim.Adam(params, lr=lr, fused=training._FUSED_ADAM),
+    )
+    torchs = run_all(config), [s.W for s in train_bows(bows)]
+    for a, b in zip(ours[0], torchs[0], strict=True):
+        for name in ("W_x", "W_h", "W_y", "b_y", "loss"):
+            np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    for a, b in zip(ours[1], torchs[1], strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 @pytest.mark.parametrize("schedule", ["cosine", "constant"])
