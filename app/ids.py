@@ -103,6 +103,11 @@ SEED_PICK = "seed-pick"
 FEATURE_PICK = "feature-pick"
 
 
+def lab_explain(panel: str) -> str:
+    """The caption under one of the lab's panels (each follows the model: its registry)."""
+    return f"lab-explain-{panel}"
+
+
 def explain(panel: str) -> str:
     """The caption under a panel (each follows the config: `tempsup.captions`)."""
     return f"explain-{panel}"

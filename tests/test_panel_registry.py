@@ -10,6 +10,7 @@ import html
 
 import numpy as np
 import pytest
+from dash import no_update
 
 from tempsup import captions, site
 from tempsup.figures import animation, eigen, rnn
@@ -157,8 +158,9 @@ def lab_run():
     return BowsRun.from_frames(cfg, frames, static)
 
 
-def lab_cards() -> dict[str, str]:
-    """The lab page's panel cards: the graph id's panel -> the words under it."""
+def lab_cards(query: str | None = None) -> dict[str, str]:
+    """The lab page's panel cards (opened with `query`): the graph id's panel -> the
+    words under it."""
     from app import ids
     from app.pages import lab as page
 
@@ -172,7 +174,7 @@ def lab_cards() -> dict[str, str]:
     graph = ids.graph(ids.LAB, None)["type"]
     cards = [
         n.children
-        for n in nodes(page.layout())
+        for n in nodes(page.layout(query))
         if getattr(n, "className", None) == "card panel"
         and getattr(n.children[0], "id", {}).get("type") == graph  # not the sweep's card
     ]
@@ -205,3 +207,26 @@ def test_a_changed_lab_caption_changes_its_page_and_export(lab_run, monkeypatch)
     )
     monkeypatch.setattr(lab, "PANEL_SET", dataclasses.replace(lab.PANEL_SET, entries=entries))
     expect_lab_everywhere(lab_run, entries)
+
+
+def test_the_labs_captions_are_written_per_model(lab_run) -> None:
+    """What only the ReLU can do is said of the ReLU autoencoder alone: the linear one's
+    page (opened from a link, or its model chosen) and export read its own words."""
+    from app.pages import lab as page
+    from tempsup.bows.figures import animation as bows_animation
+    from tempsup.bows.figures import lab
+
+    linear = lab_run.config.replace(model="linear")
+    words = {m: lab.panel_captions(lab_run.config.replace(model=m)) for m in ("relu", "linear")}
+    assert "only the ReLU can read it out" in words["relu"]["r2"]
+    assert "only the ReLU" not in words["linear"]["r2"] and "lost" in words["linear"]["r2"]
+    assert "pairs features antipodally" in words["relu"]["columns"]
+    assert "takes the ReLU" in words["linear"]["columns"]
+    assert words["relu"]["loss"] == words["linear"]["loss"]  # true of both models alike
+    linear_run = dataclasses.replace(lab_run, config=linear)
+    escaped = {n: html.escape(w) for n, w in words["linear"].items()}
+    assert export_rows(bows_animation.export_html(linear_run)) == escaped
+    assert page.update_captions("linear") == [words["linear"][n] for n in lab.PANEL_SET.names]
+    assert page.update_captions("relu") == [words["relu"][n] for n in lab.PANEL_SET.names]
+    assert all(v is no_update for v in page.update_captions("tanh"))
+    assert lab_cards("?model=linear") == words["linear"]

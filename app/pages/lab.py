@@ -175,6 +175,20 @@ def _captions(values: dict[str, Any]) -> dict[str, str]:
     return panels_registry.panel_captions(config)
 
 
+@callback(
+    [Output(ids.lab_explain(p), "children") for p in panels_registry.PANEL_SET.names],
+    Input(ids.LAB_MODEL, "value"),
+    prevent_initial_call=True,
+)
+def update_captions(model: Any) -> list[Any]:
+    """The captions for the model chosen (their words differ by model; a value that is
+    not a model changes nothing)."""
+    if model not in MODELS:
+        return [no_update] * len(panels_registry.PANEL_SET.names)
+    words = _captions({**FRESH, "model": model})
+    return [words.get(p, "") for p in panels_registry.PANEL_SET.names]
+
+
 def _empty_view(message: str) -> dict[str, Any]:
     """The player's store before a lab run shows: the lab's panels, no frames."""
     return empty_view(message, panels_registry.PANEL_SET)
@@ -284,7 +298,7 @@ def layout(query: str | None = None) -> html.Div:
                         figure=empty_figure("press Train"),
                         config={"displaylogo": False},
                     ),
-                    html.P(words.get(p, ""), className="explain"),
+                    html.P(words.get(p, ""), id=ids.lab_explain(p), className="explain"),
                 ],
             )
             for p in panels_registry.PANEL_SET.names

@@ -45,6 +45,16 @@ def _same_for_every_config(words: str) -> Caption:
     return caption
 
 
+def _by_model(relu: str, linear: str) -> Caption:
+    """A caption whose words depend on the model: what only the ReLU can do is not said
+    of the linear autoencoder, whose every readout is linear."""
+
+    def caption(config: BowsConfig, computed: Any = None) -> str:
+        return relu if config.relu else linear
+
+    return caption
+
+
 # The registry of the lab's panels: each one's module, its box (x0, x1, y0, y1) in paper
 # coordinates of the lab's animation (`tempsup.bows.figures.animation`, laid out by hand)
 # and what to look for in it (the words under it on the page and in the export).
@@ -64,20 +74,28 @@ PANEL_SET = PanelSet(
             "columns",
             columns,
             cell=(0.0, 0.4, 0.3, 0.6),
-            caption=_same_for_every_config(
-                "Each feature's column of W in the bottleneck (PCA when m > 2), coloured by "
-                "its angle on the circle: a small m reproduces the covariance's PCA circle; "
-                "a larger m pairs features antipodally."
+            caption=_by_model(
+                relu="Each feature's column of W in the bottleneck (PCA when m > 2), coloured "
+                "by its angle on the circle: a small m reproduces the covariance's PCA "
+                "circle; a larger m pairs features antipodally.",
+                linear="Each feature's column of W in the bottleneck (PCA when m > 2), "
+                "coloured by its angle on the circle: the linear autoencoder can only keep "
+                "the covariance's leading principal directions, so its columns follow the "
+                "PCA circle; pairing features antipodally takes the ReLU.",
             ),
         ),
         PanelEntry(
             "r2",
             r2,
             cell=(0.52, 1.0, 0.3, 0.6),
-            caption=_same_for_every_config(
-                "Per feature, how well a linear decoder recovers it from h = Wx: above the "
-                "threshold the feature is in linear superposition, below it only the ReLU "
-                "can read it out."
+            caption=_by_model(
+                relu="Per feature, how well a linear decoder recovers it from h = Wx (bars) "
+                "and how well the model does (diamonds): above the threshold the feature is "
+                "in linear superposition, below it only the ReLU can read it out.",
+                linear="Per feature, how well a linear decoder recovers it from h = Wx (bars) "
+                "and how well the model does (diamonds): above the threshold the feature is "
+                "in linear superposition; the linear model's own readout is linear too, so "
+                "a feature below it is lost.",
             ),
         ),
         PanelEntry(
