@@ -220,8 +220,8 @@ def test_the_labs_captions_are_written_per_model(lab_run) -> None:
     words = {m: lab.panel_captions(lab_run.config.replace(model=m)) for m in ("relu", "linear")}
     assert "only the ReLU can read it out" in words["relu"]["r2"]
     assert "only the ReLU" not in words["linear"]["r2"] and "lost" in words["linear"]["r2"]
-    assert "pairs features antipodally" in words["relu"]["columns"]
-    assert "takes the ReLU" in words["linear"]["columns"]
+    assert "pairing features antipodally, which the corner measures" in words["relu"]["columns"]
+    assert "antipodally would take the ReLU" in words["linear"]["columns"]
     assert words["relu"]["loss"] == words["linear"]["loss"]  # true of both models alike
     linear_run = dataclasses.replace(lab_run, config=linear)
     escaped = {n: html.escape(w) for n, w in words["linear"].items()}

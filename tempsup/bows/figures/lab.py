@@ -77,11 +77,12 @@ PANEL_SET = PanelSet(
             caption=_by_model(
                 relu="Each feature's column of W in the bottleneck (PCA when m > 2), coloured "
                 "by its angle on the circle: a small m reproduces the covariance's PCA "
-                "circle; a larger m pairs features antipodally.",
+                "circle; the paper reads a larger m as pairing features antipodally, which "
+                "the corner measures (isolated antipodal pairs).",
                 linear="Each feature's column of W in the bottleneck (PCA when m > 2), "
                 "coloured by its angle on the circle: the linear autoencoder can only keep "
                 "the covariance's leading principal directions, so its columns follow the "
-                "PCA circle; pairing features antipodally takes the ReLU.",
+                "PCA circle (pairing features antipodally would take the ReLU).",
             ),
         ),
         PanelEntry(
