@@ -155,7 +155,7 @@ def test_half_space_with_a_bias_shifts_the_boundary():
 
 def test_count_of_directions_in_the_half_space(ssm):
     text = by_name(figures.frame_traces("directions", ssm, None, -1), "count")["text"][0]
-    assert text.startswith("6 of 6 directions in the interference-free half-space")
+    assert text.startswith("6 of 6 directions in the<br>interference-free half-space")
     assert "(3 of 3 intermediate)" in text
     # untied readout along e1: a_s = 1, 0, -0.64, 0, 0.41, 0, -0.26 -> s = 1, 2, 5, 6 are free
     run = make_run(SPIRAL, E1, W_y=np.array([[1.0], [0.0]]), model="ssm")
@@ -275,7 +275,7 @@ def test_loss_panel_says_how_much_of_the_loss_the_terms_explain(ssm):
     for f in (0, -1):
         label = by_name(figures.frame_traces("loss", ssm, None, f), "explained")
         want = 100 * ssm["terms"][f, 0].sum() / ssm["expected_loss"][f, 0]
-        assert label["text"] == [f"four terms = {want:.1f} % of E[L]"]
+        assert label["text"] == [f"four terms:<br>{want:.1f} % of E[L]"]
         assert label["x"] == [int(ssm["step"][f])]
     moving = figures.moving_traces("loss", ssm, 0)
     traces = figures.frame_traces("loss", ssm, None, -1)
@@ -287,7 +287,7 @@ def test_loss_panel_of_the_linear_model_draws_no_remainder():
     names = [t["name"] for t in figures.frame_traces("loss", run)]
     assert "expected loss E[L]" in names and not any("remainder" in n for n in names)
     label = by_name(figures.frame_traces("loss", run, None, -1), "explained")
-    assert label["text"] == ["four terms = 100.0 % of E[L]"]
+    assert label["text"] == ["four terms:<br>100.0 % of E[L]"]
 
 
 def test_loss_title_for_the_linear_model():

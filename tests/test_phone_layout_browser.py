@@ -5,7 +5,9 @@ page and the HTML export stack the panels one above the other (the narrow arrang
 the figure carries, applied by tempsup/figures/view.js): measured in the browser, each
 panel's plot area is the width of the screen and below the one before, and no subplot
 title, legend box or tick label leaves the screen or lies over another panel's title or
-plot area (tick labels of one axis do not overprint each other either), and Plotly's
+plot area (tick labels of one axis do not overprint each other either), every text a
+trace draws (the corner texts) lies inside its own panel on a phone and side by side on a
+wide screen, the play and pause buttons leave the slider's frame label clear, and Plotly's
 toolbar, always shown on a touch screen, covers no part of the figure's title. At 1280 px the
 2 × 2 grid is kept. Under a dark system scheme the export's and the site's plots are
 dark, and switching the scheme back to light redraws them, and the app's server-drawn
@@ -65,8 +67,20 @@ MEASURE = """(gd) => {
         panel: id, axis: t.parentNode.getAttribute('class'), text: t.textContent}));
     });
   });
+  const texts = [];  // the text traces' words drawn in a panel (corner texts, labels)
+  gd.querySelectorAll('.cartesianlayer .subplot').forEach((sp) => {
+    const id = [...sp.classList].find((c) => c !== 'subplot');
+    sp.querySelectorAll('.scatterlayer .textpoint text').forEach((t) => {
+      const b = box(t);
+      if (b.right > b.left && t.textContent) texts.push(Object.assign(b, {
+        panel: id, text: t.textContent}));
+    });
+  });
   const bar = gd.querySelector('.modebar');
-  return {panels, titles, legends, ticks, width: window.innerWidth,
+  const current = gd.querySelector('.slider-group > text.slider-label');  // "frame … of …"
+  const player = {label: current && box(current),
+                  buttons: [...gd.querySelectorAll('.updatemenu-button')].map(box)};
+  return {panels, titles, legends, ticks, texts, player, width: window.innerWidth,
           title: box(gd.querySelector('.gtitle')), modebar: bar && box(bar),
           paper: getComputedStyle(gd.querySelector('.main-svg')).backgroundColor};
 }"""
@@ -108,11 +122,32 @@ def check_stacked(found: dict, where: str) -> None:
                     assert not meet(item, other), f"{label} lies over a title at {other}"
     for i, a in enumerate(legends):
         assert not any(meet(a, b) for b in legends[i + 1 :]), f"{where}: legends overlap"
+    check_texts_inside(found, where)
+    check_player(found, where)
     ticks = found["ticks"]
     for i, a in enumerate(ticks):
         for b in ticks[i + 1 :]:
             if a["panel"] == b["panel"] and a["axis"] == b["axis"]:
                 assert not meet(a, b, 0), f"{where}: {a['text']} overprints {b['text']}"
+
+
+def check_player(found: dict, where: str) -> None:
+    """The slider's "frame … of …" label is clear of the play and pause buttons."""
+    label, buttons = found["player"]["label"], found["player"]["buttons"]
+    assert label and len(buttons) == 2, f"{where}: player {found['player']}"
+    for b in buttons:
+        assert not meet(label, b), f"{where}: a button at {b} covers the frame label {label}"
+
+
+def check_texts_inside(found: dict, where: str) -> None:
+    """Every word a text trace draws (the corner texts: the half-space count, the spectrum's
+    numbers, the terms' sum) lies inside its own panel's plot area: none is cut off."""
+    assert found["texts"], f"{where}: no text drawn in a panel"
+    for t in found["texts"]:
+        p = found["panels"][t["panel"]]
+        inside = t["left"] >= p["left"] - 1 and t["right"] <= p["right"] + 1
+        inside = inside and t["top"] >= p["top"] - 1 and t["bottom"] <= p["bottom"] + 1
+        assert inside, f"{where}: {t['text']!r} at {t} leaves its panel {p}"
 
 
 def check_grid(found: dict, where: str) -> None:
@@ -126,6 +161,8 @@ def check_grid(found: dict, where: str) -> None:
     for row in (top, bottom):
         assert row[0][2]["right"] <= row[1][2]["left"], f"{where}: not side by side: {row}"
     assert max(c[1] for c in top) < min(c[2]["top"] for c in bottom), f"{where}: rows overlap"
+    check_texts_inside(found, where)
+    check_player(found, where)
 
 
 def brightness(color: str) -> float:

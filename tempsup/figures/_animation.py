@@ -47,6 +47,9 @@ def lean_frames(n_frames: int, moving: list[Moving]) -> list[go.Frame]:
     return frames
 
 
+BUTTONS_PX = 190  # the play and pause buttons' width, their padding included
+
+
 def play_controls(steps: Sequence[int], y: float, pad_top: int) -> dict[str, list[dict[str, Any]]]:
     """`updatemenus` (play, pause) and `sliders` (one stop per frame, labelled "frame 41 of
     101 (step 800)") for `update_layout`, side by side at height `y` (paper coordinates)
@@ -71,11 +74,13 @@ def play_controls(steps: Sequence[int], y: float, pad_top: int) -> dict[str, lis
     go_to["transition"] = {"duration": 0}
     slider = {
         "active": len(steps) - 1,
-        "x": 0.16,
-        "len": 0.84,
+        "x": 0,
+        "len": 1,
         "y": y,
         "yanchor": "top",
-        "pad": {"t": pad_top},
+        # the buttons' width in pixels, not a fraction: a narrower figure (the lesson's two
+        # runs side by side) put the buttons over the slider's "frame … of …" label
+        "pad": {"t": pad_top, "l": BUTTONS_PX},
         # "frame 41 of 101 (step 800)": the numbering of every surface (tempsup.frames)
         "currentvalue": {"prefix": "", "font": {"size": 13, "color": "#222222"}},
         "font": {"color": "rgba(0, 0, 0, 0)"},  # no tick labels: 100 step numbers would collide

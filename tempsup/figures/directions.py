@@ -239,7 +239,8 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
     out.append(_readout(ry, cfg.tied, is3d))
     if cfg.relu_readout:
         n_free = int(sum(free[s] for s in range(len(pts)) if s != k))
-        text = f"{n_free} of {len(pts) - 1} directions in the interference-free half-space"
+        # short lines: the corner text stays inside a panel a phone's width wide
+        text = f"{n_free} of {len(pts) - 1} directions in the<br>interference-free half-space"
         if cfg.inputs > 1:
             text = f"{feature_name(sel.feature)}: {text}"
         if k > 0:

@@ -167,7 +167,7 @@ def _cursor(step: int, d: dict[str, Any], loss: float) -> list[dict[str, Any]]:
 
 
 def explained_text(d: dict[str, Any], frame: int) -> str:
-    """ "four terms = 99.6 % of E[L]" at one frame (± the estimate's standard error)."""
+    """ "four terms: 99.6 % of E[L]" at one frame (± the estimate's standard error)."""
     if not (d["computed"].terms and d["computed"].expected):
         return ""  # the panel's note says what was not computed
     expected, total, se = (float(d[n][frame]) for n in ("expected", "total", "se"))
@@ -175,9 +175,10 @@ def explained_text(d: dict[str, Any], frame: int) -> str:
         return "terms or E[L] not computed at this frame"
     if expected <= 0:
         return "E[L] = 0"
-    text = f"four terms = {100 * total / expected:.1f} % of E[L]"
+    # short lines: beside the cursor the label stays inside a panel a phone's width wide
+    text = f"four terms:<br>{100 * total / expected:.1f} % of E[L]"
     if se > 0:
-        text += f" (E[L] ± {100 * se / expected:.1f} %)"
+        text += f"<br>(E[L] ± {100 * se / expected:.1f} %)"
     return text
 
 
@@ -185,13 +186,14 @@ def _explained(step: int, d: dict[str, Any], frame: int) -> dict[str, Any]:
     """The moving label at the cursor's top: how much of the loss the terms explain.
 
     It sits right of the cursor in the first half of training and left of it
-    after, so it never leaves the plot.
+    after, and hangs from just below the axis top, so it never leaves the plot.
     """
     late = step > d["last_step"] / 2
+    low, high = d["range"]
     return {
         "type": "scatter",
         "x": [step],
-        "y": [rnd(d["range"][1])],
+        "y": [rnd(high - 0.02 * (high - low))],
         "mode": "text",
         "text": [explained_text(d, frame)],
         "textposition": "bottom left" if late else "bottom right",
