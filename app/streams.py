@@ -30,7 +30,7 @@ from dash import Patch
 
 from app.memo import LOCK as _LOCK
 from app.memo import Memo
-from app.view import frame_data, shared_parts, status_lines, streaming_options
+from app.view import delta, frame_data, shared_parts, status_lines, streaming_options
 from tempsup.config import RunConfig
 from tempsup.jobs.record import JobState, JobStatus
 from tempsup.run import Run, leading_seed
@@ -141,15 +141,20 @@ def finished_run(queue: Any, config: RunConfig, status: JobStatus | None) -> Run
 def _selection(stream: _Stream, run: Run, seed: int, feature: int) -> dict[str, Any]:
     """Per-frame data of (seed, feature) for every frame of `run`, each frame computed once
     (with the run as it stood when the frame first arrived here, as a streaming page always
-    drew it)."""
+    drew it). Frames are lean: each moving trace keeps only what differs from the same trace
+    of the stream's first frame (`template`, sent once with the shared parts; the browser
+    merges a frame over it, assets/tempsup.js), so a poll carries what changed — mostly
+    numbers, not the styles every frame repeats (about a quarter of the bytes)."""
     sel = stream.traces.setdefault(
-        (seed, feature), {"frames": {}, "summaries": [], "steps": [], "n": 0}
+        (seed, feature), {"frames": {}, "template": {}, "summaries": [], "steps": [], "n": 0}
     )
     n = run.n_frames
     if sel["n"] < n:
         start = sel["n"]
         for panel, traces in frame_data(run, seed, feature, start).items():
-            sel["frames"].setdefault(panel, []).extend(traces)
+            template = sel["template"].setdefault(panel, traces[0] if traces else [])
+            lean = [[delta(t, template[j]) for j, t in enumerate(f)] for f in traces]
+            sel["frames"].setdefault(panel, []).extend(lean)
         sel["summaries"].extend(status_lines(run, seed, feature, start))
         sel["steps"].extend(int(s) for s in run["step"][start:])
         sel["n"] = n
@@ -157,8 +162,12 @@ def _selection(stream: _Stream, run: Run, seed: int, feature: int) -> dict[str, 
 
 
 def _parts(stream: _Stream, run: Run, seed: int, feature: int) -> dict[str, Any]:
+    """The shared parts of the stream's view now, with the template its lean frames are
+    merged over (the first frame's moving traces: it never changes in a stream)."""
+    template = stream.traces[(seed, feature)]["template"]
     return stream.parts.get_or((seed, feature, run.n_frames),
-                               lambda: shared_parts(run, seed, feature))  # fmt: skip
+                               lambda: {**shared_parts(run, seed, feature),
+                                        "template": template})  # fmt: skip
 
 
 def stream_patch(config: RunConfig, run: Run, seed: int, feature: int, cursor: int) -> Patch:

@@ -102,7 +102,7 @@ def frame_data(
         base = figs.frame_traces(p, run, seed, -1, feature) if lean else None
         frames = figs.all_frame_traces(p, run, seed, feature, start)
         out[p] = [
-            [_delta(traces[i], base[i]) if base else traces[i] for i in moving] for traces in frames
+            [delta(traces[i], base[i]) if base else traces[i] for i in moving] for traces in frames
         ]
     return out
 
@@ -112,8 +112,9 @@ def status_lines(run: Any, seed: int, feature: int, start: int, figs: PanelSet =
     return figs.status_lines(run, seed, feature, start)
 
 
-def _delta(trace: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
-    """The keys of `trace` that differ from `base` (all of it if it lacks one of base's)."""
+def delta(trace: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
+    """The keys of `trace` that differ from `base` (all of it if it lacks one of base's):
+    merged over `base`, every key of `trace` has its value again."""
     if set(base) - set(trace):
         return trace
     return {k: v for k, v in trace.items() if base.get(k) != v}

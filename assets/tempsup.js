@@ -50,9 +50,13 @@
       const data = (view.base[p] || []).slice();
       const moving = view.moving[p] || [];
       const frameTraces = (view.frames[p] || [])[i] || [];
-      // a frame's trace may hold only what differs from the shared one: merge it over
+      // a frame's trace may hold only what differs from the shared one (a finished run's)
+      // or from the stream's first frame (`template`, a streaming run's): merge it over
+      const template = (view.template || {})[p] || [];
       moving.forEach((idx, j) => {
-        if (frameTraces[j]) data[idx] = Object.assign({}, data[idx], frameTraces[j]);
+        if (frameTraces[j]) {
+          data[idx] = Object.assign({}, data[idx], template[j] || {}, frameTraces[j]);
+        }
       });
       const fig = { data: data, layout: view.layouts[p] || {} };
       return shown(fig);

@@ -110,6 +110,17 @@ def comparable(panel: str, trace: dict) -> dict:
     return trace
 
 
+def merged_frames(view: dict) -> dict[str, list]:
+    """A view store's frames with each moving trace whole: a streaming view's lean frames
+    merged over its `template` (the stream's first frame), as assets/tempsup.js draws them."""
+    template = view.get("template") or {}
+    return {
+        p: [[{**(template.get(p) or [{}] * len(f))[j], **t} for j, t in enumerate(f)]
+            for f in frames]
+        for p, frames in view["frames"].items()
+    }  # fmt: skip
+
+
 def css(id_: str | dict) -> str:
     """The CSS selector of a component id (a pattern-matching id is the JSON text Dash
     writes into the page, `app.ids.text`)."""
