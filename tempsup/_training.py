@@ -52,7 +52,7 @@ class Adam:
     step, as in torch's optimizers."""
 
     def __init__(self, params: Iterable[torch.Tensor], lr: float) -> None:
-        self.params = [p for p in params]
+        self.params = list(params)
         self.param_groups = [{"params": self.params, "lr": lr}]
         self.exp_avgs = [torch.zeros_like(p) for p in self.params]
         self.exp_avg_sqs = [torch.zeros_like(p) for p in self.params]
