@@ -30,7 +30,14 @@ from dash import Patch
 
 from app.memo import LOCK as _LOCK
 from app.memo import Memo
-from app.view import delta, frame_data, shared_parts, status_lines, streaming_options
+from app.view import (
+    delta,
+    frame_data,
+    packed,
+    shared_parts,
+    status_lines,
+    streaming_options,
+)
 from tempsup.config import RunConfig
 from tempsup.jobs.record import JobState, JobStatus
 from tempsup.run import Run, leading_seed
@@ -144,7 +151,8 @@ def _selection(stream: _Stream, run: Run, seed: int, feature: int) -> dict[str, 
     drew it). Frames are lean: each moving trace keeps only what differs from the same trace
     of the stream's first frame (`template`, sent once with the shared parts; the browser
     merges a frame over it, assets/tempsup.js), so a poll carries what changed — mostly
-    numbers, not the styles every frame repeats (about a quarter of the bytes)."""
+    numbers, not the styles every frame repeats (about a quarter of the bytes), as JSON
+    text made once (`app.view.packed`): each page's answer copies it."""
     sel = stream.traces.setdefault(
         (seed, feature), {"frames": {}, "template": {}, "summaries": [], "steps": [], "n": 0}
     )
@@ -153,7 +161,7 @@ def _selection(stream: _Stream, run: Run, seed: int, feature: int) -> dict[str, 
         start = sel["n"]
         for panel, traces in frame_data(run, seed, feature, start).items():
             template = sel["template"].setdefault(panel, traces[0] if traces else [])
-            lean = [[delta(t, template[j]) for j, t in enumerate(f)] for f in traces]
+            lean = [packed([delta(t, template[j]) for j, t in enumerate(f)]) for f in traces]
             sel["frames"].setdefault(panel, []).extend(lean)
         sel["summaries"].extend(status_lines(run, seed, feature, start))
         sel["steps"].extend(int(s) for s in run["step"][start:])

@@ -1,7 +1,7 @@
 """What the browser holds for one run: per-frame figure data, built from frames.
 
 The view store is plain JSON: the layout of each panel (fixed while
-scrubbing) and, per panel, one list of traces per frame. Streaming appends the
+scrubbing) and, per panel, each frame's traces (as JSON text, `packed`). Streaming appends the
 new frames' traces with `dash.Patch`; scrubbing picks a frame client-side.
 Built through a `PanelSet` (`tempsup.figures.panel`): the RNN explorer's panels by
 default, the correlations lab's for `lab_view`. Pure functions, no Dash: tested without
@@ -10,9 +10,11 @@ a server.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
+from plotly.io.json import to_json_plotly
 
 from app.memo import Memo
 from tempsup import figures
@@ -107,6 +109,25 @@ def frame_data(
     return out
 
 
+def packed(traces: list[dict[str, Any]]) -> str:
+    """One frame's moving traces of one panel as JSON text, encoded once where it is made.
+
+    A class's pages are sent the same frames: as text, each answer copies them instead of
+    encoding their thousands of numbers again (half the web tier's work in the classroom
+    benchmark was JSON and frame drawing); assets/tempsup.js parses a frame as it draws it.
+    Numbers are already plain (`tempsup.figures._common.rnd`: NaN is None); anything
+    else goes through Plotly's encoder, as Dash would have sent it."""
+    try:
+        return json.dumps(traces, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):
+        return to_json_plotly(traces)
+
+
+def unpacked(frame: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A frame of a view store as traces (`packed` text, or traces as they were)."""
+    return json.loads(frame) if isinstance(frame, str) else frame
+
+
 def status_lines(run: Any, seed: int, feature: int, start: int, figs: PanelSet = RNN) -> list[str]:
     """The line under the player for frames `start` … F-1: every number is the frame's own."""
     return figs.status_lines(run, seed, feature, start)
@@ -149,7 +170,10 @@ def _view(run: Any, seed: int, feature: int, figs: PanelSet, lean: bool) -> dict
         "n": run.n_frames,
         "steps": [int(s) for s in np.asarray(run["step"])],
         "message": "",
-        "frames": frame_data(run, seed, feature, 0, figs, lean=lean),
+        "frames": {
+            p: [packed(f) for f in frames]
+            for p, frames in frame_data(run, seed, feature, 0, figs, lean=lean).items()
+        },
         "summaries": status_lines(run, seed, feature, 0, figs),
         **shared_parts(run, seed, feature, figs),
     }

@@ -49,7 +49,9 @@
     const figures = panels.map((p) => {
       const data = (view.base[p] || []).slice();
       const moving = view.moving[p] || [];
-      const frameTraces = (view.frames[p] || [])[i] || [];
+      // a frame is JSON text (app/view.py packed: encoded once for every page it is sent to)
+      const packed = (view.frames[p] || [])[i] || [];
+      const frameTraces = typeof packed === "string" ? JSON.parse(packed) : packed;
       // a frame's trace may hold only what differs from the shared one (a finished run's)
       // or from the stream's first frame (`template`, a streaming run's): merge it over
       const template = (view.template || {})[p] || [];

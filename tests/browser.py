@@ -113,10 +113,12 @@ def comparable(panel: str, trace: dict) -> dict:
 def merged_frames(view: dict) -> dict[str, list]:
     """A view store's frames with each moving trace whole: a streaming view's lean frames
     merged over its `template` (the stream's first frame), as assets/tempsup.js draws them."""
+    from app.view import unpacked
+
     template = view.get("template") or {}
     return {
         p: [[{**(template.get(p) or [{}] * len(f))[j], **t} for j, t in enumerate(f)]
-            for f in frames]
+            for f in map(unpacked, frames)]
         for p, frames in view["frames"].items()
     }  # fmt: skip
 
