@@ -30,13 +30,14 @@ def test_every_variable_is_read():
         "TEMPSUP_MAX_WORK": "off", "TEMPSUP_MAX_PER_MINUTE": "off", "TEMPSUP_PRESETS": "quick",
         "TEMPSUP_REDIS_URL": " redis://r:6379/0 ", "TEMPSUP_REDIS_PREFIX": "demo:",
         "TEMPSUP_WORKER_LOGLEVEL": "WARNING", "TEMPSUP_PARENT_PID": "42",
+        "TEMPSUP_WORKER_NICE": "5",
     }  # fmt: skip
     assert set(env) == set(VARIABLES)
     s = Settings.from_env(env)
     assert s == Settings(
         port=9000, cache=Path("/srv/jobs"), workers=0, threads=2, max_queue=5, max_per_client=1,
         max_work=None, max_per_minute=None, presets="quick", redis_url="redis://r:6379/0",
-        redis_prefix="demo:", worker_loglevel="WARNING", parent_pid=42,
+        redis_prefix="demo:", worker_loglevel="WARNING", parent_pid=42, worker_nice=5,
     )  # fmt: skip
     assert Settings.from_env({"TEMPSUP_MAX_WORK": "1e9"}).max_work == 1e9
     assert Settings.from_env({"TEMPSUP_WORKERS": "3", "TEMPSUP_REDIS_URL": "r"}).worker_count == 3
@@ -58,6 +59,7 @@ def test_every_variable_is_read():
         ("TEMPSUP_PRESETS", "some", "one of full, quick, off"),
         ("TEMPSUP_WORKER_LOGLEVEL", "LOUD", "one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
         ("TEMPSUP_PARENT_PID", "me", "an integer >= 1"),
+        ("TEMPSUP_WORKER_NICE", "20", "an integer in [0, 19]"),
     ],
 )
 def test_a_bad_value_is_refused_in_one_line_naming_the_variable(name, value, allowed):

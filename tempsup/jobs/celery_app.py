@@ -38,7 +38,7 @@ from typing import Any
 from celery import Celery, signals
 
 from tempsup.jobs.redis import DEFAULT_PREFIX, DRAIN_TASK, RedisQueue, task_queue
-from tempsup.jobs.worker import Worker
+from tempsup.jobs.worker import Worker, lower_priority
 from tempsup.settings import Settings
 
 log = logging.getLogger("tempsup.worker")
@@ -121,7 +121,9 @@ app = make_app(_startup.redis_url or LOCAL_BROKER, _startup.redis_prefix)
 
 @signals.worker_init.connect
 def _init(**_: Any) -> None:
-    threads = str(_settings().threads)
+    settings = _settings()
+    lower_priority(settings.worker_nice)
+    threads = str(settings.threads)
     for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         os.environ.setdefault(var, threads)
     logging.getLogger("tempsup").setLevel(logging.INFO)

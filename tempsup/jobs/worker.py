@@ -383,6 +383,13 @@ def serve(queue: BaseQueue | str | Path, n: int = 1, threads: int = 1, once: boo
     return 0
 
 
+def lower_priority(increment: int) -> None:
+    """Run this worker process `increment` nice levels below its parent (TEMPSUP_WORKER_NICE):
+    training is batch work, and a page waits on every answer the web server gives."""
+    if increment > 0 and hasattr(os, "nice"):
+        os.nice(increment)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m tempsup.jobs.worker",
@@ -410,6 +417,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         settings = Settings.from_env(os.environ)  # TEMPSUP_PARENT_PID: exit when it is gone
+        lower_priority(settings.worker_nice)
         worker = Worker(
             args.cache or settings.cache, threads=args.threads, poll=args.poll,
             parent=settings.parent_pid,
