@@ -443,6 +443,13 @@ def test_rnd_is_the_four_digit_decimal_as_python_parses_it():
     assert [math.copysign(1, v) for v in got[3:5]] == [-1.0, 1.0]
     assert rnd(np.float32(0.1)) == 0.1 and rnd(np.nan) is None
     assert rnd([[1.23456, np.nan], [2.0, 3.0]]) == [[1.235, None], [2.0, 3.0]]
+    # a few values take the string route: the same numbers, nested as ndarray.tolist()
+    for shape in [(), (1,), (5,), (0,), (2, 3), (0, 3), (3, 0), (2, 2, 3), (4, 1, 2)]:
+        a = np.asarray(rng.standard_normal(shape) * 10.0 ** rng.uniform(-5, 5, shape))
+        a[a > 1.5] = np.nan
+        digits = [float(f"{v:.4g}") if math.isfinite(v) else None for v in a.ravel().tolist()]
+        want = np.array(digits, dtype=object).reshape(shape).tolist()
+        assert rnd(a) == want, shape
 
 
 def test_canonical_weights_are_computed_once_per_frame_and_equal_the_batched_solve(

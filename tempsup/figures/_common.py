@@ -131,12 +131,25 @@ def rnd(x: Any) -> Any:
     return values.tolist()
 
 
+_SPEC = f".{SIG_DIGITS}g"
+
+
 def _rnd_strings(arr: np.ndarray) -> Any:
-    values = arr.ravel().tolist()
-    flat = [float(f"{v:.{SIG_DIGITS}g}") if math.isfinite(v) else None for v in values]
+    """The string route, for a few values: a figure's frame rounds thousands of small
+    arrays (arrows, markers), so this is plain Python lists throughout (a numpy object
+    array to reshape cost more than the rounding)."""
+    flat = [float(format(v, _SPEC)) if math.isfinite(v) else None for v in arr.ravel().tolist()]
     if arr.ndim == 0:
         return flat[0]
-    return np.array(flat, dtype=object).reshape(arr.shape).tolist()
+    return _nested(flat, arr.shape)
+
+
+def _nested(flat: list[Any], shape: tuple[int, ...]) -> list[Any]:
+    """`flat` (row-major) as nested lists of `shape`, as ndarray.tolist() gives them."""
+    if len(shape) == 1:
+        return flat
+    step = math.prod(shape[1:])
+    return [_nested(flat[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
 
 
 def thin(n: int, limit: int) -> np.ndarray:
@@ -161,7 +174,9 @@ def n_ages(k: int) -> int:
 
 
 def corner_text(text: str, x: float, y: float, name: str) -> dict[str, Any]:
-    """A text-only trace (so frames can change it) anchored at data point (x, y), top left."""
+    """A text-only trace (so frames can change it) anchored at data point (x, y), top left.
+    Its letters have a halo of the contrasting colour (Plotly's `shadow: "auto"`): the text
+    stays whole where it crosses a line of the plot (the eigen panel's unit circle)."""
     return {
         "type": "scatter",
         "x": [rnd(x)],
@@ -169,7 +184,7 @@ def corner_text(text: str, x: float, y: float, name: str) -> dict[str, Any]:
         "mode": "text",
         "text": [text],
         "textposition": "bottom right",
-        "textfont": {"size": 12, "color": "#333333"},
+        "textfont": {"size": 12, "color": "#333333", "shadow": "auto"},
         "hoverinfo": "skip",
         "showlegend": False,
         "name": name,
