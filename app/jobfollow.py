@@ -27,6 +27,7 @@ from dash import Input, Output, State, callback, ctx, no_update, set_props
 from app import ids
 from app.jobwidget import JobWidget, job_status, submit
 from app.jobwords import describe
+from app.memo import PENDING
 from app.services import job_queue
 from app.streams import finished_run, stream_patch, stream_seed, stream_whole, streamed_run
 from app.view import choose_seed, empty_view, full_view, seed_options
@@ -166,15 +167,21 @@ def _start(status: JobStatus, seed: int | None, active: int) -> tuple[Any, ...]:
     )
 
 
-def finished(run: Run, status: JobStatus, seed: int | None, feature: int) -> tuple[Any, ...]:
+def finished(
+    run: Run, status: JobStatus, seed: int | None, feature: int, wait: bool = True
+) -> tuple[Any, ...] | None:
     """Outputs for a run that will not change (done, or cancelled with its frames kept):
-    the whole view at once, polling off. `seed`: the user's choice, None for the best."""
+    the whole view at once, polling off. `seed`: the user's choice, None for the best.
+    With `wait` False: None while another request draws that view (`app.view.full_view`)."""
     shown = choose_seed(run, seed)
     picked = seed is not None and shown == seed
+    view = full_view(run, shown, feature, wait=wait)
+    if view is PENDING:
+        return None
     job = job_store(status, run.n_frames, shown, picked=picked)
     return (
         {**job, "view_feature": feature},
-        full_view(run, shown, feature),
+        view,
         True,
         job_status(status.key, status),
         seed_options(run, shown if picked else None),
@@ -321,9 +328,14 @@ class RunFollower:
         cursor = max(int_or_none(job.get("cursor")) or 0, 0)
         kept = kept_run(queue, config, status)
         if kept is not None:
-            job_, view, disabled, bar, options, seed, interval = finished(
-                kept, status, _picked_seed(job), feature
-            )
+            # when a class's job ends, every page of the class asks for the same whole view
+            # at once: one request draws it, the others answer now (their streamed frames
+            # stay on screen) and get it on their next poll, holding no server thread
+            done = finished(kept, status, _picked_seed(job), feature, wait=False)
+            if done is None:
+                bar = job_status(config.key, status)
+                return (no_update, no_update, False, bar, no_update, no_update, POLL_MS)
+            job_, view, disabled, bar, options, seed, interval = done
             return (view, job_, disabled, bar, options, seed, interval)
         ended = status.state not in ACTIVE
         bar = job_status(config.key, status)

@@ -17,6 +17,7 @@ from collections.abc import Callable, Hashable
 from typing import Any
 
 LOCK = threading.RLock()  # one lock for every memo of a process: the critical parts are tiny
+PENDING: Any = object()  # get_or(..., wait=False): another request is making the value
 
 
 class _Flight:
@@ -37,9 +38,11 @@ class Memo(OrderedDict):
         self.keep = keep
         self._flights: dict[Hashable, _Flight] = {}
 
-    def get_or(self, key: Hashable, make: Callable[[], Any]) -> Any:
+    def get_or(self, key: Hashable, make: Callable[[], Any], wait: bool = True) -> Any:
         """The value under `key`, made by `make()` if absent (by the first of the requests
-        that ask for it at once; the others wait for that value)."""
+        that ask for it at once; the others wait for that value). With `wait` False, a
+        request that finds another making it gets `PENDING` at once instead: a page that
+        can show what it has and ask again does not hold a server thread meanwhile."""
         with LOCK:
             if key in self:
                 self.move_to_end(key)
@@ -49,6 +52,8 @@ class Memo(OrderedDict):
             if first:
                 flight = self._flights[key] = _Flight()
         if not first:
+            if not wait:
+                return PENDING
             flight.done.wait()
             if flight.ok:
                 return flight.value

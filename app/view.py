@@ -184,16 +184,23 @@ _FULL_VIEWS = Memo(FULL_VIEWS_KEEP)
 
 
 def full_view(
-    run: Any, seed: int, feature: int = 0, figs: PanelSet = RNN, content: str | None = None
+    run: Any,
+    seed: int,
+    feature: int = 0,
+    figs: PanelSet = RNN,
+    content: str | None = None,
+    wait: bool = True,
 ) -> dict[str, Any]:
     """The whole store for a finished (or cancelled) run, cached: a shared link opened by
     a whole class, or a job a class watched end, is computed once per web process, by the
     first of the pages that ask at once (`app.memo`). A finished run never changes: its
     key and its number of frames are its content (a cancelled run keeps fewer frames than
     the same config trained to the end). A run not trained here (opened from a file) is
-    named by `content`, its digest: its config's key is not its content."""
+    named by `content`, its digest: its config's key is not its content. With `wait`
+    False, a request that finds another page's request drawing it gets `app.memo.PENDING`
+    at once (a streaming page keeps its frames and asks again)."""
     slot = (run.config.key, run.n_frames, content, seed, feature, figs)
-    return _FULL_VIEWS.get_or(slot, lambda: _view(run, seed, feature, figs, lean=True))
+    return _FULL_VIEWS.get_or(slot, lambda: _view(run, seed, feature, figs, lean=True), wait)
 
 
 def lab_view(run: Any, seed: int) -> dict[str, Any]:

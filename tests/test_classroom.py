@@ -219,6 +219,56 @@ def test_a_poll_reads_and_sends_only_the_frames_the_page_lacks(served, trained):
         assert sent < 0.5 * whole, f"streamed frames {sent} bytes, whole {whole}"
 
 
+def test_pages_finding_the_whole_view_being_drawn_answer_at_once_and_get_it_next(
+    served, trained, monkeypatch
+):
+    """When a class's job ends, every page asks for the same whole view at once: one
+    request draws it; a page that asks meanwhile is answered at once (its streamed frames
+    stay, the poll goes on) instead of holding a server thread, and gets the view on its
+    next poll."""
+    import threading
+
+    from app import view as view_module
+    from app.memo import Memo
+
+    http, app, queue = served
+    deps = http.get("/_dash-dependencies").get_json()
+    first, second = (Page(DashCalls(deps), f"viewer-{i}") for i in range(2))
+    for page in (first, second):
+        page.send(http, page.open_link(CONFIG))
+    claim = queue.claim()
+    for i, frame in enumerate(_frames(trained)[:5]):
+        queue.put_frame(claim, i, frame)
+    for page in (first, second):
+        page.send(http, page.tick())
+        assert page.view["n"] == 5
+    assert queue.finish(claim, trained)
+    gate, drawing, draw = threading.Event(), threading.Event(), view_module._view
+
+    def slow_draw(*args, **kwargs):
+        drawing.set()
+        assert gate.wait(30), "the test never let the drawing finish"
+        return draw(*args, **kwargs)
+
+    monkeypatch.setattr(view_module, "_view", slow_draw)
+    monkeypatch.setattr(view_module, "_FULL_VIEWS", Memo(4))  # none drawn by other tests
+    body = first.tick()
+    other = threading.Thread(target=lambda: first.send(app.server.test_client(), body))
+    other.start()
+    try:
+        assert drawing.wait(30), "the first page's poll did not draw the whole view"
+        answer = second.send(http, second.tick())  # the drawing is not done: answered now
+        assert VIEW not in answer and second.view["n"] == 5
+        assert answer[POLL]["disabled"] is False  # it asks again
+    finally:
+        gate.set()
+        other.join(30)
+    assert first.view["n"] == trained.n_frames and first.job["state"] == "done"
+    second.send(http, second.tick())
+    assert second.view == first.view and second.job["state"] == "done"
+    assert second.values[f"{POLL}.disabled"] is True
+
+
 def test_a_cancelled_run_opened_by_a_class_is_read_once(served, trained):
     """Ten pages open a cancelled job's kept frames: the web process reads them all once
     (then only the last, to check the job was not trained again)."""

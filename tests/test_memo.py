@@ -68,3 +68,23 @@ def test_least_recently_used_entries_leave_first() -> None:
     memo.get_or("b", pytest.fail)  # a hit: b becomes the most recent, make not called
     memo.put("d", "D")
     assert list(memo) == ["b", "d"]
+
+
+def test_a_request_that_will_not_wait_gets_pending_while_another_makes_the_value() -> None:
+    from app.memo import PENDING
+
+    memo, started, release = Memo(4), threading.Event(), threading.Event()
+
+    def make() -> str:
+        started.set()
+        release.wait(10)
+        return "value"
+
+    maker = threading.Thread(target=memo.get_or, args=("key", make))
+    maker.start()
+    assert started.wait(10)
+    assert memo.get_or("key", pytest.fail, wait=False) is PENDING  # not made twice
+    release.set()
+    maker.join(10)
+    assert memo.get_or("key", pytest.fail, wait=False) == "value"
+    assert memo.get_or("other", lambda: "made", wait=False) == "made"  # nobody else: made
