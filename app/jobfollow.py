@@ -330,11 +330,11 @@ class RunFollower:
         if kept is not None:
             # when a class's job ends, every page of the class asks for the same whole view
             # at once: one request draws it, the others answer now (their streamed frames
-            # stay on screen) and get it on their next poll, holding no server thread
+            # and job bar stay as they are: the bar says done with the view that shows it)
+            # and get it on their next poll, holding no server thread
             done = finished(kept, status, _picked_seed(job), feature, wait=False)
             if done is None:
-                bar = job_status(config.key, status)
-                return (no_update, no_update, False, bar, no_update, no_update, POLL_MS)
+                return (no_update, no_update, False, no_update, no_update, no_update, POLL_MS)
             job_, view, disabled, bar, options, seed, interval = done
             return (view, job_, disabled, bar, options, seed, interval)
         ended = status.state not in ACTIVE

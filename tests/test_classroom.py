@@ -18,7 +18,7 @@ import pytest
 
 from app import ids
 from app.view import unpacked
-from benchmarks.load_test import JOB, POLL, DashCalls, PageState
+from benchmarks.load_test import JOB, POLL, STATUS, DashCalls, PageState
 from tempsup.config import RunConfig
 from tempsup.sweeps import train_runs
 from tests.browser import comparable, merged_frames
@@ -259,6 +259,7 @@ def test_pages_finding_the_whole_view_being_drawn_answer_at_once_and_get_it_next
         assert drawing.wait(30), "the first page's poll did not draw the whole view"
         answer = second.send(http, second.tick())  # the drawing is not done: answered now
         assert VIEW not in answer and second.view["n"] == 5
+        assert STATUS not in answer  # the job bar says done with the view that shows it
         assert answer[POLL]["disabled"] is False  # it asks again
     finally:
         gate.set()
