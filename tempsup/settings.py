@@ -129,7 +129,7 @@ class Settings:
     workers: int | None = None  # None: 1 with diskcache, 0 with Redis (workers run elsewhere)
     threads: int = 1
     # training is batch work and a page waits on every answer: with both on two cores, the
-    # class's polls waited behind training (poll p95 0.5 s in the classroom benchmark)
+    # class's polls waited behind training (README, the classroom benchmark)
     worker_nice: int = 10
     max_queue: int = 50
     max_per_client: int = 3
