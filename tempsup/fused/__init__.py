@@ -84,7 +84,9 @@ def recurrent_loss(
     """Per-model loss (M,) of the recurrence on x (1 or M, T, N_x, B), targets x delayed by k (M,).
 
     Differentiable in w_x, w_h, w_y (M, N_h, N_x or N_h) and b (M, N_x) or None;
-    `weights` (N_x,) are the importance weights. `applies` must hold.
+    `weights` (N_x,) are the importance weights. `w_y` None ties the readout to the
+    impulse response, W_y = w_k (`BatchedRNN.readout`), computed and differentiated
+    in the same call. `applies` must hold.
     """
     return _FusedLoss.apply(w_x, w_h, w_y, b, x, k, weights, relu_hidden, relu_readout)
 
@@ -97,33 +99,31 @@ class _FusedLoss(torch.autograd.Function):
         m, n_h, n_x = w_x.shape
         _, seq_len, _, batch = x.shape
         grad = any(ctx.needs_input_grad[:4])
+        tied = w_y is None
         x = x.contiguous()
-        w_x, w_h, w_y = w_x.contiguous(), w_h.contiguous(), w_y.contiguous()
-        b = None if b is None else b.contiguous()
+        w_x, w_h = w_x.contiguous(), w_h.contiguous()
+        w_y, b = (None if t is None else t.contiguous() for t in (w_y, b))
         k = k.to(torch.int64).contiguous()
         imp = weights.to(x.dtype).contiguous()
-        flags = int(relu_hidden) | 2 * int(relu_readout) | 4 * int(grad)
+        flags = int(relu_hidden) | 2 * int(relu_readout) | 4 * int(grad) | 8 * int(tied)
         x_stride = 0 if x.shape[0] == 1 else seq_len * n_x * batch
         dims = (ctypes.c_int64 * 7)(seq_len, m, n_h, n_x, batch, x_stride, flags)
         loss = x.new_empty(m)
-        grads = (torch.empty_like(w_x), torch.empty_like(w_h), torch.empty_like(w_y))
-        grad_b = None if b is None else torch.empty_like(b)
+        grads = tuple(None if t is None else torch.empty_like(t) for t in (w_x, w_h, w_y, b))
         fn = getattr(LIBRARY, "tempsup_rnn_loss_" + _DTYPES[x.dtype])
         status = fn(
             dims,
             k.data_ptr(),
-            *(t.data_ptr() for t in (w_x, w_h, w_y)),
-            None if b is None else b.data_ptr(),
+            *(_pointer(t) for t in (w_x, w_h, w_y, b)),
             x.data_ptr(),
             imp.data_ptr(),
             loss.data_ptr(),
-            *(t.data_ptr() for t in grads),
-            None if grad_b is None else grad_b.data_ptr(),
+            *(_pointer(t) for t in grads),
         )
         if status != 0:
             raise MemoryError("the compiled time loop could not allocate its scratch memory")
         if grad:
-            ctx.save_for_backward(*grads, grad_b)
+            ctx.save_for_backward(*grads)
         return loss
 
     @staticmethod
@@ -131,11 +131,14 @@ class _FusedLoss(torch.autograd.Function):
         return per_model_gradients(ctx.saved_tensors, grad_loss)
 
 
+def _pointer(t: Tensor | None) -> int | None:
+    return None if t is None else t.data_ptr()
+
+
 def per_model_gradients(saved: tuple[Tensor, ...], grad_loss: Tensor) -> tuple[Tensor | None, ...]:
     """Backward of a per-model loss whose forward pass saved each model's gradients of
-    (W_x, W_h, W_y, b): each scaled by its model's upstream gradient, None for the five
-    inputs that take none. Shared by this loop and PyTorch's (`tempsup.losses`)."""
-    per_model = grad_loss.view(-1, 1, 1)
-    gx, gh, gy, gb = saved
-    gb = None if gb is None else gb * grad_loss.view(-1, 1)
-    return gx * per_model, gh * per_model, gy * per_model, gb, *([None] * 5)
+    (W_x, W_h, W_y, b), None for an input it did not take (a tied W_y, no bias): each
+    scaled by its model's upstream gradient, None for the five inputs that take none.
+    Shared by this loop and PyTorch's (`tempsup.losses`)."""
+    grads = (g if g is None else g * grad_loss.view(-1, *[1] * (g.dim() - 1)) for g in saved)
+    return *grads, *([None] * 5)

@@ -13,12 +13,16 @@
  * Entry points tempsup_rnn_loss_f32 and tempsup_rnn_loss_f64 (float, double):
  *   dims  int64[7]: T, M, N_h, N_x, B, x's model stride (0: one input stream
  *         shared by every model, else T·N_x·B), flags (1: σ_h = ReLU, 2: σ_y =
- *         ReLU, 4: compute the gradients)
+ *         ReLU, 4: compute the gradients, 8: tied readout)
  *   k     int64[M]: each model's delay
  *   wx (M, N_h, N_x), wh (M, N_h, N_h), wy (M, N_h, N_x), bias (M, N_x) or NULL,
  *   x (M or 1, T, N_x, B), imp (N_x): contiguous, read only
  *   loss (M) and, with flag 4, gx, gh, gy like wx, wh, wy and gb like bias
  *   (NULL without a bias): written, the gradients of Σ_m L_m.
+ * With flag 8 the readout is tied, W_y = w_k = W_h σ_h(w_{k-1}), w_0 = W_x (each
+ * model's own k): wy and gy are not used (NULL), and the readout's gradient is
+ * passed back into gx and gh here. Done through autograd, that chain of k small
+ * products cost more per step than the time loop itself.
  * Single-threaded (the caller's process decides its threads); the sums over the
  * batch are taken in double.
  */
@@ -36,6 +40,14 @@
 #ifndef TILE
 #define TILE 16
 #endif
+
+/* `tile_reg`'s vectors: 32 bytes (8 floats, 4 doubles; AVX where the CPU has it, pairs
+ * of 16-byte registers elsewhere), at any address of their element type; a comparison
+ * gives a mask of the integers of the same width */
+typedef float vec_f32 __attribute__((vector_size(32), aligned(4)));
+typedef int32_t ivec_f32 __attribute__((vector_size(32), aligned(4)));
+typedef double vec_f64 __attribute__((vector_size(32), aligned(8)));
+typedef int64_t ivec_f64 __attribute__((vector_size(32), aligned(8)));
 
 #define REAL float
 #define NAME(x) x##_f32

@@ -121,13 +121,179 @@ static inline __attribute__((always_inline)) void NAME(tile)(
     }
 }
 
+/* The same pass for the paper's small recurrences (N_h ≤ REG_NH, N_x = 1, constants at
+ * the call), one vector of W batch columns at a time with the state, the readout's
+ * error and every gradient sum in registers. In `tile` those sums live in the lane
+ * array, a load and a store around each multiply-add, and cost half its instructions.
+ * The arithmetic is `tile`'s, in the same order; `lane` receives the same sums. */
+#define REG_NH 4
+static inline __attribute__((always_inline)) void NAME(tile_reg)(
+    const int64_t T, const int64_t nh, const int64_t nb, const int64_t km,
+    const int relu_h, const int relu_y, const int grad,
+    const REAL *restrict wx, const REAL *restrict wh, const REAL *restrict wy,
+    const REAL *restrict bias, const REAL *restrict imp,
+    const REAL *restrict xb, REAL *restrict hs, REAL *restrict gs, REAL *restrict lane)
+{
+    typedef NAME(vec) V;
+    typedef NAME(ivec) I;
+    const int W = (int)(sizeof(V) / sizeof(REAL));
+    const V zero = {0};
+    const REAL b0 = bias ? bias[0] : (REAL)0, w = imp[0];
+    V *restrict H = (V *)hs; /* T * nh: h_t */
+    V *restrict G = (V *)gs; /* T: g_t */
+    for (int v0 = 0; v0 < TILE; v0 += W) {
+        V valid = zero;
+        for (int j = 0; j < W; j++) valid[j] = v0 + j < nb ? (REAL)1 : (REAL)0;
+#define X(t) (*(const V *)(xb + (t) * TILE + v0))
+#define RELU(v) ((V)((I)(v) & ((v) > zero)))
+        V a[REG_NH], lloss = zero;
+        for (int64_t t = 0; t < T; t++) {
+            const V xt = X(t);
+            V ht[REG_NH];
+#pragma GCC unroll 4
+            for (int64_t i = 0; i < nh; i++) {
+                V acc = zero;
+                acc += wx[i] * xt;
+                if (t > 0)
+#pragma GCC unroll 4
+                    for (int64_t l = 0; l < nh; l++) acc += wh[i * nh + l] * a[l];
+                ht[i] = acc;
+                H[t * nh + i] = acc;
+            }
+#pragma GCC unroll 4
+            for (int64_t i = 0; i < nh; i++) a[i] = relu_h ? RELU(ht[i]) : ht[i];
+            V z = zero + b0;
+#pragma GCC unroll 4
+            for (int64_t i = 0; i < nh; i++) z += wy[i] * ht[i];
+            const V yt = t >= km ? X(t - km) : zero;
+            if (relu_y) {
+                const I on = z > zero;
+                const V err = ((V)((I)z & on) - yt) * valid;
+                const V werr = w * err;
+                lloss += werr * err;
+                G[t] = (V)((I)werr & on);
+            } else {
+                const V err = (z - yt) * valid;
+                const V werr = w * err;
+                lloss += werr * err;
+                G[t] = werr;
+            }
+        }
+        *(V *)(lane + v0) = lloss;
+        if (!grad) continue;
+        V lgx[REG_NH], lgh[REG_NH * REG_NH], lgy[REG_NH], lgb = zero, dn[REG_NH];
+#pragma GCC unroll 4
+        for (int64_t i = 0; i < nh; i++) {
+            lgx[i] = lgy[i] = dn[i] = zero;
+#pragma GCC unroll 4
+            for (int64_t l = 0; l < nh; l++) lgh[i * nh + l] = zero;
+        }
+        for (int64_t t = T - 1; t >= 0; t--) {
+            const V xt = X(t), gt = G[t];
+            V d[REG_NH], prev[REG_NH];
+#pragma GCC unroll 4
+            for (int64_t i = 0; i < nh; i++) {
+                V acc = zero;
+                if (t < T - 1) {
+#pragma GCC unroll 4
+                    for (int64_t l = 0; l < nh; l++) acc += wh[l * nh + i] * dn[l];
+                    if (relu_h) acc = (V)((I)acc & (H[t * nh + i] > zero));
+                }
+                acc += wy[i] * gt;
+                d[i] = acc;
+                const V before = t > 0 ? H[(t - 1) * nh + i] : zero;
+                prev[i] = relu_h ? RELU(before) : before;
+            }
+#pragma GCC unroll 4
+            for (int64_t i = 0; i < nh; i++) {
+                lgx[i] += d[i] * xt;
+                if (t > 0)
+#pragma GCC unroll 4
+                    for (int64_t l = 0; l < nh; l++) lgh[i * nh + l] += d[i] * prev[l];
+                lgy[i] += H[t * nh + i] * gt;
+            }
+            lgb += gt;
+#pragma GCC unroll 4
+            for (int64_t i = 0; i < nh; i++) dn[i] = d[i];
+        }
+        /* the lane array's order: loss, W_x, W_h, W_y, b (see `tile`) */
+        REAL *restrict out = lane + TILE + v0;
+#pragma GCC unroll 4
+        for (int64_t i = 0; i < nh; i++) *(V *)(out + i * TILE) = lgx[i];
+        out += nh * TILE;
+#pragma GCC unroll 16
+        for (int64_t q = 0; q < nh * nh; q++) *(V *)(out + q * TILE) = lgh[q];
+        out += nh * nh * TILE;
+#pragma GCC unroll 4
+        for (int64_t i = 0; i < nh; i++) *(V *)(out + i * TILE) = lgy[i];
+        *(V *)(out + nh * TILE) = lgb;
+#undef X
+#undef RELU
+    }
+}
+
+/* A tied readout, W_y = w_k: w_0 = W_x, w_s = W_h σ_h(w_{s-1}) (the impulse response,
+ * `BatchedRNN.directions`), w_0 … w_k into `chain` (k + 1 blocks of nh·nx). */
+static inline __attribute__((always_inline)) void NAME(impulse)(
+    const int64_t nh, const int64_t nx, const int64_t km, const int relu_h,
+    const REAL *restrict wx, const REAL *restrict wh, REAL *restrict chain)
+{
+    for (int64_t q = 0; q < nh * nx; q++) chain[q] = wx[q];
+    for (int64_t s = 1; s <= km; s++) {
+        const REAL *restrict prev = chain + (s - 1) * nh * nx;
+        REAL *restrict ws = chain + s * nh * nx;
+        for (int64_t i = 0; i < nh; i++)
+            for (int64_t n = 0; n < nx; n++) {
+                REAL acc = 0;
+                for (int64_t l = 0; l < nh; l++) {
+                    const REAL a = prev[l * nx + n];
+                    acc += wh[i * nh + l] * (relu_h && !(a > 0) ? (REAL)0 : a);
+                }
+                ws[i * nx + n] = acc;
+            }
+    }
+}
+
+/* The gradient of W_y = w_k passed back through the impulse response into W_x and W_h
+ * (`tgy`, `tgx`, `tgh`: the sums the tiles left, in double; `gs`, `ga`: nh·nx each). */
+static inline __attribute__((always_inline)) void NAME(impulse_backward)(
+    const int64_t nh, const int64_t nx, const int64_t km, const int relu_h,
+    const REAL *restrict wh, const REAL *restrict chain, const double *restrict tgy,
+    double *restrict tgx, double *restrict tgh, double *gs, double *ga)
+{
+    for (int64_t q = 0; q < nh * nx; q++) gs[q] = tgy[q];
+    for (int64_t s = km; s >= 1; s--) {
+        const REAL *restrict prev = chain + (s - 1) * nh * nx; /* w_{s-1}, before σ_h */
+        for (int64_t i = 0; i < nh; i++) /* dW_h += G_s σ_h(w_{s-1})ᵀ */
+            for (int64_t l = 0; l < nh; l++) {
+                double acc = 0;
+                for (int64_t n = 0; n < nx; n++) {
+                    const REAL a = prev[l * nx + n];
+                    acc += gs[i * nx + n] * (relu_h && !(a > 0) ? 0.0 : (double)a);
+                }
+                tgh[i * nh + l] += acc;
+            }
+        for (int64_t l = 0; l < nh; l++) /* G_{s-1} = σ_h'(w_{s-1}) ⊙ W_hᵀ G_s */
+            for (int64_t n = 0; n < nx; n++) {
+                double acc = 0;
+                for (int64_t i = 0; i < nh; i++) acc += (double)wh[i * nh + l] * gs[i * nx + n];
+                ga[l * nx + n] = relu_h && !(prev[l * nx + n] > 0) ? 0.0 : acc;
+            }
+        double *swap = gs;
+        gs = ga;
+        ga = swap;
+    }
+    for (int64_t q = 0; q < nh * nx; q++) tgx[q] += gs[q];
+}
+
 /* Every model, every tile; nh and nx as the caller passes them (constants when specialised). */
 static inline __attribute__((always_inline)) void NAME(models)(
-    const int64_t T, const int64_t M, const int64_t nh, const int64_t nx, const int64_t B,
-    const int64_t x_stride, const int relu_h, const int relu_y, const int grad,
+    const int reg, const int64_t T, const int64_t M, const int64_t nh, const int64_t nx,
+    const int64_t B,
+    const int64_t x_stride, const int relu_h, const int relu_y, const int grad, const int tied,
     const int64_t *k, const REAL *wx, const REAL *wh, const REAL *wy, const REAL *bias,
     const REAL *x, const REAL *imp, REAL *loss, REAL *gx, REAL *gh, REAL *gy, REAL *gb,
-    REAL *work, double *total)
+    REAL *work, REAL *chain, double *total)
 {
     const int64_t lanes = 1 + 2 * nh * nx + nh * nh + nx; /* per-lane sums, in TILEs */
     REAL *xb = work;                                      /* T * nx * TILE */
@@ -139,6 +305,11 @@ static inline __attribute__((always_inline)) void NAME(models)(
     REAL *lane = dn + nh * TILE;                          /* lanes * TILE */
     for (int64_t m = 0; m < M; m++) {
         const REAL *xm = x + m * x_stride;
+        const REAL *wym = wy + m * nh * nx;
+        if (tied) {
+            NAME(impulse)(nh, nx, k[m], relu_h, wx + m * nh * nx, wh + m * nh * nh, chain);
+            wym = chain + k[m] * nh * nx;
+        }
         for (int64_t q = 0; q < lanes * TILE; q++) total[q] = 0;
         for (int64_t b0 = 0; b0 < B; b0 += TILE) {
             const int64_t nb = B - b0 < TILE ? B - b0 : TILE;
@@ -150,9 +321,14 @@ static inline __attribute__((always_inline)) void NAME(models)(
                     for (int j = 0; j < TILE; j++) xb[r * TILE + j] = j < nb ? xm[r * B + b0 + j] : 0;
             }
             for (int64_t q = 0; q < lanes * TILE; q++) lane[q] = 0;
-            NAME(tile)(T, nh, nx, nb, k[m], relu_h, relu_y, grad, wx + m * nh * nx,
-                       wh + m * nh * nh, wy + m * nh * nx, bias ? bias + m * nx : 0, imp, xb, h,
-                       act, g, d, dn, lane);
+            if (reg)
+                NAME(tile_reg)(T, nh, nb, k[m], relu_h, relu_y, grad, wx + m * nh * nx,
+                               wh + m * nh * nh, wym, bias ? bias + m * nx : 0, imp, xb, h,
+                               g, lane);
+            else
+                NAME(tile)(T, nh, nx, nb, k[m], relu_h, relu_y, grad, wx + m * nh * nx,
+                           wh + m * nh * nh, wym, bias ? bias + m * nx : 0, imp, xb, h,
+                           act, g, d, dn, lane);
             /* a tile's lanes hold sums over T steps: the sum over the batch is in double,
              * lane by lane (independent adds, vectorized), the lanes summed once a model */
             for (int64_t q = 0; q < lanes * TILE; q++) total[q] += lane[q];
@@ -165,11 +341,17 @@ static inline __attribute__((always_inline)) void NAME(models)(
         const double scale = 2.0 / (double)B;
         loss[m] = (REAL)(total[0] / (double)B);
         if (!grad) continue;
-        const double *tgx = total + 1, *tgh = tgx + nh * nx, *tgy = tgh + nh * nh;
+        double *tgx = total + 1, *tgh = tgx + nh * nx, *tgy = tgh + nh * nh;
         const double *tgb = tgy + nh * nx;
+        if (tied) {
+            double *gs = total + lanes * TILE; /* past the lanes: 2·nh·nx, see the entry */
+            NAME(impulse_backward)(nh, nx, k[m], relu_h, wh + m * nh * nh, chain, tgy, tgx,
+                                   tgh, gs, gs + nh * nx);
+        }
         for (int64_t q = 0; q < nh * nx; q++) gx[m * nh * nx + q] = (REAL)(tgx[q] * scale);
         for (int64_t q = 0; q < nh * nh; q++) gh[m * nh * nh + q] = (REAL)(tgh[q] * scale);
-        for (int64_t q = 0; q < nh * nx; q++) gy[m * nh * nx + q] = (REAL)(tgy[q] * scale);
+        if (!tied)
+            for (int64_t q = 0; q < nh * nx; q++) gy[m * nh * nx + q] = (REAL)(tgy[q] * scale);
         if (gb)
             for (int64_t q = 0; q < nx; q++) gb[m * nx + q] = (REAL)(tgb[q] * scale);
     }
@@ -184,25 +366,30 @@ EXPORT int NAME(tempsup_rnn_loss)(
     const int64_t T = dims[0], M = dims[1], nh = dims[2], nx = dims[3], B = dims[4];
     const int64_t x_stride = dims[5];
     const int relu_h = (int)(dims[6] & 1), relu_y = (int)((dims[6] >> 1) & 1);
-    const int grad = (int)((dims[6] >> 2) & 1);
+    const int grad = (int)((dims[6] >> 2) & 1), tied = (int)((dims[6] >> 3) & 1);
     const int64_t lanes = 1 + 2 * nh * nx + nh * nh + nx;
+    int64_t kmax = 0;
+    for (int64_t m = 0; m < M; m++) kmax = k[m] > kmax ? k[m] : kmax;
+    /* the tiles' scratch, then the tied readout's impulse response w_0 … w_kmax */
     const int64_t n_work = (2 * T * nx + 2 * T * nh + 2 * nh + lanes + nx) * TILE;
-    REAL *work = (REAL *)malloc((size_t)n_work * sizeof(REAL));
-    double *total = (double *)malloc((size_t)(lanes * TILE) * sizeof(double));
+    const int64_t n_chain = tied ? (kmax + 1) * nh * nx : 0;
+    REAL *work = (REAL *)malloc((size_t)(n_work + n_chain) * sizeof(REAL));
+    double *total = (double *)malloc((size_t)(lanes * TILE + 2 * nh * nx) * sizeof(double));
     if (!work || !total) {
         free(work);
         free(total);
         return 1;
     }
-#define RUN(NH, NX)                                                                             \
-    NAME(models)(T, M, NH, NX, B, x_stride, relu_h, relu_y, grad, k, wx, wh, wy, bias, x, imp,  \
-                 loss, gx, gh, gy, gb, work, total)
-    /* the small recurrences the paper trains, specialised: the loops over N_h and N_x unroll */
-    if (nx == 1 && nh == 1) RUN(1, 1);
-    else if (nx == 1 && nh == 2) RUN(2, 1);
-    else if (nx == 1 && nh == 3) RUN(3, 1);
-    else if (nx == 1 && nh == 4) RUN(4, 1);
-    else RUN(nh, nx);
+#define RUN(REG, NH, NX)                                                                        \
+    NAME(models)(REG, T, M, NH, NX, B, x_stride, relu_h, relu_y, grad, tied, k, wx, wh, wy,    \
+                 bias, x, imp, loss, gx, gh, gy, gb, work, work + n_work, total)
+    /* the small recurrences the paper trains, specialised: the loops over N_h unroll and
+     * their state stays in registers (REG_NH) */
+    if (nx == 1 && nh == 1) RUN(1, 1, 1);
+    else if (nx == 1 && nh == 2) RUN(1, 2, 1);
+    else if (nx == 1 && nh == 3) RUN(1, 3, 1);
+    else if (nx == 1 && nh == 4) RUN(1, 4, 1);
+    else RUN(0, nh, nx);
 #undef RUN
     free(work);
     free(total);
