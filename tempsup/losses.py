@@ -435,8 +435,8 @@ class _ReluKernelLoss(torch.autograd.Function):
 def recurrent_loss(model: BatchedRNN, x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
     """Per-model loss (M,) by the time loop, any model; x (1 or M, T, N_x, B)."""
     if fused.applies(model.W_x, x):  # compiled, where it builds (tempsup.fused)
-        w_y = None if model.tied else model.W_y  # tied: W_y = w_k inside the compiled loop
-        args = (model.W_x, model.W_h, w_y, model.b_y, x, model.k, weights)
+        # W_y is None when tied: the compiled loop computes W_y = w_k itself
+        args = (model.W_x, model.W_h, model.W_y, model.b_y, x, model.k, weights)
         return fused.recurrent_loss(*args, model.relu_hidden, model.relu_readout)
     y = _delayed(x, model.k)  # (T, M or 1, N_x, B)
     # time-major and contiguous: the gradient's products over every t run 3x faster
