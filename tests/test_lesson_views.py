@@ -11,6 +11,7 @@ nothing (no worker).
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 
@@ -170,8 +171,15 @@ def reveal(driver, url: str, step: int) -> list[dict]:
       if (!graphs || plots.length < graphs) return null;  // some not drawn yet
       return plots.map(gd => {
         const r = gd.getBoundingClientRect();
+        const box = e => e.getBoundingClientRect();
+        const slider = gd.querySelector('.slider-group'), legend = gd.querySelector('.legend');
         return {title: gd.layout.title.text, x: r.left, y: r.top + window.scrollY,
-                w: r.width, data: JSON.stringify(gd.data)};
+                w: r.width, data: JSON.stringify(gd.data),
+                sliderBottom: slider && box(slider).bottom, legendTop: legend && box(legend).top,
+                entries: [...gd.querySelectorAll('.legend .traces')].map(t => {
+                  const b = box(t), text = box(t.querySelector('.legendtext'));
+                  return {left: b.left, top: Math.round(b.top), textRight: text.right};
+                })};
       });"""
 
     def graphs():
@@ -190,6 +198,15 @@ def test_lesson_steps_animate_the_runs_they_compare_side_by_side_and_stacked_on_
     titles = [g["title"] for g in shown]
     assert any("S = 0.3" in t for t in titles) and any("S = 0.9" in t for t in titles), titles
     assert shown[0]["y"] == shown[1]["y"] and shown[0]["x"] < shown[1]["x"], "not side by side"
+    for g in shown:  # in a half-width column the legend clears the slider, entries each other
+        assert g["legendTop"] >= g["sliderBottom"], (g["title"], g["legendTop"], g["sliderBottom"])
+        rows: dict[int, list[dict]] = {}
+        for entry in g["entries"]:
+            rows.setdefault(entry["top"], []).append(entry)
+        for row in rows.values():
+            row.sort(key=lambda e: e["left"])
+            for a, b in itertools.pairwise(row):
+                assert a["textRight"] <= b["left"], ("legend entries overlap", g["title"], a, b)
     shown = reveal(browser, server, 6)
     titles = [g["title"] for g in shown]
     ks = {int(m[1]) for t in titles if (m := re.search(r"k = (\d+)", t))}

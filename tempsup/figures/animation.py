@@ -349,6 +349,11 @@ def export_html(
 
 
 SHORT_TITLE = 32  # side by side, a panel title longer than this runs into its neighbour's
+# Side by side, the legend takes two entries a row (in a half-width column, entries laid
+# out by their text's width ran into each other), in rows of this many px (font 11), under
+# the slider, whose step labels end this far below the plots (both measured in Chromium).
+# The bottom margin grows to hold them, and the figure with it: the plots keep their size.
+SIDE_LEGEND_ROW, SIDE_SLIDER_DEPTH, SIDE_LEGEND_GAP = 29, 144, 18
 
 
 def side_by_side(figure: dict[str, Any]) -> dict[str, Any]:
@@ -371,7 +376,23 @@ def side_by_side(figure: dict[str, Any]) -> dict[str, Any]:
         {**t, "showscale": False} if t.get("type") == "heatmap" else t
         for t in figure.get("data", [])
     ]
+    rows = -(-_legend_entries(data) // 2)
+    margin = dict(layout.get("margin", {}))
+    below = SIDE_SLIDER_DEPTH + SIDE_LEGEND_GAP + rows * SIDE_LEGEND_ROW
+    extra = max(0, below - margin.get("b", 0))
+    layout.update(
+        legend={**layout.get("legend", {}), "entrywidth": 0.48, "entrywidthmode": "fraction"},
+        margin={**margin, "b": margin.get("b", 0) + extra},
+        height=layout.get("height", HEIGHT) + extra,
+    )
     return {**figure, "data": data, "layout": layout}
+
+
+def _legend_entries(data: list[dict[str, Any]]) -> int:
+    """How many entries the legend lists: named traces not hidden from it, one per group."""
+    shown = {t.get("legendgroup") or t.get("name") for t in data
+             if t.get("showlegend", True) and t.get("name")}  # fmt: skip
+    return len(shown)
 
 
 __all__ = ["animation_figure", "export_html", "side_by_side"]
