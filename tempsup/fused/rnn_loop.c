@@ -40,6 +40,9 @@
 #ifndef TILE
 #define TILE 16
 #endif
+#if TILE % 8 != 0
+#error "TILE must be a multiple of 8: tile_reg takes a tile in vectors of 8 floats"
+#endif
 
 /* `tile_reg`'s vectors: 32 bytes (8 floats, 4 doubles; AVX where the CPU has it, pairs
  * of 16-byte registers elsewhere), at any address of their element type; a comparison
