@@ -42,7 +42,7 @@ def loads(pw_browser, shipped_app) -> dict[str, FirstLoad]:
     out = {}
     for name, (path, data) in PAGES.items():
         # best of three: the suite's own load (two test processes and their servers) slows
-        # the page's parsing and drawing; a best of two read 3.3 s once where alone it read 2.5
+        # the page's parsing and drawing, never the network's share (`best_of`)
         out[name] = best_of(pw_browser, shipped_app + path, data, tries=3)
         r = out[name]
         print(
