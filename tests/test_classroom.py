@@ -39,8 +39,11 @@ def served(tmp_path, monkeypatch):
     monkeypatch.setenv("TEMPSUP_CACHE", str(tmp_path / "jobs"))
     monkeypatch.delenv("TEMPSUP_REDIS_URL", raising=False)
     monkeypatch.setenv("TEMPSUP_MAX_PER_MINUTE", "off")
-    from app import app, services
+    from app import app, services, streams
 
+    # frames are fed by hand between polls: each poll reads what was fed (the tick that
+    # coalesces a class's reads has its own test)
+    monkeypatch.setattr(streams, "STREAM_TICK_S", 0.0)
     services.job_queue.cache_clear()
     _forget()
     app.server.testing = True
@@ -311,3 +314,43 @@ def test_a_compare_poll_resends_no_side_that_did_not_change(served, trained):
     patch, _, resent3 = changed_sides(views, tags, everything=False)
     ops = patch.to_plotly_json()["operations"]
     assert resent3 == ["right"] and all(op["location"][0] == "right" for op in ops)
+
+
+def test_a_class_polling_within_the_tick_shares_one_read_of_new_frames(
+    served, trained, monkeypatch
+):
+    """Frames arrive one at a time while five pages poll: within `STREAM_TICK_S` of a read,
+    the web process neither reads the store again nor draws a new frame count (every page
+    gets the frames it read last), and a poll after the tick brings every frame that
+    arrived meanwhile. Nothing is lost: the last polls reach the job's frame count."""
+    from app import streams
+
+    http, _, queue = served
+    clock = [1000.0]
+    monkeypatch.setattr(streams.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(streams, "STREAM_TICK_S", 0.25)
+    deps = http.get("/_dash-dependencies").get_json()
+    pages = [Page(DashCalls(deps), f"viewer-{i}") for i in range(5)]
+    for page in pages:
+        page.send(http, page.open_link(CONFIG))
+    read = []
+    frames_of = queue.frames
+    queue.frames = lambda key, start=0: read.append(out := frames_of(key, start)) or out
+    frames = _frames(trained)
+    claim = queue.claim()
+    queue.put_frame(claim, 0, frames[0])
+    for page in pages:
+        page.send(http, page.tick())  # the first frame: read at once
+    assert [p.view["n"] for p in pages] == [1] * 5 and len(read) == 1
+    for i in range(1, 11):  # ten frames within one tick, every page polling after each
+        clock[0] += 0.02
+        queue.put_frame(claim, i, frames[i])
+        for page in pages:
+            page.send(http, page.tick())
+    assert len(read) == 1, "the store was read again within the tick"
+    assert [p.view["n"] for p in pages] == [1] * 5
+    clock[0] += 0.25  # the tick has passed: one read brings all ten
+    for page in pages:
+        page.send(http, page.tick())
+    assert len(read) == 2 and [p.view["n"] for p in pages] == [11] * 5
+    assert all(p.job["cursor"] == 11 for p in pages)

@@ -307,13 +307,16 @@ def _arrows(
     dims = ("x", "y", "z")[: pts.shape[-1]]
     coords: dict[str, list] = {c: [] for c in dims}
     text, size, custom = [], [], []
-    for s in ages:
+    # rounded once per trace, not per number: a stream draws this for every frame
+    tips = rnd(pts[ages]) if ages else []
+    a_s, norm_s = (rnd(v[ages]) if ages else [] for v in (a, norm))
+    short = np.linalg.norm(pts[ages], axis=-1) < LABEL_MIN * R  # tiny arrows' labels pile up
+    for i, s in enumerate(ages):
         for c, dim in enumerate(dims):
-            coords[dim] += [0.0, rnd(pts[s, c]), None]
-        short = np.linalg.norm(pts[s]) < LABEL_MIN * R  # labels of tiny arrows would pile up
-        text += ["", "" if short else f"s={s}", ""]
+            coords[dim] += [0.0, tips[i][c], None]
+        text += ["", "" if short[i] else f"s={s}", ""]
         size += [0, ARROW_SIZE if not is3d else 5, 0]
-        custom += [[None, None, None], [s, rnd(a[s]), rnd(norm[s])], [None] * 3]
+        custom += [[None, None, None], [s, a_s[i], norm_s[i]], [None] * 3]
     color = ROLE_COLORS[r]
     trace: dict[str, Any] = {
         "type": "scatter3d" if is3d else "scatter",

@@ -139,24 +139,46 @@ def layout_from_parts(parts: Parts, revision: str = "") -> dict[str, Any]:
 
 # The last few prepared panels, by panel and selection (the run object itself, not its
 # value): one view asks each panel for its moving indices, layout, base traces and new
-# frames, and a streaming page builds a new Run on every poll.
-_PREPARED: list[tuple[Any, Any, int, int, Any]] = []
-_PREPARED_KEEP = 8
+# frames, and a streaming page builds a new Run on every poll. Each entry also keeps the
+# panel's `Parts` once asked for (the moving indices and the layout both read them). A
+# web process serves several streams at once (a class and its students' own jobs): the
+# cache holds a few selections of every panel, not two.
+_PREPARED: list[tuple[Any, Any, int, int, Any, list[Parts]]] = []
+_PREPARED_KEEP = 48
 _PREPARED_LOCK = threading.Lock()
+
+
+def _entry(mod: Panel, sel: Selection) -> tuple[Any, list[Parts]]:
+    """(`mod.prepare(sel)`, the box its parts go in), once per panel and selection while
+    it is among the recent ones."""
+    with _PREPARED_LOCK:
+        for m, run, seed, feature, data, box in _PREPARED:
+            if m is mod and run is sel.run and seed == sel.seed and feature == sel.feature:
+                return data, box
+    data, box = mod.prepare(sel), []
+    with _PREPARED_LOCK:
+        _PREPARED.insert(0, (mod, sel.run, sel.seed, sel.feature, data, box))
+        del _PREPARED[_PREPARED_KEEP:]
+    return data, box
 
 
 def prepared(mod: Panel, sel: Selection) -> Any:
     """`mod.prepare(sel)`, once per panel and selection while it is among the recent ones
     (what else reads a panel's data, e.g. the status line, asks here too)."""
-    with _PREPARED_LOCK:
-        for m, run, seed, feature, data in _PREPARED:
-            if m is mod and run is sel.run and seed == sel.seed and feature == sel.feature:
-                return data
-    data = mod.prepare(sel)
-    with _PREPARED_LOCK:
-        _PREPARED.insert(0, (mod, sel.run, sel.seed, sel.feature, data))
-        del _PREPARED[_PREPARED_KEEP:]
-    return data
+    return _entry(mod, sel)[0]
+
+
+def panel_parts(mod: Panel, sel: Selection) -> Parts:
+    """`mod.parts(sel, prepared(mod, sel))`, built once per prepared selection: a view
+    reads it for the moving indices and again for the layout. Shared, as the template
+    every layout holds is: a caller that changes a layout copies it first (Compare)."""
+    data, box = _entry(mod, sel)
+    if not box:
+        parts = mod.parts(sel, data)
+        with _PREPARED_LOCK:
+            if not box:
+                box.append(parts)
+    return box[0]
 
 
 @dataclass(frozen=True, eq=False)  # hashed by identity: views are cached per panel set
@@ -216,13 +238,13 @@ class PanelSet:
     ) -> list[int]:
         """Indices into `frame_traces` of the traces that change with the frame."""
         mod, sel = self.module(panel), self.select(run, seed, feature)
-        return list(mod.parts(sel, prepared(mod, sel)).moving)
+        return list(panel_parts(mod, sel).moving)
 
     def panel_layout(self, panel: str, run: Any, seed: int | None = None, feature: int = 0):
         """The layout of one panel, fixed across frames: plain JSON, template included."""
         mod, sel = self.module(panel), self.select(run, seed, feature)
         revision = f"{sel.config.key}:{sel.seed}:{sel.feature}:{panel}"
-        return layout_from_parts(mod.parts(sel, prepared(mod, sel)), revision)
+        return layout_from_parts(panel_parts(mod, sel), revision)
 
     def panel_figure(
         self, panel: str, run: Any, seed: int | None = None, frame: int = -1, feature: int = 0
