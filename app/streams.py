@@ -53,10 +53,10 @@ PARTS_KEEP = 24  # shared parts kept per stream and selection: pages lag a few p
 DIFFS_KEEP = 256  # patches kept per process: pages polling at once share them
 LEADS_KEEP = 64  # seed menus of streaming runs: pages at one frame count share them
 # A process reads a stream's new frames at most this often; polls in between get the
-# frames it read last, and their next poll the rest. Measured (one web process, the
-# default run's 101 frames): 1.89 s of CPU when every poll brought one new frame, 0.49 s
-# for three, 0.22 s for ten. A page alone polls every POLL_MS (0.3 s) or slower, so it
-# never waits for the tick; a class's pages share each read.
+# frames it read last, and their next poll the rest. What a stream costs a process grows
+# with the frame counts it draws (each redraws the shared parts), not with its frames: a
+# class polling many times a second drew one count per frame. A page alone polls every
+# POLL_MS (0.3 s) or slower, so it does not wait for the tick; a class shares each read.
 STREAM_TICK_S = 0.25
 
 

@@ -171,6 +171,19 @@ def _frames(run) -> list[dict[str, Any]]:
     return get_kind("run").frames_of(run, 0)
 
 
+def _class(http, queue, n: int) -> tuple[list[Page], list[list[Any]]]:
+    """`n` pages that opened the link to CONFIG, and the list every read of frames from
+    the store is appended to from now on."""
+    deps = http.get("/_dash-dependencies").get_json()
+    pages = [Page(DashCalls(deps), f"viewer-{i}") for i in range(n)]
+    for page in pages:
+        page.send(http, page.open_link(CONFIG))
+    read: list[list[Any]] = []
+    frames_of = queue.frames
+    queue.frames = lambda key, start=0: read.append(out := frames_of(key, start)) or out
+    return pages, read
+
+
 def test_a_poll_reads_and_sends_only_the_frames_the_page_lacks(served, trained):
     """Three pages watch one job stream, polling at different moments. Each frame is read
     from the store about once in the web process (not once per poll and page, from frame
@@ -180,13 +193,7 @@ def test_a_poll_reads_and_sends_only_the_frames_the_page_lacks(served, trained):
     from tempsup.run import Run
 
     http, _, queue = served
-    deps = http.get("/_dash-dependencies").get_json()
-    pages = [Page(DashCalls(deps), f"viewer-{i}") for i in range(3)]
-    for page in pages:
-        page.send(http, page.open_link(CONFIG))
-    read = []
-    frames_of = queue.frames
-    queue.frames = lambda key, start=0: read.append(out := frames_of(key, start)) or out
+    pages, read = _class(http, queue, 3)
     frames = _frames(trained)
     claim = queue.claim()
     one_new: dict[int, int] = {}  # frame count -> bytes of a poll that brought one frame
@@ -329,13 +336,7 @@ def test_a_class_polling_within_the_tick_shares_one_read_of_new_frames(
     clock = [1000.0]
     monkeypatch.setattr(streams.time, "monotonic", lambda: clock[0])
     monkeypatch.setattr(streams, "STREAM_TICK_S", 0.25)
-    deps = http.get("/_dash-dependencies").get_json()
-    pages = [Page(DashCalls(deps), f"viewer-{i}") for i in range(5)]
-    for page in pages:
-        page.send(http, page.open_link(CONFIG))
-    read = []
-    frames_of = queue.frames
-    queue.frames = lambda key, start=0: read.append(out := frames_of(key, start)) or out
+    pages, read = _class(http, queue, 5)
     frames = _frames(trained)
     claim = queue.claim()
     queue.put_frame(claim, 0, frames[0])
