@@ -53,22 +53,13 @@ def prepare(sel: Selection) -> dict[str, Any]:
 def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
     lam, R = d["lam"], d["R"]
     now = lam[frame]
-    path = lam[thin(len(lam), max(PATH_POINTS // lam.shape[1], 2))]
     text = (
         f"ρ(W<sub>h</sub>) = {fmt(float(d['rho'][frame]))} (gauge-free)"
         f"<br>kθ = {fmt(float(d['swept'][frame]), 4)}°, ‖w<sub>0</sub>‖ = "
         f"{fmt(float(d['w0'][frame]))}<br>{captions.ktheta_note(sel.config)}"
     )
     return [
-        {
-            "type": "scatter",
-            "x": rnd(path.real.ravel()),
-            "y": rnd(path.imag.ravel()),
-            "mode": "markers",
-            "marker": {"color": EIGEN_PATH, "size": 5},
-            "name": "eigenvalues during training",
-            "hoverinfo": "skip",
-        },
+        _path(d),
         {
             "type": "scatter",
             "x": rnd(now.real),
@@ -82,6 +73,24 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
         },
         corner_text(text, -0.97 * R, 0.97 * R, "spectrum summary"),
     ]
+
+
+def _path(d: dict[str, Any]) -> dict[str, Any]:
+    """The faint path of every frame's eigenvalues: the same trace in every frame, built
+    once per `d` (as the loss panel's history): a view draws it for each of its frames."""
+    if "path" not in d:
+        lam = d["lam"]
+        path = lam[thin(len(lam), max(PATH_POINTS // lam.shape[1], 2))]
+        d["path"] = {
+            "type": "scatter",
+            "x": rnd(path.real.ravel()),
+            "y": rnd(path.imag.ravel()),
+            "mode": "markers",
+            "marker": {"color": EIGEN_PATH, "size": 5},
+            "name": "eigenvalues during training",
+            "hoverinfo": "skip",
+        }
+    return dict(d["path"])  # its own top level: a caller may set a key (the animation)
 
 
 def parts(sel: Selection, d: dict[str, Any]) -> Parts:
