@@ -308,8 +308,7 @@ def _arrows(
     coords: dict[str, list] = {c: [] for c in dims}
     text, size, custom = [], [], []
     # rounded once per trace, not per number: a stream draws this for every frame
-    tips = rnd(pts[ages]) if ages else []
-    a_s, norm_s = (rnd(v[ages]) if ages else [] for v in (a, norm))
+    tips, a_s, norm_s = (rnd(v[ages]) for v in (pts, a, norm))
     short = np.linalg.norm(pts[ages], axis=-1) < LABEL_MIN * R  # tiny arrows' labels pile up
     for i, s in enumerate(ages):
         for c, dim in enumerate(dims):
