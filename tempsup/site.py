@@ -21,7 +21,7 @@ import html
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from tempsup import lesson
 from tempsup.config import MODEL_NAMES, query_string
@@ -218,18 +218,22 @@ def _write(path: Path, title: str, body: str) -> None:
     )
 
 
-def _figure(fig: go.Figure, div_id: str, height: int | None = None, static: bool = False) -> str:
+def _figure(
+    fig: go.Figure | dict[str, Any], div_id: str, height: int | None = None, static: bool = False
+) -> str:
     """A figure drawn when it scrolls into view (`site.js`): a preset page holds a
-    dozen animated grids, and drawing them all at load took seconds per grid."""
+    dozen animated grids, and drawing them all at load took seconds per grid. An animation
+    comes as plain JSON (`animation_json`: its frames are not validated again)."""
     import plotly.io
 
+    fig = fig if isinstance(fig, dict) else fig.to_plotly_json()
     if height is not None:
-        fig.update_layout(height=height)
+        fig = {**fig, "layout": {**fig.get("layout", {}), "height": height}}
     data = plotly.io.to_json(fig, validate=False).replace("</", "<\\/")
     flag = ' data-static="1"' if static else ""
     return (
         f'<div class="plot" id="{div_id}"{flag} '
-        f'style="min-height:{fig.layout.height or 450}px"></div>'
+        f'style="min-height:{fig["layout"].get("height") or 450}px"></div>'
         f'<script type="application/json" id="{div_id}-figure">{data}</script>'
     )
 
@@ -287,7 +291,7 @@ def index_body(results: list[tuple[Preset, list[ClaimResult]]], runs: dict[str, 
 
 
 def preset_body(p: Preset, res: list[ClaimResult], runs: dict[str, Run]) -> str:
-    from tempsup.figures.animation import animation_figure
+    from tempsup.figures.animation import animation_json
 
     parts = [f"<p><em>{html.escape(p.claim)}</em></p>", "<h2>Claims</h2>", claims_html(res)]
     parts.append("<h2>Recipe</h2><ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in p.recipe))
@@ -305,7 +309,7 @@ def preset_body(p: Preset, res: list[ClaimResult], runs: dict[str, Run]) -> str:
             + "), final loss "
             f"{float(run.final_loss[run.best]):.4g}. Press play or drag the slider.</p>"
         )
-        parts.append(_figure(animation_figure(run), f"run-{i}") + panel_captions_html(run))
+        parts.append(_figure(animation_json(run), f"run-{i}") + panel_captions_html(run))
     return "".join(parts)
 
 
@@ -321,9 +325,7 @@ POLL_NOTE = (
 def lesson_body(
     results: list[tuple[Preset, list[ClaimResult]]], runs: dict[str, Run], app_url: str | None
 ) -> str:
-    import plotly.graph_objects as go
-
-    from tempsup.figures.animation import animation_figure, side_by_side
+    from tempsup.figures.animation import animation_json, side_by_side
 
     by_name = {p.name: (p, res) for p, res in results}
     nav = " · ".join(
@@ -354,8 +356,7 @@ def lesson_body(
         narrow = side_by_side if len(item.shown) > 1 else dict
         figure = '<div class="lesson-runs">' + "".join(  # the runs its question compares
             f"<figure><figcaption>{html.escape(label)}</figcaption>"
-            + _figure(go.Figure(narrow(animation_figure(runs[key]).to_plotly_json())),
-                      f"lesson-{i}-{j}")
+            + _figure(narrow(animation_json(runs[key])), f"lesson-{i}-{j}")
             + "</figure>"
             for j, (label, key) in enumerate((lab, p.config(lab).key) for lab in item.shown)
         ) + "</div>"  # fmt: skip

@@ -23,7 +23,7 @@ from app.pages import register
 from app.services import job_queue
 from app.urlstate import query_from_config
 from tempsup import lesson
-from tempsup.figures.animation import animation_figure, side_by_side
+from tempsup.figures.animation import animation_json, side_by_side
 
 PATH = "/lesson"
 
@@ -126,7 +126,7 @@ def initial(query: str) -> html.Div:
 def _animation(key: str) -> dict[str, Any]:
     """The run's four animated panels (plain JSON, cached: finished runs never change)."""
     run = job_queue().run(key)
-    return animation_figure(run).to_plotly_json() if run is not None else {}
+    return animation_json(run) if run is not None else {}
 
 
 def reveal(number: int, picked: int, search: str | None = None) -> list[Any]:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import plotly.graph_objects as go
+import plotly.io
 
 from tempsup.figures import view
 from tempsup.frames import frame_label
@@ -36,15 +37,30 @@ def varying_keys(per_frame: list[dict[str, Any]]) -> list[str]:
     return sorted(k for k in keys if any(t.get(k) != first.get(k) for t in per_frame))
 
 
-def lean_frames(n_frames: int, moving: list[Moving]) -> list[go.Frame]:
-    """One frame per snapshot, named by its index, with only what changes of the moving traces."""
+def lean_frames(n_frames: int, moving: list[Moving]) -> list[dict[str, Any]]:
+    """One frame per snapshot, named by its index, with only what changes of the moving traces.
+
+    Plain JSON, as the figures' traces already are: Plotly's `go.Frame` validates every
+    number of every frame again (twice: when made and when set on a figure), which took
+    most of a static site's build."""
     keys = {index: varying_keys(per_frame) for index, per_frame in moving}
     moving = [(i, per) for i, per in moving if keys[i]]  # drop traces that stay put after all
-    frames = []
-    for f in range(n_frames):
-        data = [{"type": per[f]["type"], **{k: per[f][k] for k in keys[i]}} for i, per in moving]
-        frames.append(go.Frame(name=str(f), data=data, traces=[i for i, _ in moving]))
-    return frames
+    traces = [i for i, _ in moving]
+    return [
+        {
+            "data": [{"type": per[f]["type"], **{k: per[f][k] for k in keys[i]}}
+                     for i, per in moving],
+            "name": str(f),
+            "traces": traces,
+        }
+        for f in range(n_frames)
+    ]  # fmt: skip
+
+
+def figure_json(fig: go.Figure, frames: list[dict[str, Any]]) -> dict[str, Any]:
+    """`fig` (base traces and layout, validated by Plotly as they were set) with `frames`,
+    as the plain JSON every surface serializes: the page, the site, the app's lesson."""
+    return {**fig.to_plotly_json(), "frames": frames}
 
 
 BUTTONS_PX = 190  # the play and pause buttons' width, their padding included
@@ -131,7 +147,7 @@ pre {{ background: #f6f6f6; padding: 0.8rem; overflow-x: auto; font-size: 0.85re
 
 def page(
     title_text: str,
-    fig: go.Figure,
+    fig: dict[str, Any],
     summary: str,
     config: str,
     link: str | None,
@@ -142,7 +158,9 @@ def page(
     text; a hint to press play is added when the figure has frames), the share link,
     then the `summary`, the figure and the `config` HTML. The figure follows the screen
     like the app's (`tempsup.figures.view`: narrow arrangement, dark scheme)."""
-    figure = fig.to_html(
+    figure = plotly.io.to_html(
+        fig,
+        validate=False,  # plain JSON made from validated parts (`figure_json`)
         include_plotlyjs=True,
         full_html=False,
         auto_play=False,
@@ -169,7 +187,7 @@ def page(
         view=view.script_tag(),
         font=TEMPLATE["layout"]["font"]["family"],
         intro=html.escape(intro) + " Press play or drag the slider to replay training."
-        if fig.frames
+        if fig.get("frames")
         else html.escape(intro),
         link=link_html,
         summary=summary,

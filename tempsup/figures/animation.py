@@ -27,6 +27,7 @@ from tempsup.figures import rnn
 from tempsup.figures._animation import (
     FRAME_MS,  # noqa: F401 - the play speed, still importable here
     config_html,
+    figure_json,
     lean_frames,
     page,
     play_controls,
@@ -108,6 +109,19 @@ def reading_order() -> list[PanelEntry]:
 
 def animation_figure(run: Run, seed: int | None = None, feature: int = 0) -> go.Figure:
     """The four panels as subplots, one Plotly frame per snapshot, play/pause and a slider."""
+    fig, frames = _grid(run, seed, feature)
+    fig.frames = frames
+    return fig
+
+
+def animation_json(run: Run, seed: int | None = None, feature: int = 0) -> dict[str, Any]:
+    """`animation_figure` as plain JSON, its frames not validated by Plotly: what the
+    export, the static site and the app's lesson serialize."""
+    return figure_json(*_grid(run, seed, feature))
+
+
+def _grid(run: Run, seed: int | None, feature: int) -> tuple[go.Figure, list[dict[str, Any]]]:
+    """The animation's subplot grid (base traces, layout, controls) and its lean frames."""
     sel = select(run, seed, feature)
     n = run.n_frames
     panels = rnn.PANEL_SET
@@ -178,8 +192,7 @@ def animation_figure(run: Run, seed: int | None = None, feature: int = 0) -> go.
     for a in fig.layout.annotations:  # subplot titles: left-aligned, smaller than the page title
         a.update(font={"size": 13})
     fig.update_layout(meta=_narrow(fig, refs_of, traces_of))
-    fig.frames = frames
-    return fig
+    return fig, frames
 
 
 # The narrow arrangement (a phone, `tempsup.figures.view`): the panels one above the other,
@@ -339,7 +352,7 @@ def export_html(
         summary[f"{panel} panel"] = words
     return page(
         f"tempsup run {cfg.key}: {MODEL_NAMES[cfg.model]}",
-        animation_figure(run, sel.seed, sel.feature),
+        animation_json(run, sel.seed, sel.feature),
         summary=summary_html(summary),
         config=config_html(cfg.to_dict(), cfg.to_json()),
         link=link,
@@ -395,4 +408,4 @@ def _legend_entries(data: list[dict[str, Any]]) -> int:
     return len(shown)
 
 
-__all__ = ["animation_figure", "export_html", "side_by_side"]
+__all__ = ["animation_figure", "animation_json", "export_html", "side_by_side"]

@@ -25,6 +25,7 @@ from tempsup.figures._animation import (
     FRAME_MS,  # noqa: F401 - the play speed, still importable here
     PAGE,  # noqa: F401 - the page template, still importable here
     config_html,
+    figure_json,
     lean_frames,
     play_controls,
     summary_html,
@@ -110,6 +111,18 @@ def _place_shape(shape: dict[str, Any], refs: dict[str, str]) -> dict[str, Any]:
 
 def animation_figure(run: BowsRun, seed: int | None = None) -> go.Figure:
     """The four panels in one figure, one Plotly frame per snapshot, play/pause and a slider."""
+    fig, frames = _grid(run, seed)
+    fig.frames = frames
+    return fig
+
+
+def animation_json(run: BowsRun, seed: int | None = None) -> dict[str, Any]:
+    """`animation_figure` as plain JSON, its frames not validated by Plotly (the export's)."""
+    return figure_json(*_grid(run, seed))
+
+
+def _grid(run: BowsRun, seed: int | None) -> tuple[go.Figure, list[dict[str, Any]]]:
+    """The hand-laid grid (base traces, layout, controls) and its lean frames."""
     sel = select(run, seed)
     n = run.n_frames
     namer = _Namer()
@@ -166,8 +179,7 @@ def animation_figure(run: BowsRun, seed: int | None = None) -> go.Figure:
         **play_controls(run["step"], y=-0.03, pad_top=10),
         **layout,
     )
-    fig.frames = lean_frames(run.n_frames, moving)
-    return fig
+    return fig, lean_frames(run.n_frames, moving)
 
 
 def title(sel: Selection) -> str:
@@ -193,8 +205,8 @@ INTRO = (
 
 
 def page(
-    title_text: str, fig: go.Figure, summary: str = "", config: str = "", link: str | None = None,
-    intro: str = INTRO, div_id: str = "tempsup-bows",
+    title_text: str, fig: dict[str, Any], summary: str = "", config: str = "",
+    link: str | None = None, intro: str = INTRO, div_id: str = "tempsup-bows",
 ) -> str:  # fmt: skip
     """A standalone page around one figure (plotly.js inlined), with the lab's intro."""
     return _animation.page(title_text, fig, summary, config, link, intro, div_id)
@@ -210,11 +222,11 @@ def export_html(run: BowsRun, seed: int | None = None, link: str | None = None) 
     summary.update({f"{name} panel": words for name, words in panel_captions(cfg).items()})
     return page(
         f"tempsup bows run {cfg.key}: {MODEL_NAMES[cfg.model]}, m = {cfg.m}",
-        animation_figure(run, sel.seed),
+        animation_json(run, sel.seed),
         summary=summary_html(summary),
         config=config_html(cfg.to_dict(), json.dumps({"kind": cfg.kind, **cfg.to_dict()})),
         link=link,
     )
 
 
-__all__ = ["animation_figure", "export_html", "page", "table"]
+__all__ = ["animation_figure", "animation_json", "export_html", "page", "table"]

@@ -202,7 +202,7 @@ def export_sweep_html(runs: Sequence[BowsRun]) -> str:
     )
     return page(
         "tempsup bows sweep over m",
-        sweep_figure(runs),
+        sweep_figure(runs).to_plotly_json(),
         config=f"<h2>Points (best seed, final frame)</h2><table><tr>{head}</tr>{body}</table>",
         div_id="tempsup-bows-sweep",
     )
