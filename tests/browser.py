@@ -136,6 +136,21 @@ def css(id_: str | dict) -> str:
 FIRST_LOOK_S, LAST_LOOK_S = 0.02, 0.2
 
 
+def set_viewport(driver, width: int, height: int) -> None:
+    """The page's viewport exactly `width` × `height` CSS pixels. Through DevTools, not the
+    window's size: a resized window reports its new inner size a moment later, and reading
+    it too soon measured the old one."""
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+    )
+    wait_for(
+        lambda: driver.execute_script("return [innerWidth, innerHeight]") == [width, height],
+        10,
+        f"a {width} × {height} viewport",
+    )
+
+
 def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
     """`predicate()` once it is truthy (retried while the DOM is mid-update), or fail
     naming `what` and the last value seen."""

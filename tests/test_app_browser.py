@@ -16,7 +16,16 @@ from selenium.webdriver.common.keys import Keys
 from app import ids
 from tempsup.config import DEFAULTS, query_string
 from tempsup.paper.presets import presets
-from tests.browser import app_server, click, comparable, css, find, make_driver, wait_for
+from tests.browser import (
+    app_server,
+    click,
+    comparable,
+    css,
+    find,
+    make_driver,
+    set_viewport,
+    wait_for,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -572,21 +581,6 @@ def slider_value(driver, slider_id: str) -> str | None:
     return thumb.get_attribute("aria-valuenow")
 
 
-def set_viewport(driver, width: int, height: int) -> None:
-    """Resize the window so the page itself (not the window frame) is width × height."""
-    driver.set_window_size(width, height)
-    inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
-    driver.set_window_size(2 * width - inner[0], 2 * height - inner[1])
-    wait_for(
-        lambda: (
-            driver.execute_script("return [window.innerWidth, window.innerHeight]")
-            == [width, height]
-        ),
-        10,
-        f"a {width} × {height} viewport",
-    )
-
-
 def in_view(driver, css: str) -> bool:
     """The element is drawn entirely inside the viewport (and not hidden under another)."""
     return driver.execute_script(
@@ -703,10 +697,7 @@ def test_every_panel_fits_in_its_declared_margins(server, browser, width):
 def test_a_shared_link_with_its_run_does_not_scroll_sideways_on_a_phone(server, browser):
     """With a run on screen the seed menu is wide and pushes the feature menu to the
     right edge; nothing of it (Dash's hidden focus box included) may reach past it."""
-    browser.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": False},
-    )
+    set_viewport(browser, 390, 844)
     browser.get(f"{server}/?model=ssm&k=3&hidden=2&inputs=1&seed=6&steps=400&view_seed=1&frame=5")
     wait_for(lambda: "Done" in status_text(browser), 60, "done")
     wait_for(lambda: "frame 5 of " in frame_label(browser), 20, "the link's frame")

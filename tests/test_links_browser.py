@@ -16,7 +16,7 @@ from selenium.webdriver.common.keys import Keys
 
 from app import ids
 from app.urlstate import config_from_query
-from tests.browser import app_server, click, css, find, make_driver, wait_for
+from tests.browser import app_server, click, css, find, make_driver, set_viewport, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -82,14 +82,6 @@ def text_of(driver, selector: str) -> str:
 
 def query(driver) -> dict[str, list[str]]:
     return parse_qs(urlparse(driver.current_url).query)
-
-
-def phone_or_desktop(driver, width: int, height: int) -> None:
-    """The viewport exactly `width` × `height` CSS pixels (the window's chrome aside)."""
-    driver.execute_cdp_cmd(
-        "Emulation.setDeviceMetricsOverride",
-        {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
-    )
 
 
 def in_view(driver, selector: str) -> dict:
@@ -284,7 +276,7 @@ def _scrubber(driver) -> str | None:
 
 @pytest.mark.parametrize(("width", "height"), SIZES)
 def test_a_bad_link_is_named_in_view(server, browser, width, height):
-    phone_or_desktop(browser, width, height)
+    set_viewport(browser, width, height)
     browser.get(f"{server}/?model=foo&k=-1&sparsity=abc")
     message = wait_for(lambda: text_of(browser, "#config-error"), 30, "a message")
     for field in ("model", "k", "sparsity"):
@@ -296,7 +288,7 @@ def test_a_bad_link_is_named_in_view(server, browser, width, height):
 
 @pytest.mark.parametrize(("width", "height"), SIZES)
 def test_a_bad_phase_link_is_named_in_view_and_runs_nothing(server, browser, store, width, height):
-    phone_or_desktop(browser, width, height)
+    set_viewport(browser, width, height)
     browser.get(f"{server}/phase?model=foo&sparsities=abc&k=2&seeds=0&steps=60&hidden=3")
     message = wait_for(lambda: text_of(browser, "#phase-link-error"), 30, "a message")
     for field in ("model", "sparsities", "seeds"):
@@ -311,7 +303,7 @@ def test_a_bad_phase_link_is_named_in_view_and_runs_nothing(server, browser, sto
 
 @pytest.mark.parametrize(("width", "height"), SIZES)
 def test_a_refused_k_is_named_in_view_beside_the_box(server, browser, width, height):
-    phone_or_desktop(browser, width, height)
+    set_viewport(browser, width, height)
     browser.get(f"{server}/?{TINY}&seed=52")
     wait_for(lambda: query(browser).get("k") == ["2"], 30, "the link's config")
     box = find(browser, "#ctl-k-box")
@@ -364,7 +356,7 @@ def test_a_link_with_a_refused_value_does_not_train(server, browser, store):
 
 @pytest.mark.parametrize(("width", "height"), SIZES)
 def test_no_two_slider_labels_overlap(server, browser, width, height):
-    phone_or_desktop(browser, width, height)
+    set_viewport(browser, width, height)
     browser.get(server)
     find(browser, "#ctl-sparsity .dash-slider-mark")
     boxes = browser.execute_script(
