@@ -847,6 +847,13 @@ def _classroom(root: Path, viewers: int, trainers: int, seconds: float) -> dict[
         "web_cpu_s": round(web_s, 2),
         "training_cpu_s": round(cpu_after["training"] - cpu_before["training"], 1),
         "web_cpu_s_per_viewer_minute": round(web_s / (viewers * window / 60.0), 4),
+        # the class is a closed loop (a faster server serves more rounds and more trainer
+        # jobs in the same minute): the web's CPU per frame a viewer received, beside it
+        "web_cpu_ms_per_viewer_frame": (
+            round(1000 * web_s / (viewers * statistics.mean(frames)), 3)
+            if frames and statistics.mean(frames)
+            else None
+        ),
         "bytes_per_poll": round(statistics.mean(sizes)) if sizes else None,
         "frames_per_viewer": round(statistics.mean(frames), 1) if frames else 0,
         "http_5xx": sum(1 for _, s, _ in http.records if s >= 500),
@@ -890,7 +897,13 @@ def classroom(
     now = _classroom(ROOT, viewers, trainers, seconds)
     ratio = {
         k: round(was[k] / now[k], 2) if isinstance(was[k], (int, float)) and now[k] else None
-        for k in ("poll_p50_ms", "poll_p95_ms", "web_cpu_s_per_viewer_minute", "bytes_per_poll")
+        for k in (
+            "poll_p50_ms",
+            "poll_p95_ms",
+            "web_cpu_s_per_viewer_minute",
+            "web_cpu_ms_per_viewer_frame",
+            "bytes_per_poll",
+        )
     }
     return {
         "mode": f"classroom: {viewers} viewers, {trainers} trainers, {seconds:.0f} s each",
@@ -910,6 +923,7 @@ def classroom_table(report: dict[str, Any]) -> str:
         ("poll p50 (ms)", "poll_p50_ms"),
         ("poll p95 (ms)", "poll_p95_ms"),
         ("web CPU s per viewer-minute", "web_cpu_s_per_viewer_minute"),
+        ("web CPU ms per frame a viewer got", "web_cpu_ms_per_viewer_frame"),
         ("bytes per poll", "bytes_per_poll"),
         ("viewer polls", "polls"),
         ("frames per viewer", "frames_per_viewer"),
@@ -921,11 +935,11 @@ def classroom_table(report: dict[str, Any]) -> str:
         ("load avg at end", "load_average_end"),
     ]
     before, after, ratio = report["before"], report["after"], report["before_over_after"]
-    lines = [report["mode"], f"{'':30} {'before ' + before['rev']:>18} {'after':>18} {'ratio':>7}"]
+    lines = [report["mode"], f"{'':34} {'before ' + before['rev']:>18} {'after':>18} {'ratio':>7}"]
     for label, key in rows:
         r = ratio.get(key)
         lines.append(
-            f"{label:30} {before[key]!s:>18} {after[key]!s:>18} "
+            f"{label:34} {before[key]!s:>18} {after[key]!s:>18} "
             f"{'' if r is None else f'{r:.2f}x':>7}"
         )
     lines.append(
