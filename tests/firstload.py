@@ -106,9 +106,3 @@ def first_load(browser, url: str, data: bool, screenshot: str | None = None) -> 
         )
     finally:
         page.context.close()
-
-
-def best_of(browser, url: str, data: bool, tries: int = 2) -> FirstLoad:
-    """The fastest of `tries` fresh loads: CPU contention on a busy machine slows the
-    page's parsing and drawing, never the network's share, so the fastest is the truest."""
-    return min((first_load(browser, url, data) for _ in range(tries)), key=lambda r: r.ms)
