@@ -99,9 +99,22 @@ def prepare(sel: Selection) -> dict[str, Any]:
         "curves": curves,
         "c": c,
         "last_step": int(sel.config.steps),  # the configured length: the same while streaming
-        # the range covers every curve of the shown seed; other seeds may leave it
-        "range": symlog_range(drawn, c),
+        # the range covers every curve of the shown seed (other seeds may leave it); the
+        # plot shows it with room above for the moving label (the ticks are the range's)
+        "range": (rng := symlog_range(drawn, c)),
+        "plot_range": _with_label_room(rng),
     }
+
+
+# Above the curves, this share of their span is left empty for the label at the cursor
+# (three short lines hanging from the top: up to a quarter of a phone's plot), so that
+# it is never drawn over the loss, which sits at the top of the range once trained.
+LABEL_ROOM = 0.4
+
+
+def _with_label_room(rng: list[float]) -> list[float]:
+    low, high = rng
+    return [low, high + LABEL_ROOM * (high - low)]
 
 
 def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
@@ -163,7 +176,7 @@ def _line(curve: captions.Curve, x: list, y: list) -> dict[str, Any]:
 def _cursor(step: int, d: dict[str, Any], loss: float) -> list[dict[str, Any]]:
     """The moving traces: a dashed line at the frame's step across the whole range, and a
     dot on the shown seed's loss (drawn on the symmetric-log axis, hovered as its value)."""
-    return cursor_traces(step, d["range"], rnd(symlog([loss], d["c"])), rnd([loss]))
+    return cursor_traces(step, d["plot_range"], rnd(symlog([loss], d["c"])), rnd([loss]))
 
 
 def explained_text(d: dict[str, Any], frame: int) -> str:
@@ -189,7 +202,7 @@ def _explained(step: int, d: dict[str, Any], frame: int) -> dict[str, Any]:
     after, and hangs from just below the axis top, so it never leaves the plot.
     """
     late = step > d["last_step"] / 2
-    low, high = d["range"]
+    low, high = d["plot_range"]
     return {
         "type": "scatter",
         "x": [step],
@@ -214,7 +227,10 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
         title=captions.loss_title(cfg, d["computed"]),
         axes={
             "xaxis": {"range": rnd([-pad, last + pad]), "title": {"text": "training step"}},
-            "yaxis": symlog_axis(d["c"], d["range"], "loss (symmetric log)"),
+            "yaxis": {
+                **symlog_axis(d["c"], d["range"], "loss (symmetric log)"),
+                "range": rnd(d["plot_range"]),
+            },
         },
         moving=(n, n + 1, n + 2),  # after the history: cursor line, cursor dot, label
         # room for the ticks' labels (−10⁻³) and the ten legend entries in three rows (a
