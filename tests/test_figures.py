@@ -282,6 +282,25 @@ def test_loss_panel_says_how_much_of_the_loss_the_terms_explain(ssm):
     assert [traces[i]["name"] for i in moving] == ["current step", "current loss", "explained"]
 
 
+def test_the_label_at_the_cursor_hangs_in_a_band_above_every_curve(ssm):
+    """The label (three lines hanging from the axis top) must not be drawn over the loss,
+    which sits at the top of the curves' range once trained: the axis leaves a band above
+    them at least a fifth of the plot's height, and its ticks stay the curves' own."""
+    from tempsup.figures.loss import LABEL_ROOM
+
+    layout = figures.panel_layout("loss", ssm, None)
+    low, high = layout["yaxis"]["range"]
+    traces = figures.frame_traces("loss", ssm, None, -1)
+    moving = set(figures.moving_traces("loss", ssm, 0))
+    # every curve of the shown seed (the others may leave the range, as they always could)
+    curves = [t for i, t in enumerate(traces) if i not in moving and "other seeds" not in t["name"]]
+    top = max(y for t in curves for y in t["y"] if y is not None)
+    label = by_name(traces, "explained")
+    assert label["y"][0] > top and label["textposition"].startswith("bottom")  # hangs down
+    assert (high - top) / (high - low) >= LABEL_ROOM / (1 + LABEL_ROOM) - 1e-3 >= 0.2
+    assert max(layout["yaxis"]["tickvals"]) <= top + 0.1 * (high - low)  # no tick in the band
+
+
 def test_loss_panel_of_the_linear_model_draws_no_remainder():
     run = make_run(SPIRAL, E1, model="linear")
     names = [t["name"] for t in figures.frame_traces("loss", run)]
