@@ -131,11 +131,6 @@ def css(id_: str | dict) -> str:
     return f"[id='{ids.text(id_)}']" if isinstance(id_, dict) else f"#{id_}"
 
 
-# Between two looks at the page: short at first (most waits are one callback's round trip,
-# tens of ms), growing to at most 0.2 s (a wait on training looks a few times a second).
-FIRST_LOOK_S, LAST_LOOK_S = 0.02, 0.2
-
-
 def set_viewport(driver, width: int, height: int) -> None:
     """The page's viewport exactly `width` × `height` CSS pixels. Through DevTools, not the
     window's size: a resized window reports its new inner size a moment later, and reading
@@ -156,7 +151,6 @@ def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
     naming `what` and the last value seen."""
     deadline = time.monotonic() + timeout
     last = None
-    pause = FIRST_LOOK_S
     while time.monotonic() < deadline:
         try:
             last = predicate()
@@ -164,8 +158,7 @@ def wait_for(predicate, timeout: float = 60.0, what: str = "condition"):
                 return last
         except Exception as exc:  # the DOM may be mid-update
             last = exc
-        time.sleep(pause)
-        pause = min(pause * 1.5, LAST_LOOK_S)
+        time.sleep(0.2)
     raise AssertionError(f"timed out waiting for {what} (last: {last!r})")
 
 

@@ -94,9 +94,16 @@ def test_upload_shows_the_file_name_and_a_five_word_text_warns(server, browser, 
     assert browser.find_element("css selector", f"#{ids.LAB_TEXT_WARNING}").is_displayed()
     # before anything trains: the bag of words is chosen, no job is running
     assert text_of(browser, RUN_STATUS) == ""
-    # the link names the text and the file: a fresh page shows them again
-    query = parse_qs(urlparse(browser.current_url).query)
-    assert query["structure"] == ["text"] and query["file"] == ["spring-poem.txt"]
+    # the link names the text and the file (written by the link's own callback, after the
+    # upload's answer: a moment later): a fresh page shows them again
+    wait_for(
+        lambda: (
+            (q := parse_qs(urlparse(browser.current_url).query)).get("structure") == ["text"]
+            and q.get("file") == ["spring-poem.txt"]
+        ),
+        20,
+        "the link naming the text and its file",
+    )
     browser.get(browser.current_url)
     name = wait_for(lambda: text_of(browser, f"#{ids.LAB_UPLOAD_NAME}"), 20, "name after reload")
     assert "spring-poem.txt" in name and "5 words" in text_of(browser, f"#{ids.LAB_TEXT_WARNING}")
