@@ -60,8 +60,8 @@
           data[idx] = Object.assign({}, data[idx], template[j] || {}, frameTraces[j]);
         }
       });
-      const fig = { data: data, layout: view.layouts[p] || {} };
-      return shown(fig);
+      const layout = view.layouts[p] || {};
+      return shown({ data: atCorners(data, layout), layout: layout });
     });
     // "frame 41 of 101 (step 800)" as on every surface (tempsup/frames.py frame_label;
     // app/player.py label is this line in Python), then the status line of this very frame
@@ -69,6 +69,22 @@
     const label = "frame " + (i + 1) + " of " + view.n + " (step " + view.steps[i] + ")" +
       (summary ? " · " + summary : "");
     return { figures: figures, label: label };
+  }
+
+  // A corner text (tempsup/figures/_common.py corner_text, `meta.corner` its inset) kept at
+  // the top-left corner of the axes as this layout draws them: Compare puts both runs'
+  // panels on one scale, wider than one run's own.
+  function atCorners(data, layout) {
+    const xr = layout.xaxis && layout.xaxis.range;
+    const yr = layout.yaxis && layout.yaxis.range;
+    if (!Array.isArray(xr) || !Array.isArray(yr)) return data;
+    return data.map((t) => {
+      const inset = t && t.meta && t.meta.corner;
+      if (typeof inset !== "number") return t;
+      const x = xr[0] + inset * (xr[1] - xr[0]);
+      const y = yr[1] - inset * (yr[1] - yr[0]);
+      return Object.assign({}, t, { x: [x], y: [y] });
+    });
   }
 
   // The frame of `view` whose step is nearest to `fraction` of its training (null: none).

@@ -142,6 +142,48 @@ def test_both_sides_are_drawn_on_one_scale(server, browser) -> None:
     assert axis_ranges(browser)["left"]["loss"] == axis_ranges(browser)["right"]["loss"]
 
 
+# two SSM runs whose directions differ in size: each side's half-space and count
+DENSE, SPARSE = "model=ssm&sparsity=0.3&" + TINY, "model=ssm&sparsity=0.9&" + TINY
+
+DRAWN_DIRECTIONS = """
+const out = {};
+for (const side of ["left", "right"]) {
+  const sel = "[id='" + JSON.stringify({panel: "directions", side: side, type: "compare-graph"})
+    + "'] .js-plotly-plot";
+  const g = document.querySelector(sel);
+  const pick = (name) => g.data.find((t) => (t.name || "").startsWith(name));
+  out[side] = {x: g._fullLayout.xaxis.range.slice(), y: g._fullLayout.yaxis.range.slice(),
+               count: pick("count"), half: pick("interference-free")};
+}
+return out;
+"""
+
+
+def test_the_half_space_and_its_count_follow_the_common_scale(server, browser, store) -> None:
+    """On one scale the smaller run's panel is drawn wider than its own square: its
+    half-space still fills the drawn axes on its side of the boundary, and the count of
+    directions in it stays at the top-left corner, as on the larger run's side."""
+    from tempsup import figures
+    from tempsup.figures._common import CORNER_INSET
+
+    browser.get(server + "/compare?" + urlencode({"left": DENSE, "right": SPARSE}))
+    wait_for(lambda: both_done(browser), 120, "both runs")
+    own = {}
+    for side, query in (("left", DENSE), ("right", SPARSE)):
+        run = wait_for(lambda q=query: store.run(config_from_query(q)[0].key), 90, side)
+        own[side] = figures.panel_layout("directions", run, None)["xaxis"]["range"][1]
+    assert max(own.values()) > 1.2 * min(own.values()), own  # one side is drawn wider
+    drawn = wait_for(lambda: browser.execute_script(DRAWN_DIRECTIONS), 20, "both drawn")
+    for side in SIDES:
+        d = drawn[side]
+        (x0, x1), (y0, y1) = d["x"], d["y"]
+        assert x1 == pytest.approx(max(own.values()), rel=1e-3), (side, d["x"], own)
+        corner = [x0 + CORNER_INSET * (x1 - x0), y1 - CORNER_INSET * (y1 - y0)]
+        assert [d["count"]["x"][0], d["count"]["y"][0]] == pytest.approx(corner, rel=1e-6), side
+        reach = max(abs(v) for v in d["half"]["x"] + d["half"]["y"])
+        assert reach >= x1, (side, reach, x1)  # to the drawn axes' edge, not its own square
+
+
 def test_each_side_has_a_seed_menu_kept_in_the_link(server, browser, store, tmp_path) -> None:
     browser.get(server + PAGE)
     wait_for(lambda: both_done(browser), 120, "both runs")

@@ -145,6 +145,35 @@ def test_half_space_trace_is_on_the_free_side_of_the_run_readout(ssm):
     assert half["fill"] == "toself"
 
 
+def test_half_space_reaches_past_the_panel_and_autoscale_stops_at_it(ssm):
+    """Filled far past the panel's square, so a page that draws the panel on a wider scale
+    (Compare) still shows a half-plane; autoscale stays at the square all the same."""
+    from tempsup.figures.directions import HALF_SPACE_REACH
+
+    layout = figures.panel_layout("directions", ssm, None)
+    lo, hi = layout["xaxis"]["range"]
+    half = by_name(figures.frame_traces("directions", ssm, None, -1), "interference-free")
+    reach = max(abs(v) for v in half["x"] + half["y"])
+    assert reach == pytest.approx(HALF_SPACE_REACH * hi, rel=1e-3) and HALF_SPACE_REACH >= 5
+    for axis in ("xaxis", "yaxis"):
+        assert layout[axis]["autorangeoptions"] == {"clipmin": lo, "clipmax": hi}
+
+
+@pytest.mark.parametrize("panel, name", [("directions", "count"), ("eigen", "spectrum summary")])
+def test_a_corner_text_sits_at_the_top_left_corner_and_says_so(ssm, panel, name):
+    """At the corner of the panel's own axes, and marked with its inset, by which the page
+    keeps it at the corner of the axes it draws (assets/tempsup.js atCorners)."""
+    from tempsup.figures._common import CORNER_INSET
+
+    layout = figures.panel_layout(panel, ssm, None)
+    (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
+    text = by_name(figures.frame_traces(panel, ssm, None, -1), name)
+    assert text["meta"] == {"corner": CORNER_INSET}
+    assert text["x"][0] == pytest.approx(x0 + CORNER_INSET * (x1 - x0), rel=1e-3)
+    assert text["y"][0] == pytest.approx(y1 - CORNER_INSET * (y1 - y0), rel=1e-3)
+    assert text["textposition"] == "bottom right"
+
+
 def test_half_space_with_a_bias_shifts_the_boundary():
     run = make_run(SPIRAL, E1, W_y=np.array([[1.0], [0.0]]), model="ssm", bias=True, b=0.3)
     half = by_name(figures.frame_traces("directions", run, None, -1), "interference-free")

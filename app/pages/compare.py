@@ -293,8 +293,10 @@ def _union(a: dict[str, Any], b: dict[str, Any]) -> None:
     lo, hi = min(*ra, *rb), max(*ra, *rb)
     both = [hi, lo] if ra[0] > ra[1] and rb[0] > rb[1] else [lo, hi]
     a["range"], b["range"] = list(both), list(both)
-    a.pop("autorange", None)
-    b.pop("autorange", None)
+    for axis in (a, b):
+        axis.pop("autorange", None)
+        if "autorangeoptions" in axis:  # autoscale stops at the common scale, not one side's
+            axis["autorangeoptions"] = {"clipmin": lo, "clipmax": hi}
 
 
 def _pair(r: Any) -> bool:

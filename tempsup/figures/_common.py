@@ -173,7 +173,22 @@ def n_ages(k: int) -> int:
     return max(min(k + 4, 12), k + 2)
 
 
-def corner_text(text: str, x: float, y: float, name: str) -> dict[str, Any]:
+# Where a corner text sits: this share of the axes' span in from the left and down from
+# the top. The trace carries it (`meta`), so that assets/tempsup.js keeps the text there
+# when a page draws the panel on other axis ranges than its own (Compare: both runs on
+# one scale).
+CORNER_INSET = 0.015
+
+
+def corner_text(text: str, R: float, name: str) -> dict[str, Any]:
+    """A text-only trace (so frames can change it) at the top-left corner of the panel's
+    square axes [-R, R]², marked so that it stays at the corner of whatever ranges the axes
+    are drawn with (`CORNER_INSET`)."""
+    edge = R * (1 - 2 * CORNER_INSET)
+    return {**text_at(text, -edge, edge, name), "meta": {"corner": CORNER_INSET}}
+
+
+def text_at(text: str, x: float, y: float, name: str) -> dict[str, Any]:
     """A text-only trace (so frames can change it) anchored at data point (x, y), top left.
     Its letters have a halo of the contrasting colour (Plotly's `shadow: "auto"`): the text
     stays whole where it crosses a line of the plot (the eigen panel's unit circle)."""

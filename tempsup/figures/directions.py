@@ -248,7 +248,7 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
         if is3d:  # a 3-D scene has no fixed corner: the count goes into the legend entry
             out[0]["name"] += "<br>" + text.replace("<br>", " ")
         else:
-            out.append(corner_text(text, -0.97 * R, 0.97 * R, "count"))
+            out.append(corner_text(text, R, "count"))
     return out
 
 
@@ -256,8 +256,15 @@ def _half_space_name(bias: bool) -> str:
     return f"interference-free half-space w<sub>y</sub>ᵀh{' + b' if bias else ''} ≤ 0"
 
 
+# The half-space is filled out to this many times the panel's own square: the axes clip it
+# to what is shown, and a page that draws the panel on a wider scale (Compare, both runs on
+# one) still sees a half-plane, not a small box round the origin. 10: up to ten times
+# wider; the corners' 4 significant digits keep the boundary within 0.5 % of R.
+HALF_SPACE_REACH = 10.0
+
+
 def _half_space_2d(R: float, ry: np.ndarray, b: float, cfg) -> dict[str, Any]:
-    poly = half_plane_polygon(R, ry, b) if len(ry) == 2 else []
+    poly = half_plane_polygon(HALF_SPACE_REACH * R, ry, b) if len(ry) == 2 else []
     return {
         "type": "scatter",
         "x": rnd([p[0] for p in poly]),
@@ -486,14 +493,23 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
             "2d": ("h<sub>1</sub>", "h<sub>2</sub>" if cfg.hidden == 2 else ""),
             "projection": ("along w<sub>y</sub>", SECOND_AXIS[cfg.tied]),
         }[mode]
+        # autoscale (the modebar's button, a double click) stops at the panel's square: the
+        # half-space is filled far past it (HALF_SPACE_REACH)
+        clip = {"clipmin": rng[0], "clipmax": rng[1]}
         axes = {
-            "xaxis": {"range": rng, "title": {"text": titles[0]}, "constrain": "domain"},
+            "xaxis": {
+                "range": rng,
+                "title": {"text": titles[0]},
+                "constrain": "domain",
+                "autorangeoptions": clip,
+            },
             "yaxis": {
                 "range": rng,
                 "title": {"text": titles[1]},
                 "scaleanchor": "x",
                 "scaleratio": 1,
                 "constrain": "domain",
+                "autorangeoptions": dict(clip),
             },
         }
     n_traces = (

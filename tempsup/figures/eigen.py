@@ -71,7 +71,7 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
             "hovertemplate": "λ = %{x} + %{y}i<br>|λ| = %{customdata[0]}, "
             "arg λ = %{customdata[1]}°<extra></extra>",
         },
-        corner_text(text, -0.97 * R, 0.97 * R, "spectrum summary"),
+        corner_text(text, R, "spectrum summary"),
     ]
 
 

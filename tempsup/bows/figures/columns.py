@@ -103,7 +103,7 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
             "name": "spokes",
         },
         points,
-        corner_text(text, -0.97 * d["R"], 0.97 * d["R"], "geometry summary"),
+        corner_text(text, d["R"], "geometry summary"),
     ]
 
 

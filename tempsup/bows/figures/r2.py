@@ -24,7 +24,7 @@ from tempsup.bows.figures._common import (
     short_labels,
     shown_features,
 )
-from tempsup.figures._common import corner_text, rnd
+from tempsup.figures._common import rnd, text_at
 from tempsup.figures.panel import Parts, Selection
 
 FLOOR = -1.0
@@ -74,7 +74,7 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
             "customdata": [[n, v] for n, v in zip(names, rnd(mod), strict=True)],
             "hovertemplate": "%{customdata[0]}: model R² = %{customdata[1]}<extra></extra>",
         },
-        corner_text(text, -0.55, TOP - 0.01, "superposition counts"),
+        text_at(text, -0.55, TOP - 0.01, "superposition counts"),
     ]  # fmt: skip
 
 
