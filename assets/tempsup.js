@@ -73,16 +73,19 @@
 
   // A corner text (tempsup/figures/_common.py corner_text, `meta.corner` its inset) kept at
   // the top-left corner of the axes as this layout draws them: Compare puts both runs'
-  // panels on one scale, wider than one run's own.
+  // panels on one scale, wider than one run's own. On the panel's own axes it is there
+  // already (to the 4 digits it was rounded to) and is left as it came.
   function atCorners(data, layout) {
     const xr = layout.xaxis && layout.xaxis.range;
     const yr = layout.yaxis && layout.yaxis.range;
     if (!Array.isArray(xr) || !Array.isArray(yr)) return data;
+    const near = (a, b, span) => Math.abs(a - b) <= 1e-3 * Math.abs(span);
     return data.map((t) => {
       const inset = t && t.meta && t.meta.corner;
-      if (typeof inset !== "number") return t;
+      if (typeof inset !== "number" || !t.x || !t.y) return t;
       const x = xr[0] + inset * (xr[1] - xr[0]);
       const y = yr[1] - inset * (yr[1] - yr[0]);
+      if (near(t.x[0], x, xr[1] - xr[0]) && near(t.y[0], y, yr[1] - yr[0])) return t;
       return Object.assign({}, t, { x: [x], y: [y] });
     });
   }
