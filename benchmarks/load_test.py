@@ -838,6 +838,7 @@ def _classroom(root: Path, viewers: int, trainers: int, seconds: float) -> dict[
     shutil.rmtree(tmp, ignore_errors=True)
     lat, sizes = http.latencies("poll"), http.sizes.get("poll", [])
     web_s = cpu_after["web"] - cpu_before["web"]
+    got = statistics.mean(frames) if frames else 0.0  # frames a viewer received
     return {
         "window_s": round(window, 1),
         "rounds": rounds,
@@ -849,13 +850,9 @@ def _classroom(root: Path, viewers: int, trainers: int, seconds: float) -> dict[
         "web_cpu_s_per_viewer_minute": round(web_s / (viewers * window / 60.0), 4),
         # the class is a closed loop (a faster server serves more rounds and more trainer
         # jobs in the same minute): the web's CPU per frame a viewer received, beside it
-        "web_cpu_ms_per_viewer_frame": (
-            round(1000 * web_s / (viewers * statistics.mean(frames)), 3)
-            if frames and statistics.mean(frames)
-            else None
-        ),
+        "web_cpu_ms_per_viewer_frame": round(1000 * web_s / (viewers * got), 3) if got else None,
         "bytes_per_poll": round(statistics.mean(sizes)) if sizes else None,
-        "frames_per_viewer": round(statistics.mean(frames), 1) if frames else 0,
+        "frames_per_viewer": round(got, 1),
         "http_5xx": sum(1 for _, s, _ in http.records if s >= 500),
         "http_failed": sum(1 for _, s, _ in http.records if s == 0 or 400 <= s < 500),
         "load_average_start": load_before,
