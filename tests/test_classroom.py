@@ -355,3 +355,42 @@ def test_a_class_polling_within_the_tick_shares_one_read_of_new_frames(
         page.send(http, page.tick())
     assert len(read) == 2 and [p.view["n"] for p in pages] == [11] * 5
     assert all(p.job["cursor"] == 11 for p in pages)
+
+
+def test_a_page_last_answered_by_the_other_web_process_gets_the_changes_not_the_parts(
+    served, trained
+):
+    """A page's cursor is the frame count of whichever web process answered it last; the
+    processes read a stream at their own moments, so this one may never have drawn that
+    count. Simulated by forgetting the shared parts this process drew: the next poll still
+    sends only what changed (no layout or last frame whole, a few kB rather than the parts'
+    tens), and the page's store is the view of the whole stream."""
+    from app import streams
+    from app.view import stream_view
+    from tempsup.run import Run
+
+    http, _, queue = served
+    (page,), _ = _class(http, queue, 1)
+    frames = _frames(trained)
+    claim = queue.claim()
+    sizes = {}
+    for crossed in (False, True):
+        for i in range(20 * crossed, 20 * crossed + 10):
+            queue.put_frame(claim, i, frames[i])
+        page.send(http, page.tick())
+        for i in range(20 * crossed + 10, 20 * crossed + 20):
+            queue.put_frame(claim, i, frames[i])
+        if crossed:
+            streams._stream(CONFIG).parts.clear()  # the counts this process drew: forgotten
+        answer = page.send(http, page.tick())
+        sizes[crossed] = page.sizes[-1]
+        ops = answer[VIEW]["data"]["operations"]
+        whole = [op["location"] for op in ops if op["location"][0] in ("layouts", "base")
+                 and len(op["location"]) == 1]  # fmt: skip
+        assert whole == [], f"parts sent whole: {whole}"
+    assert sizes[True] < 1.3 * sizes[False], sizes
+    part = Run(CONFIG, {k: v[:40] for k, v in trained.arrays.items()})
+    want = stream_view(part, page.view["seed"], 0)
+    assert page.view["n"] == 40
+    for key in ("layouts", "base", "moving"):
+        assert page.view[key] == json.loads(json.dumps(want[key])), key
