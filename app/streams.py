@@ -193,9 +193,9 @@ def _parts(stream: _Stream, run: Run, seed: int, feature: int) -> dict[str, Any]
                                         "template": template})  # fmt: skip
 
 
-def _parts_at(stream: _Stream, seed: int, feature: int, cursor: int) -> dict[str, Any]:
-    """The shared parts a page holding frames 0 … cursor-1 has: computed here from those
-    frames when this process never drew that count. A page's cursor is the frame count of
+def _parts_at(stream: _Stream, run: Run, seed: int, feature: int, cursor: int) -> dict[str, Any]:
+    """The shared parts a page holding frames 0 … cursor-1 of `run` has: computed here from
+    those frames when this process never drew that count. A page's cursor is the frame count of
     whichever web process answered it last, and the processes read a stream at their own
     moments: without this, every poll that crossed to the other process was sent the parts
     whole (about 25 kB of a default job's 35 kB poll) instead of what changed."""
@@ -203,7 +203,7 @@ def _parts_at(stream: _Stream, seed: int, feature: int, cursor: int) -> dict[str
         held = stream.parts.get((seed, feature, cursor))
     if held is not None:
         return held
-    prefix = Run.from_frames(stream.config, stream.frames[:cursor])
+    prefix = Run(run.config, {k: v[:cursor] for k, v in run.arrays.items()})
     return _parts(stream, prefix, seed, feature)
 
 
@@ -222,7 +222,7 @@ def _patch(stream: _Stream, run: Run, seed: int, feature: int, cursor: int) -> P
     with stream.lock:
         sel = _selection(stream, run, seed, feature)
         new = _parts(stream, run, seed, feature)
-        old = _parts_at(stream, seed, feature, cursor) if 0 < cursor < n else None
+        old = _parts_at(stream, run, seed, feature, cursor) if 0 < cursor < n else None
         frames = {p: traces[cursor:n] for p, traces in sel["frames"].items()}
         summaries, steps = sel["summaries"][cursor:n], sel["steps"][cursor:n]
     view = Patch()
