@@ -17,7 +17,7 @@ import pytest
 
 from app import ids
 from app.urlstate import config_from_query
-from tests.browser import app_server, css, make_driver, wait_for
+from tests.browser import app_server, css, make_driver, set_viewport, wait_for
 
 pytestmark = pytest.mark.browser
 
@@ -220,3 +220,35 @@ def test_each_side_has_a_seed_menu_kept_in_the_link(server, browser, store, tmp_
         assert shown_seeds(fresh)["right"] == best["right"]
     finally:
         fresh.quit()
+
+
+def test_on_a_phone_every_panel_keeps_its_texts_inside_and_room_to_plot(server, browser) -> None:
+    """At 390 px the two runs stack, one panel per row, each as tall as the explorer's: its
+    texts (the half-space count, the terms' sum, the spectrum's numbers) lie inside its plot
+    area and the loss panel has room for its decades. At the desktop's 24rem a stacked
+    phone panel kept a plot area of ~60 px under its legend: the count ran past the edge
+    and the loss panel's ticks ran together."""
+    from tests.test_phone_layout_browser import MEASURE, check_texts_inside
+
+    set_viewport(browser, 390, 844)
+    try:
+        browser.get(server + "/compare?" + urlencode({"left": DENSE, "right": SPARSE}))
+        wait_for(lambda: both_done(browser), 120, "both runs")
+        heights = {}
+        for side in SIDES:
+            for panel in PANELS:
+                sel = css(ids.compare_graph(side, panel)) + " .js-plotly-plot"
+                graph = browser.find_element("css selector", sel)
+                browser.execute_script("arguments[0].scrollIntoView()", graph)
+                found = wait_for(
+                    lambda g=graph: browser.execute_script(f"return ({MEASURE})(arguments[0])", g),
+                    20,
+                    f"{side} {panel} measured",
+                )
+                if found["texts"]:
+                    check_texts_inside(found, f"{side} {panel}")
+                (area,) = found["panels"].values()
+                heights[side, panel] = area["bottom"] - area["top"]
+        assert all(heights[side, "loss"] >= 120 for side in SIDES), heights
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

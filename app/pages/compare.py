@@ -87,7 +87,7 @@ def layout() -> html.Div:
                         children=[
                             dcc.Graph(
                                 id=ids.compare_graph(side, p.name),
-                                style={"height": "24rem"},
+                                className="compare-graph",
                                 figure=empty_figure("…"),
                                 config={"displaylogo": False},
                             ),
