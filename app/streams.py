@@ -167,16 +167,31 @@ def _selection(stream: _Stream, run: Run, seed: int, feature: int) -> dict[str, 
     of the stream's first frame (`template`, sent once with the shared parts; the browser
     merges a frame over it, assets/tempsup.js), so a poll carries what changed — mostly
     numbers, not the styles every frame repeats (about a quarter of the bytes), as JSON
-    text made once (`app.view.packed`): each page's answer copies it."""
+    text made once (`app.view.packed`): each page's answer copies it.
+
+    The template is the first frame drawn from the first frame alone, the same in every web
+    process: a page keeps the template of the process that answered it first and merges
+    the other's frames over it too. Drawn with the run as the process first read it, the
+    two differed (the half-space's reach, the corner texts' place, which arrows are
+    labelled), and a key a frame left out as its own process's template's showed the
+    other's value."""
     sel = stream.traces.setdefault(
         (seed, feature), {"frames": {}, "template": {}, "summaries": [], "steps": [], "n": 0}
     )
     n = run.n_frames
     if sel["n"] < n:
         start = sel["n"]
+        if not sel["template"]:
+            first = Run(run.config, {k: v[:1] for k, v in run.arrays.items()})
+            drawn = frame_data(first, seed, feature, 0)
+            sel["template"] = {p: traces[0] if traces else [] for p, traces in drawn.items()}
         for panel, traces in frame_data(run, seed, feature, start).items():
-            template = sel["template"].setdefault(panel, traces[0] if traces else [])
-            lean = [packed([delta(t, template[j]) for j, t in enumerate(f)]) for f in traces]
+            template = sel["template"].get(panel) or []
+            lean = [
+                packed([delta(t, template[j]) if j < len(template) else t
+                        for j, t in enumerate(f)])
+                for f in traces
+            ]  # fmt: skip
             sel["frames"].setdefault(panel, []).extend(lean)
         sel["summaries"].extend(status_lines(run, seed, feature, start))
         sel["steps"].extend(int(s) for s in run["step"][start:])

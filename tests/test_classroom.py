@@ -394,3 +394,36 @@ def test_a_page_last_answered_by_the_other_web_process_gets_the_changes_not_the_
     assert page.view["n"] == 40
     for key in ("layouts", "base", "moving"):
         assert page.view[key] == json.loads(json.dumps(want[key])), key
+
+
+def test_every_web_process_merges_its_frames_over_the_same_template():
+    """Two web processes that first read a stream at different frame counts (simulated by
+    forgetting everything between them) hold the same template, so a page that got its
+    template from one and frames from the other draws each frame as it was drawn. The run
+    is one whose panel square grows while it trains (its half-space reaches 14 at the
+    first frame, 36 at the last), so a frame drawn with more of it differs from the first."""
+    from app import streams
+    from app.view import frame_data
+    from tempsup.run import Run
+
+    config = RunConfig(seed=78, steps=600, batch=16, seeds=2, snapshot_every=30)  # 21 frames
+    (run,) = train_runs([config])
+
+    def prefix(n: int) -> Run:
+        return Run(config, {k: v[:n] for k, v in run.arrays.items()})
+
+    held = {}
+    for first in (1, 21):
+        streams.clear()
+        sel = streams._selection(streams._stream(config), prefix(first), 0, 0)
+        held[first] = json.loads(json.dumps(sel))
+    streams.clear()
+    assert held[1]["template"] == held[21]["template"]
+    drawn = json.loads(json.dumps(frame_data(run, 0, 0, 0)))
+    alone = frame_data(prefix(1), 0, 0, 0)["directions"][0][0]  # the half-space, frame 0
+    assert alone["x"] != drawn["directions"][0][0]["x"]  # drawn with the whole run: grown
+    template = held[1]["template"]  # the page's, from the process that read 1 frame first
+    for panel, frames in held[21]["frames"].items():
+        merged = [[{**template[panel][j], **t} for j, t in enumerate(unpacked(f))]
+                  for f in frames]  # fmt: skip
+        assert merged == drawn[panel], panel
