@@ -222,15 +222,16 @@ def test_each_side_has_a_seed_menu_kept_in_the_link(server, browser, store, tmp_
         fresh.quit()
 
 
-def test_on_a_phone_every_panel_keeps_its_texts_inside_and_room_to_plot(server, browser) -> None:
-    """At 390 px the two runs stack, one panel per row, each as tall as the explorer's: its
-    texts (the half-space count, the terms' sum, the spectrum's numbers) lie inside its plot
-    area and the loss panel has room for its decades. At the desktop's 24rem a stacked
-    phone panel kept a plot area of ~60 px under its legend: the count ran past the edge
-    and the loss panel's ticks ran together."""
+@pytest.mark.parametrize("width", [390, 1400])
+def test_every_panel_keeps_its_texts_inside_and_room_to_plot(server, browser, width) -> None:
+    """Stacked on a phone (390 px) and side by side (1400 px), each panel as tall as the
+    explorer's: its texts (the half-space count, the terms' sum, the spectrum's numbers)
+    lie inside its plot area and the loss panel has room for its decades. At 24rem the
+    loss panel kept a plot area of ~70 px under its legend on a phone and ~100 px side by
+    side (its tick labels ran together), and a phone's half-space count ran past the edge."""
     from tests.test_phone_layout_browser import MEASURE, check_texts_inside
 
-    set_viewport(browser, 390, 844)
+    set_viewport(browser, width, 844)
     try:
         browser.get(server + "/compare?" + urlencode({"left": DENSE, "right": SPARSE}))
         wait_for(lambda: both_done(browser), 120, "both runs")
@@ -250,5 +251,12 @@ def test_on_a_phone_every_panel_keeps_its_texts_inside_and_room_to_plot(server, 
                 (area,) = found["panels"].values()
                 heights[side, panel] = area["bottom"] - area["top"]
         assert all(heights[side, "loss"] >= 120 for side in SIDES), heights
+        # as tall as the explorer's panels (app/panels.py: 30rem)
+        tall = browser.execute_script(
+            "const rem = parseFloat(getComputedStyle(document.documentElement).fontSize);"
+            "return [...document.querySelectorAll('.compare-graph')]"
+            ".map((g) => parseFloat(getComputedStyle(g).height) / rem);"  # the toolbar's room aside
+        )
+        assert tall and all(h == pytest.approx(30, abs=0.1) for h in tall), tall
     finally:
         browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
