@@ -124,7 +124,20 @@ def best_seeds(store) -> dict[str, int]:
     return out
 
 
+def loss_bands(left: str, right: str) -> list[float]:
+    """Each side's symmetric-log band c of its loss panel (a function of its config)."""
+    from tempsup.figures._common import symlog_scale
+    from tempsup.figures.loss import DECADES, silent_loss
+
+    return [symlog_scale(silent_loss(config_from_query(q)[0]), DECADES) for q in (left, right)]
+
+
 def test_both_sides_are_drawn_on_one_scale(server, browser) -> None:
+    """Every axis on one scale, but the loss panel's height when the two runs' symmetric-log
+    bands differ (a dense run's is a decade above a sparse one's): a height means another
+    loss on each side, so each keeps its own and the page's status line says so."""
+    bands = loss_bands(LEFT, RIGHT)
+    shared = bands[0] == bands[1]
     browser.get(server + PAGE)
     wait_for(lambda: both_done(browser), 120, "both runs")
     ranges = wait_for(
@@ -136,10 +149,16 @@ def test_both_sides_are_drawn_on_one_scale(server, browser) -> None:
         left, right = ranges["left"][panel], ranges["right"][panel]
         assert left.keys() == right.keys() and left, (panel, left, right)
         for axis in left:
-            assert left[axis] == pytest.approx(right[axis], rel=1e-6), (panel, axis, ranges)
+            same = left[axis] == pytest.approx(right[axis], rel=1e-6)
+            own = panel == "loss" and axis == "yaxis" and not shared
+            assert same != own, (panel, axis, bands, ranges)
+    status = browser.find_element("css selector", css(ids.COMPARE_STATUS)).text
+    assert ("each side's loss panel on its own" in status) != shared, (bands, status)
     # the scrubber at the start: the common scale holds there too (it is the figure's own)
     browser.find_element("css selector", css(ids.player(ids.PREV, ids.COMPARE))).click()
-    assert axis_ranges(browser)["left"]["loss"] == axis_ranges(browser)["right"]["loss"]
+    at_start = axis_ranges(browser)
+    assert at_start["left"]["loss"]["xaxis"] == at_start["right"]["loss"]["xaxis"]
+    assert (at_start["left"]["loss"]["yaxis"] == at_start["right"]["loss"]["yaxis"]) == shared
 
 
 # two SSM runs whose directions differ in size: each side's half-space and count

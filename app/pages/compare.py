@@ -7,13 +7,16 @@ store (or trained if missing) exactly like the explorer; the scrubber moves
 through the *fraction* of training, so runs of different lengths stay aligned.
 Each side has a seed menu (default: the run's best seed; a pick is kept in the
 link as `left_seed` / `right_seed`), and once both runs are in, each panel kind
-is drawn on one scale on both sides (`common_scale`), so the eye compares sizes.
+is drawn on one scale on both sides (`common_scale`), so the eye compares sizes, but
+for an axis that maps values to heights differently on the two sides (the loss panel's
+symmetric log, whose band follows the config): each side keeps its own (`own_scales`).
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import math
 from typing import Any
 from urllib.parse import parse_qs, parse_qsl, urlencode, urlparse
 
@@ -260,7 +263,9 @@ def side_seeds(search: str | None, configs: Any) -> tuple[dict[str, int | None],
 
 def common_scale(views: dict[str, Any]) -> dict[str, Any]:
     """Both sides' panels on one scale: per panel kind, each axis both sides give an explicit
-    range of the same type gets the range that holds both (copies: views are cached)."""
+    range of the same type and the same mapping of values to coordinates gets the range
+    that holds both (copies: views are cached). An axis whose mapping differs between the
+    sides keeps its own scale on each (`own_scales` names those panels)."""
     if not all(isinstance(views.get(side), dict) and views[side].get("n") for side in SIDES):
         return views
     out = {s: {**views[s], "layouts": copy.deepcopy(views[s]["layouts"])} for s in SIDES}
@@ -270,6 +275,16 @@ def common_scale(views: dict[str, Any]) -> dict[str, Any]:
             for axis_a, axis_b in _axis_pairs(a, b):
                 _union(axis_a, axis_b)
     return out
+
+
+def own_scales(views: dict[str, Any]) -> list[str]:
+    """The panels whose axes cannot share one scale across the two sides (`_same_mapping`):
+    each side keeps its own there, and the page says so."""
+    if not all(isinstance(views.get(side), dict) and views[side].get("n") for side in SIDES):
+        return []
+    left, right = (views[s]["layouts"] for s in SIDES)
+    return [panel for panel, a in left.items() if isinstance(right.get(panel), dict)
+            and not all(_same_mapping(x, y) for x, y in _axis_pairs(a, right[panel]))]  # fmt: skip
 
 
 def _axis_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[dict, dict]]:
@@ -286,17 +301,47 @@ def _axis_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[dict, dict]]
 
 
 def _union(a: dict[str, Any], b: dict[str, Any]) -> None:
-    """Give both axes the range holding both (kept reversed if both are)."""
+    """Give both axes the range holding both (kept reversed if both are), and an axis
+    labelled by its own ticks the labels of both."""
     ra, rb = a.get("range"), b.get("range")
     if a.get("type") != b.get("type") or not (_pair(ra) and _pair(rb)):
+        return
+    if not _same_mapping(a, b):
         return
     lo, hi = min(*ra, *rb), max(*ra, *rb)
     both = [hi, lo] if ra[0] > ra[1] and rb[0] > rb[1] else [lo, hi]
     a["range"], b["range"] = list(both), list(both)
+    ticks = _ticks(a) | _ticks(b)
     for axis in (a, b):
         axis.pop("autorange", None)
         if "autorangeoptions" in axis:  # autoscale stops at the common scale, not one side's
             axis["autorangeoptions"] = {"clipmin": lo, "clipmax": hi}
+        if ticks:  # each side's labels covered its own range only
+            axis["tickvals"] = sorted(ticks.values())
+            axis["ticktext"] = sorted(ticks, key=ticks.__getitem__)
+
+
+def _ticks(axis: dict[str, Any]) -> dict[str, float]:
+    """Label -> coordinate of an axis whose figure places its ticks (tickmode "array")."""
+    if axis.get("tickmode") != "array":
+        return {}
+    return dict(zip(axis.get("ticktext") or [], axis.get("tickvals") or [], strict=False))
+
+
+def _same_mapping(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether a coordinate means the same value on both axes. An axis whose figure places
+    its own labels draws a transform of the values (the loss panel's symmetric log, whose
+    linear band follows the run's config: `tempsup.figures.loss.silent_loss`): the two
+    share it when every label both show sits at the same coordinate and they show one
+    besides 0. A range unioned across two bands put 1 on one side at the height of 0.1 on
+    the other."""
+    ta, tb = _ticks(a), _ticks(b)
+    if not ta and not tb:
+        return True
+    shared = (ta.keys() & tb.keys()) - {"0"}
+    return bool(shared) and all(
+        math.isclose(ta[t], tb[t], rel_tol=1e-3, abs_tol=1e-6) for t in shared
+    )
 
 
 def _pair(r: Any) -> bool:
@@ -381,7 +426,10 @@ def load_pair(search: str | None, _n: Any, client: Any, sent: Any = None):
             menus[side] = (seed_options(run), seed)
             lines.append(f"{side}: {_describe(config)}")
     if not pending and all(views[side].get("n") for side in SIDES):
-        lines.append("both sides on one scale")
+        own = own_scales(views)
+        lines.append("both sides on one scale" + (
+            f", but each side's {' and '.join(own)} panel on its own (their symmetric-log"
+            " bands differ: one height is another loss on each side)" if own else ""))  # fmt: skip
     text = " · ".join(lines + [f"ignored: {e}" for e in errors])
     everything = ctx.triggered_id != ids.COMPARE_POLL
     data, tags, resent = changed_sides(common_scale(views), sent, everything)

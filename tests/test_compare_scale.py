@@ -1,0 +1,74 @@
+"""Compare's one scale (`app.pages.compare.common_scale`): axes that map values to
+coordinates alike get the range that holds both sides; the loss panel's symmetric-log
+axis, whose linear band follows each run's config, shares a scale only when the bands are
+the same, and then carries the tick labels of both sides."""
+
+from __future__ import annotations
+
+from app.pages.compare import common_scale, own_scales
+from tempsup.config import RunConfig
+from tempsup.figures._common import symlog_axis, symlog_scale
+from tempsup.figures.loss import DECADES, silent_loss
+
+
+def views(loss_left: dict, loss_right: dict) -> dict:
+    """Two finished sides with a directions panel (plain axes) and a loss panel."""
+
+    def side(loss: dict, r: float) -> dict:
+        return {
+            "n": 3,
+            "layouts": {
+                "directions": {"xaxis": {"range": [-r, r]}, "yaxis": {"range": [-r, r]}},
+                "loss": {"xaxis": {"range": [-4, 204]}, "yaxis": loss},
+            },
+        }
+
+    return {"left": side(loss_left, 1.0), "right": side(loss_right, 2.0)}
+
+
+def label_at(axis: dict) -> dict[str, float]:
+    return dict(zip(axis["ticktext"], axis["tickvals"], strict=True))
+
+
+def test_loss_axes_with_different_bands_each_keep_their_own_scale() -> None:
+    """A value's height depends on the band c: unioning the coordinates of two bands
+    would draw 1 on one side where 0.1 is on the other."""
+    a = symlog_axis(1e-4, [-0.5, 4.5], "loss")
+    b = symlog_axis(1e-5, [-0.5, 3.2], "loss")
+    out = common_scale(views(a, b))
+    assert out["left"]["layouts"]["loss"]["yaxis"] == a
+    assert out["right"]["layouts"]["loss"]["yaxis"] == b
+    assert own_scales(views(a, b)) == ["loss"]
+    for side in ("left", "right"):  # the plain axes still share one scale
+        layouts = out[side]["layouts"]
+        assert layouts["directions"]["xaxis"]["range"] == [-2.0, 2.0]
+        assert layouts["loss"]["xaxis"]["range"] == [-4, 204]
+
+
+def test_loss_axes_with_one_band_share_the_range_and_both_sides_labels() -> None:
+    c = 1e-4
+    a = symlog_axis(c, [-0.5, 4.5], "loss")  # reaches 1
+    b = symlog_axis(c, [-2.5, 2.0], "loss")  # reaches −0.01
+    assert "1" in a["ticktext"] and "1" not in b["ticktext"]
+    out = common_scale(views(a, b))
+    assert own_scales(views(a, b)) == []
+    labels = label_at(a) | label_at(b)
+    for side in ("left", "right"):
+        axis = out[side]["layouts"]["loss"]["yaxis"]
+        assert axis["range"] == [-2.5, 4.5]
+        assert label_at(axis) == labels  # every label where symlog puts its value
+        assert axis["tickvals"] == sorted(axis["tickvals"])
+
+
+def test_a_dense_and_a_sparse_run_have_loss_bands_a_decade_apart() -> None:
+    """The browser tests' pair (p = 0.7 against 0.1): their loss panels cannot share one
+    scale, which is why the page says so."""
+    tiny = dict(k=2, hidden=2, inputs=1, steps=200, batch=64, seeds=2, snapshot_every=10)
+    dense = RunConfig(model="ssm", sparsity=0.3, **tiny)
+    sparse = RunConfig(model="ssm", sparsity=0.9, **tiny)
+    bands = [symlog_scale(silent_loss(cfg), DECADES) for cfg in (dense, sparse)]
+    assert bands[0] == 10 * bands[1]
+    a, b = (symlog_axis(c, [-1.0, 4.5], "loss") for c in bands)
+    shared = (label_at(a).keys() & label_at(b).keys()) - {"0"}
+    assert shared and all(label_at(a)[t] != label_at(b)[t] for t in shared)
+    assert own_scales(views(a, b)) == ["loss"]
