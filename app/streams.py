@@ -182,8 +182,7 @@ def _selection(stream: _Stream, run: Run, seed: int, feature: int) -> dict[str, 
     if sel["n"] < n:
         start = sel["n"]
         if not sel["template"]:
-            first = Run(run.config, {k: v[:1] for k, v in run.arrays.items()})
-            drawn = frame_data(first, seed, feature, 0)
+            drawn = frame_data(run.first_frames(1), seed, feature, 0)
             sel["template"] = {p: traces[0] if traces else [] for p, traces in drawn.items()}
         for panel, traces in frame_data(run, seed, feature, start).items():
             template = sel["template"].get(panel) or []
@@ -214,12 +213,7 @@ def _parts_at(stream: _Stream, run: Run, seed: int, feature: int, cursor: int) -
     whichever web process answered it last, and the processes read a stream at their own
     moments: without this, every poll that crossed to the other process was sent the parts
     whole (about 25 kB of a default job's 35 kB poll) instead of what changed."""
-    with _LOCK:
-        held = stream.parts.get((seed, feature, cursor))
-    if held is not None:
-        return held
-    prefix = Run(run.config, {k: v[:cursor] for k, v in run.arrays.items()})
-    return _parts(stream, prefix, seed, feature)
+    return _parts(stream, run.first_frames(cursor), seed, feature)
 
 
 def stream_patch(config: RunConfig, run: Run, seed: int, feature: int, cursor: int) -> Patch:

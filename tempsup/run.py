@@ -440,6 +440,10 @@ class Run(_files.RunFile, RunViews):
     def __getitem__(self, name: str) -> np.ndarray:
         return self.arrays[name]
 
+    def first_frames(self, n: int) -> Run:
+        """The run as it stood after its first `n` frames (views of these arrays, no copy)."""
+        return Run(self.config, {k: v[:n] for k, v in self.arrays.items()})
+
     @property
     def n_frames(self) -> int:
         return int(self.arrays["step"].shape[0])

@@ -367,7 +367,6 @@ def test_a_page_last_answered_by_the_other_web_process_gets_the_changes_not_the_
     tens), and the page's store is the view of the whole stream."""
     from app import streams
     from app.view import stream_view
-    from tempsup.run import Run
 
     http, _, queue = served
     (page,), _ = _class(http, queue, 1)
@@ -389,7 +388,7 @@ def test_a_page_last_answered_by_the_other_web_process_gets_the_changes_not_the_
                  and len(op["location"]) == 1]  # fmt: skip
         assert whole == [], f"parts sent whole: {whole}"
     assert sizes[True] < 1.3 * sizes[False], sizes
-    part = Run(CONFIG, {k: v[:40] for k, v in trained.arrays.items()})
+    part = trained.first_frames(40)
     want = stream_view(part, page.view["seed"], 0)
     assert page.view["n"] == 40
     for key in ("layouts", "base", "moving"):
@@ -404,23 +403,19 @@ def test_every_web_process_merges_its_frames_over_the_same_template():
     first frame, 36 at the last), so a frame drawn with more of it differs from the first."""
     from app import streams
     from app.view import frame_data
-    from tempsup.run import Run
 
     config = RunConfig(seed=78, steps=600, batch=16, seeds=2, snapshot_every=30)  # 21 frames
     (run,) = train_runs([config])
 
-    def prefix(n: int) -> Run:
-        return Run(config, {k: v[:n] for k, v in run.arrays.items()})
-
     held = {}
     for first in (1, 21):
         streams.clear()
-        sel = streams._selection(streams._stream(config), prefix(first), 0, 0)
+        sel = streams._selection(streams._stream(config), run.first_frames(first), 0, 0)
         held[first] = json.loads(json.dumps(sel))
     streams.clear()
     assert held[1]["template"] == held[21]["template"]
     drawn = json.loads(json.dumps(frame_data(run, 0, 0, 0)))
-    alone = frame_data(prefix(1), 0, 0, 0)["directions"][0][0]  # the half-space, frame 0
+    alone = frame_data(run.first_frames(1), 0, 0, 0)["directions"][0][0]  # the half-space, frame 0
     assert alone["x"] != drawn["directions"][0][0]["x"]  # drawn with the whole run: grown
     template = held[1]["template"]  # the page's, from the process that read 1 frame first
     for panel, frames in held[21]["frames"].items():

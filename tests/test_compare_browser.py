@@ -126,10 +126,9 @@ def best_seeds(store) -> dict[str, int]:
 
 def loss_bands(left: str, right: str) -> list[float]:
     """Each side's symmetric-log band c of its loss panel (a function of its config)."""
-    from tempsup.figures._common import symlog_scale
-    from tempsup.figures.loss import DECADES, silent_loss
+    from tempsup.figures.loss import symlog_band
 
-    return [symlog_scale(silent_loss(config_from_query(q)[0]), DECADES) for q in (left, right)]
+    return [symlog_band(config_from_query(q)[0]) for q in (left, right)]
 
 
 def test_both_sides_are_drawn_on_one_scale(server, browser) -> None:

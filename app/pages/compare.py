@@ -266,7 +266,7 @@ def common_scale(views: dict[str, Any]) -> dict[str, Any]:
     range of the same type and the same mapping of values to coordinates gets the range
     that holds both (copies: views are cached). An axis whose mapping differs between the
     sides keeps its own scale on each (`own_scales` names those panels)."""
-    if not all(isinstance(views.get(side), dict) and views[side].get("n") for side in SIDES):
+    if not _both_in(views):
         return views
     out = {s: {**views[s], "layouts": copy.deepcopy(views[s]["layouts"])} for s in SIDES}
     for panel, a in out["left"]["layouts"].items():
@@ -280,11 +280,16 @@ def common_scale(views: dict[str, Any]) -> dict[str, Any]:
 def own_scales(views: dict[str, Any]) -> list[str]:
     """The panels whose axes cannot share one scale across the two sides (`_same_mapping`):
     each side keeps its own there, and the page says so."""
-    if not all(isinstance(views.get(side), dict) and views[side].get("n") for side in SIDES):
+    if not _both_in(views):
         return []
     left, right = (views[s]["layouts"] for s in SIDES)
     return [panel for panel, a in left.items() if isinstance(right.get(panel), dict)
             and not all(_same_mapping(x, y) for x, y in _axis_pairs(a, right[panel]))]  # fmt: skip
+
+
+def _both_in(views: dict[str, Any]) -> bool:
+    """Whether both sides hold a run's frames (views with a frame count)."""
+    return all(isinstance(views.get(side), dict) and views[side].get("n") for side in SIDES)
 
 
 def _axis_pairs(a: dict[str, Any], b: dict[str, Any]) -> list[tuple[dict, dict]]:
@@ -331,7 +336,7 @@ def _ticks(axis: dict[str, Any]) -> dict[str, float]:
 def _same_mapping(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether a coordinate means the same value on both axes. An axis whose figure places
     its own labels draws a transform of the values (the loss panel's symmetric log, whose
-    linear band follows the run's config: `tempsup.figures.loss.silent_loss`): the two
+    linear band follows the run's config: `tempsup.figures.loss.symlog_band`): the two
     share it when every label both show sits at the same coordinate and they show one
     besides 0. A range unioned across two bands put 1 on one side at the height of 0.1 on
     the other."""
@@ -425,7 +430,7 @@ def load_pair(search: str | None, _n: Any, client: Any, sent: Any = None):
             views[side] = full_view(run, seed)
             menus[side] = (seed_options(run), seed)
             lines.append(f"{side}: {_describe(config)}")
-    if not pending and all(views[side].get("n") for side in SIDES):
+    if not pending and _both_in(views):
         own = own_scales(views)
         lines.append("both sides on one scale" + (
             f", but each side's {' and '.join(own)} panel on its own (their symmetric-log"

@@ -71,6 +71,12 @@ def silent_loss(config: RunConfig) -> float:
     return (config.seq_len - config.k) * config.p * nu * weights
 
 
+def symlog_band(config: RunConfig) -> float:
+    """The linear band c of the loss panel's symmetric-log axis: DECADES below the silent
+    loss, a function of the config alone (Compare shares a scale only between equal bands)."""
+    return symlog_scale(silent_loss(config), DECADES)
+
+
 def prepare(sel: Selection) -> dict[str, Any]:
     run, s = sel.run, sel.seed
     loss = run["loss"].astype(float)  # (F, M)
@@ -88,7 +94,7 @@ def prepare(sel: Selection) -> dict[str, Any]:
     }
     curves = captions.loss_curves(sel.config, computed, s, loss.shape[1])
     drawn = np.concatenate([values[v.key] for v in curves if v.key != "others"])
-    c = symlog_scale(silent_loss(sel.config), DECADES)
+    c = symlog_band(sel.config)
     return {
         "loss": loss,
         "values": values,
