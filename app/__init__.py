@@ -17,8 +17,8 @@ import dash
 import flask
 from dash import Input, Output, State, dcc, html, no_update, set_props
 
-from app import delivery, ids
-from tempsup.figures import view
+from app import answers, delivery, ids
+from tempsup.figures import view as screen_view  # not `view`: app.view is a module
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
 
@@ -33,11 +33,14 @@ server = app.server
 # compression, caching headers, and only the component chunks a first page draws with
 # (the graph, slider and dropdown: Dash holds callbacks until lazy components are ready)
 delivery.install(app)
+# a class's identical polls within a tick share one answer (app/answers.py); installed
+# after compression, so that it sees an answer before it is compressed
+answers.install(server)
 # The page's language (for screen readers; Dash's own page says none) and the script that
 # shows every plot as the screen asks (a phone's narrow arrangement, the dark scheme), the
 # same one the export and the static site inline (tempsup.figures.view).
 app.index_string = app.index_string.replace("<html>", '<html lang="en">', 1).replace(
-    "{%metas%}", "{%metas%}\n" + view.script_tag(), 1
+    "{%metas%}", "{%metas%}\n" + screen_view.script_tag(), 1
 )
 
 # Page and callback modules register themselves on import.

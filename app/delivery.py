@@ -31,6 +31,8 @@ import html
 import json
 import logging
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
@@ -62,6 +64,9 @@ COMPRESSED_TYPES = (
 # 11 saves another 10 % but takes ~20 s of CPU per file
 BROTLI_QUALITY = 5
 YEAR = 365 * 24 * 3600
+# compressed forms of shared poll answers kept per process and encoding (app/answers.py)
+SHARED_KEEP = 64
+SHARED_PREFIX = ";answer:"  # flask-compress's key: "br;answer:12"
 # The asset drawn with first (`first_paint`), and the script that loads it and then Dash's.
 PLOTLY_2D = "plotly/plotly-2d.min.js"
 FIRST_PAINT_JS = Path(__file__).with_name("first_paint.js")
@@ -72,28 +77,43 @@ log = logging.getLogger("tempsup.app")
 
 
 class StaticCache:
-    """flask-compress's cache of compressed bodies, for static files only.
+    """flask-compress's cache of compressed bodies: static files, and shared answers.
 
-    The key is the file's path (never its query: a URL's `?m=` cannot grow the cache)
-    and its ETag when it has one (fingerprinted bundles change their path instead), set
-    by `_static_response`; every other response (callbacks, layouts, pages) gets the
-    empty key and is compressed afresh.
+    A static file's key is its path (never its query: a URL's `?m=` cannot grow the
+    cache) and its ETag when it has one (fingerprinted bundles change their path
+    instead), set by `_static_response`. A poll answer that a class shares
+    (`app.answers`) is named by that module, and its compressed forms are kept for the
+    last `SHARED_KEEP` such answers. Every other response (callbacks, layouts, pages)
+    gets the empty key and is compressed afresh.
     """
 
     def __init__(self) -> None:
         self._bodies: dict[str, bytes] = {}
+        self._shared: OrderedDict[str, bytes] = OrderedDict()
+        self._lock = threading.Lock()
 
     def get(self, key: str) -> bytes | None:
+        if SHARED_PREFIX in key:
+            with self._lock:
+                return self._shared.get(key)
         return self._bodies.get(key)
 
     def set(self, key: str, value: bytes) -> None:
-        if not key.endswith(";"):  # "br;" + "": not a static file
+        if key.endswith(";"):  # "br;" + "": neither a static file nor a shared answer
+            return
+        if SHARED_PREFIX not in key:
             self._bodies[key] = value
+            return
+        with self._lock:
+            self._shared[key] = value
+            while len(self._shared) > SHARED_KEEP:
+                self._shared.popitem(last=False)
 
 
 def _cache_key(request: flask.Request) -> str:
-    """The static file's identity (noted by `_static_response`), or "" (not cached)."""
-    return flask.g.get("tempsup_static_key", "")
+    """The static file's identity (noted by `_static_response`) or the shared answer's
+    name (`app.answers`), or "" (not cached)."""
+    return flask.g.get("tempsup_static_key") or flask.g.get("tempsup_shared_key", "")
 
 
 def _is_static(path: str) -> bool:

@@ -422,3 +422,55 @@ def test_every_web_process_merges_its_frames_over_the_same_template():
         merged = [[{**template[panel][j], **t} for j, t in enumerate(unpacked(f))]
                   for f in frames]  # fmt: skip
         assert merged == drawn[panel], panel
+
+
+def test_identical_polls_within_a_tick_share_one_answer(served, trained, monkeypatch):
+    """A class's pages poll with the same cursor, seed and feature: within
+    `STREAM_TICK_S` the first poll's answer is every such poll's (the job store is not asked
+    again, the bytes are the same, compressed once for a browser that takes brotli); a page
+    asking for something else (another feature) gets its own answer, and after the tick
+    a poll is answered afresh with the frames that arrived meanwhile."""
+    import brotli
+
+    from app import answers, streams
+
+    http, _, queue = served
+    clock = [2000.0]
+    monkeypatch.setattr(streams.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(streams, "STREAM_TICK_S", 0.25)
+    answers.clear()
+    pages, _ = _class(http, queue, 4)
+    frames = _frames(trained)
+    claim = queue.claim()
+    for i in range(3):
+        queue.put_frame(claim, i, frames[i])
+    asked = []
+    status_of = queue.status
+    queue.status = lambda key: asked.append(key) or status_of(key)
+    first = pages[0].send(http, pages[0].tick())
+    assert len(asked) == 1 and pages[0].view["n"] == 3
+    bodies = [http.post("/_dash-update-component", json=page.tick()).data for page in pages[1:3]]
+    for page in pages[1:3]:
+        page.send(http, page.tick())
+    assert len(asked) == 1, "an identical poll within the tick asked the job store"
+    assert pages[1].view == pages[2].view == pages[0].view
+    assert len(set(bodies)) == 1 and json.loads(bodies[0])["response"][VIEW] == first[VIEW]
+    assert pages[1].view["n"] == 3
+    # compressed once: the same brotli bytes for every page, which decompress to the answer
+    packed = [http.post("/_dash-update-component", json=pages[3].tick(),
+                        headers={"Accept-Encoding": "br"}) for _ in range(2)]  # fmt: skip
+    assert all(r.headers.get("Content-Encoding") == "br" for r in packed)
+    assert packed[0].data == packed[1].data and brotli.decompress(packed[0].data) == bodies[0]
+    assert len(asked) == 1
+    # another feature is another answer
+    other = pages[3]
+    other.values["feature-pick.value"] = 1
+    other.send(http, other.tick())
+    assert len(asked) == 2
+    # after the tick: answered afresh, with the frames that arrived meanwhile
+    for i in range(3, 8):
+        queue.put_frame(claim, i, frames[i])
+    clock[0] += 0.25
+    pages[1].send(http, pages[1].tick())
+    assert len(asked) == 3 and pages[1].view["n"] == 8
+    answers.clear()
