@@ -89,9 +89,15 @@ def prepare(sel: Selection) -> dict[str, Any]:
     norm = np.linalg.norm(w, axis=-1)  # (F, n): ‖w_s‖ in the canonical gauge
     # every feature's own a_k = w_y(j)ᵀw_k(j) and ‖w_k(j)‖, for the hover of its arrow
     k_a = np.einsum("fhj,fjh->fj", cw["W_y"], w_k)  # (F, N_x)
+    k_norm = np.linalg.norm(w_k, axis=-1)
     return {
         "w": w, "w_y": w_y, "b": b, "a": a, "free": free, "pts": pts, "ry": ry, "R": R,
-        "norm": norm, "k_pts": k_pts, "k_a": k_a, "k_norm": np.linalg.norm(w_k, axis=-1),
+        "norm": norm, "k_pts": k_pts, "k_a": k_a, "k_norm": k_norm,
+        # the numbers the arrows carry, rounded for every frame at once: one array pass
+        # instead of a few values at a time per trace and frame (a stream draws every frame)
+        "shown": {name: rnd(v) for name, v in
+                  (("pts", pts), ("a", a), ("norm", norm), ("ry", ry),
+                   ("k_pts", k_pts), ("k_a", k_a), ("k_norm", k_norm))},
     }  # fmt: skip
 
 
@@ -225,18 +231,19 @@ def _n_feature_traces(inputs: int) -> int:
 def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
     cfg = sel.config
     k, R = cfg.k, d["R"]
-    pts, ry, a, free = d["pts"][frame], d["ry"][frame], d["a"][frame], d["free"][frame]
+    pts, ry, free = d["pts"][frame], d["ry"][frame], d["free"][frame]
     b = float(d["b"][frame])
     is3d = _mode(cfg.hidden) == "3d"
     out: list[dict[str, Any]] = []
     if cfg.relu_readout:
         out.append(_half_space_3d(R, ry, b, cfg.bias) if is3d else _half_space_2d(R, ry, b, cfg))
+    shown = {name: v[frame] for name, v in d["shown"].items()}
     for r in _roles(k, cfg.inputs):
         ages = [s for s in range(len(pts)) if role(s, k) == r]
-        out.append(_arrows(r, ages, pts, a, d["norm"][frame], R, is3d, cfg.inputs > 1))
+        out.append(_arrows(r, ages, pts, shown, R, is3d, cfg.inputs > 1))
     if cfg.inputs > 1:
         out += _feature_arrows(sel, d, frame, is3d)
-    out.append(_readout(ry, cfg.tied, is3d))
+    out.append(_readout(shown["ry"], cfg.tied, is3d))
     if cfg.relu_readout:
         n_free = int(sum(free[s] for s in range(len(pts)) if s != k))
         # short lines: the corner text stays inside a panel a phone's width wide
@@ -302,20 +309,19 @@ def _arrows(
     r: str,
     ages: list[int],
     pts: np.ndarray,
-    a: np.ndarray,
-    norm: np.ndarray,
+    shown: dict[str, Any],
     R: float,
     is3d: bool,
     of_picked: bool = False,
 ) -> dict:
     """One trace per role: a segment origin → w_s per age, separated by gaps; the hover
     gives a_s (gauge-free) and ‖w_s‖ (canonical gauge, the full vector when projected).
-    `of_picked`: with vector input, these are the highlighted feature's other ages."""
+    `shown` holds the frame's numbers as drawn (`prepare`'s, rounded). `of_picked`: with
+    vector input, these are the highlighted feature's other ages."""
     dims = ("x", "y", "z")[: pts.shape[-1]]
     coords: dict[str, list] = {c: [] for c in dims}
     text, size, custom = [], [], []
-    # rounded once per trace, not per number: a stream draws this for every frame
-    tips, a_s, norm_s = (rnd(v[ages]) for v in (pts, a, norm))
+    tips, a_s, norm_s = ([shown[name][s] for s in ages] for name in ("pts", "a", "norm"))
     short = np.linalg.norm(pts[ages], axis=-1) < LABEL_MIN * R  # tiny arrows' labels pile up
     for i, s in enumerate(ages):
         for c, dim in enumerate(dims):
@@ -353,7 +359,8 @@ def _feature_arrows(
     highlighted feature's arrow is the thicker. One trace per feature up to
     `FEATURE_TRACES` features, else one trace whose markers carry the colours."""
     k, n_x = sel.config.k, sel.config.inputs
-    pts, ka, kn, R = d["k_pts"][frame], d["k_a"][frame], d["k_norm"][frame], d["R"]
+    pts, R = d["k_pts"][frame], d["R"]
+    drawn, ka, kn = (d["shown"][name][frame] for name in ("k_pts", "k_a", "k_norm"))
     dims = ("x", "y", "z")[: pts.shape[-1]]
 
     def segment(js: list[int]) -> dict[str, Any]:
@@ -361,11 +368,11 @@ def _feature_arrows(
         text, size, custom, colors = [], [], [], []
         for j in js:
             for c, dim in enumerate(dims):
-                coords[dim] += [0.0, rnd(pts[j, c]), None]
+                coords[dim] += [0.0, drawn[j][c], None]
             short = np.linalg.norm(pts[j]) < LABEL_MIN * R
             text += ["", "" if short else feature_name(j), ""]
             size += [0, ARROW_SIZE if not is3d else 5, 0]
-            custom += [[None] * 3, [feature_name(j), rnd(ka[j]), rnd(kn[j])], [None] * 3]
+            custom += [[None] * 3, [feature_name(j), ka[j], kn[j]], [None] * 3]
             colors += [feature_color(j)] * 3
         return {
             "type": "scatter3d" if is3d else "scatter",
@@ -410,7 +417,8 @@ def _feature_arrows(
     return out
 
 
-def _readout(ry: np.ndarray, tied: bool, is3d: bool) -> dict[str, Any]:
+def _readout(ry: list[Any], tied: bool, is3d: bool) -> dict[str, Any]:
+    """The readout's arrow; `ry` its drawn (rounded) coordinates."""
     dims = ("x", "y", "z")[: len(ry)]
     name = "readout w<sub>y</sub>" + (" = w<sub>k</sub> (tied)" if tied else "")
     marker = (
@@ -422,7 +430,7 @@ def _readout(ry: np.ndarray, tied: bool, is3d: bool) -> dict[str, Any]:
         marker["angleref"] = "previous"
     return {
         "type": "scatter3d" if is3d else "scatter",
-        **{dim: [0.0, rnd(ry[c])] for c, dim in enumerate(dims)},
+        **{dim: [0.0, ry[c]] for c, dim in enumerate(dims)},
         "mode": "lines+markers+text",
         "name": name,
         "line": {"color": READOUT, "width": 2.5, "dash": "dash"},
