@@ -89,15 +89,9 @@ def prepare(sel: Selection) -> dict[str, Any]:
     norm = np.linalg.norm(w, axis=-1)  # (F, n): ‖w_s‖ in the canonical gauge
     # every feature's own a_k = w_y(j)ᵀw_k(j) and ‖w_k(j)‖, for the hover of its arrow
     k_a = np.einsum("fhj,fjh->fj", cw["W_y"], w_k)  # (F, N_x)
-    k_norm = np.linalg.norm(w_k, axis=-1)
     return {
         "w": w, "w_y": w_y, "b": b, "a": a, "free": free, "pts": pts, "ry": ry, "R": R,
-        "norm": norm, "k_pts": k_pts, "k_a": k_a, "k_norm": k_norm,
-        # the numbers the arrows carry, rounded for every frame at once: one array pass
-        # instead of a few values at a time per trace and frame (a stream draws every frame)
-        "shown": {name: rnd(v) for name, v in
-                  (("pts", pts), ("a", a), ("norm", norm), ("ry", ry),
-                   ("k_pts", k_pts), ("k_a", k_a), ("k_norm", k_norm))},
+        "norm": norm, "k_pts": k_pts, "k_a": k_a, "k_norm": np.linalg.norm(w_k, axis=-1),
     }  # fmt: skip
 
 
@@ -237,12 +231,14 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
     out: list[dict[str, Any]] = []
     if cfg.relu_readout:
         out.append(_half_space_3d(R, ry, b, cfg.bias) if is3d else _half_space_2d(R, ry, b, cfg))
-    shown = {name: v[frame] for name, v in d["shown"].items()}
+    # the numbers the arrows carry, rounded once per frame (not a few at a time per trace)
+    names = ("pts", "a", "norm", "ry") + (("k_pts", "k_a", "k_norm") if cfg.inputs > 1 else ())
+    shown = {name: rnd(d[name][frame]) for name in names}
     for r in _roles(k, cfg.inputs):
         ages = [s for s in range(len(pts)) if role(s, k) == r]
         out.append(_arrows(r, ages, pts, shown, R, is3d, cfg.inputs > 1))
     if cfg.inputs > 1:
-        out += _feature_arrows(sel, d, frame, is3d)
+        out += _feature_arrows(sel, d, frame, shown, is3d)
     out.append(_readout(shown["ry"], cfg.tied, is3d))
     if cfg.relu_readout:
         n_free = int(sum(free[s] for s in range(len(pts)) if s != k))
@@ -316,7 +312,7 @@ def _arrows(
 ) -> dict:
     """One trace per role: a segment origin → w_s per age, separated by gaps; the hover
     gives a_s (gauge-free) and ‖w_s‖ (canonical gauge, the full vector when projected).
-    `shown` holds the frame's numbers as drawn (`prepare`'s, rounded). `of_picked`: with
+    `shown` holds the frame's numbers as drawn (rounded). `of_picked`: with
     vector input, these are the highlighted feature's other ages."""
     dims = ("x", "y", "z")[: pts.shape[-1]]
     coords: dict[str, list] = {c: [] for c in dims}
@@ -353,14 +349,14 @@ def _arrows(
 
 
 def _feature_arrows(
-    sel: Selection, d: dict[str, Any], frame: int, is3d: bool
+    sel: Selection, d: dict[str, Any], frame: int, shown: dict[str, Any], is3d: bool
 ) -> list[dict[str, Any]]:
     """Every feature's w_k, each in its own colour and labelled with its letter; the
     highlighted feature's arrow is the thicker. One trace per feature up to
     `FEATURE_TRACES` features, else one trace whose markers carry the colours."""
     k, n_x = sel.config.k, sel.config.inputs
     pts, R = d["k_pts"][frame], d["R"]
-    drawn, ka, kn = (d["shown"][name][frame] for name in ("k_pts", "k_a", "k_norm"))
+    drawn, ka, kn = (shown[name] for name in ("k_pts", "k_a", "k_norm"))
     dims = ("x", "y", "z")[: pts.shape[-1]]
 
     def segment(js: list[int]) -> dict[str, Any]:
