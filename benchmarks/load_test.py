@@ -842,6 +842,9 @@ def _classroom(root: Path, viewers: int, trainers: int, seconds: float) -> dict[
     return {
         "window_s": round(window, 1),
         "rounds": rounds,
+        # the trainers' Train presses: each a job trained, streamed and drawn whole (the
+        # closed loop again: a faster server trains more of them in the same minute)
+        "trainer_jobs": len(http.latencies("train")),
         "polls": len(lat),
         "poll_p50_ms": round(1000 * statistics.median(lat), 1) if lat else None,
         "poll_p95_ms": round(1000 * percentile(lat, 95), 1) if lat else None,
@@ -925,6 +928,7 @@ def classroom_table(report: dict[str, Any]) -> str:
         ("viewer polls", "polls"),
         ("frames per viewer", "frames_per_viewer"),
         ("lecture rounds", "rounds"),
+        ("trainer Train presses", "trainer_jobs"),
         ("web CPU s", "web_cpu_s"),
         ("training CPU s", "training_cpu_s"),
         ("window (s)", "window_s"),
