@@ -3,7 +3,7 @@
     python benchmarks/load_test.py [--backend diskcache|redis] [--clients 50] [--json out.json]
     python benchmarks/load_test.py --burst 30 [--backend diskcache|redis] [--json out.json]
     python benchmarks/load_test.py --classroom [--viewers 60] [--trainers 10] [--seconds 60]
-                                   [--before REV] [--json out.json]
+                                   [--before REV] [--compressed] [--json out.json]
 
 Starts the production server (`gunicorn -c gunicorn.conf.py`, 2 web workers
 × 4 threads) on 127.0.0.1 at a free port, with its training workers bounded
@@ -71,7 +71,11 @@ server's own `/_dash-dependencies` (`DashCalls`), so the benchmark cannot poll t
 callback. Prints, before and after side by side with the ratio: the viewers' per-poll
 latency p50/p95, the web processes' CPU seconds per viewer-minute (psutil, the gunicorn
 processes only; the trainers' and the teacher's requests are included, as in a class), the
-mean bytes of a poll's answer, the frames the viewers received, and the load average.
+mean bytes of a poll's answer, the frames the viewers received, the trainers' Train
+presses and the load average. With `--compressed` every client says it accepts brotli and
+gzip, as a browser does, so the server compresses its answers (flask-compress) and the
+table also gives the bytes as sent; without it (the default, as in the measurements the
+README reports) nothing is compressed.
 Targets: p95 poll ≤ 300 ms, web CPU per viewer-minute ≥ 5× lower after.
 """
 
@@ -121,6 +125,19 @@ BURST_POLL_EVERY = 0.3  # as the explorer page's dcc.Interval (app/pages/explore
 BURST_DEADLINE = 900.0  # seconds a burst client waits for its job (a failure beyond)
 
 
+def _decoded(payload: bytes, coding: str) -> bytes:
+    """An answer's body as the browser reads it (brotli or gzip undone)."""
+    if coding == "br":
+        import brotli
+
+        return brotli.decompress(payload)
+    if coding == "gzip":
+        import gzip
+
+        return gzip.decompress(payload)
+    return payload
+
+
 def percentile(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -129,31 +146,42 @@ def percentile(values: list[float], q: float) -> float:
 
 
 class Http:
-    """Bounded urllib calls to one loopback server, recording every latency and status."""
+    """Bounded urllib calls to one loopback server, recording every latency and status.
 
-    def __init__(self, base: str) -> None:
+    With `encodings` (e.g. BROWSER_ENCODINGS) every request says it takes compressed
+    answers, as a browser does, and the answers are decompressed here; `wire` records
+    their sizes as sent."""
+
+    def __init__(self, base: str, encodings: str | None = None) -> None:
         assert base.startswith("http://127.0.0.1:"), base  # loopback only
         self.base = base
+        self.encodings = encodings
         self.lock = threading.Lock()
         self.records: list[tuple[str, int, float]] = []  # (kind, status, seconds)
         self.sizes: dict[str, list[int]] = {}  # answer bytes by kind (classroom mode)
+        self.wire: dict[str, list[int]] = {}  # the same answers' bytes as sent
 
     def call(self, kind: str, path: str, body: dict | None = None) -> tuple[int, bytes]:
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(self.base + path, data=data, method="POST" if data else "GET")
         if data:
             req.add_header("Content-Type", "application/json")
+        if self.encodings:
+            req.add_header("Accept-Encoding", self.encodings)
         start = time.perf_counter()
+        coding = ""
         try:
             with urllib.request.urlopen(req, timeout=60) as resp:
                 status, payload = resp.status, resp.read()
+                coding = resp.headers.get("Content-Encoding", "")
         except urllib.error.HTTPError as exc:
             status, payload = exc.code, exc.read()
         except OSError:
             status, payload = 0, b""  # connection refused/reset: counted as a failure
         with self.lock:
             self.records.append((kind, status, time.perf_counter() - start))
-        return status, payload
+            self.wire.setdefault(kind, []).append(len(payload))
+        return status, _decoded(payload, coding)
 
     def latencies(self, kind: str) -> list[float]:
         return [s for k, _, s in self.records if k == kind]
@@ -638,6 +666,7 @@ BEFORE = "8e897e8"  # the commit before the viewers read only what is new (issue
 TRAINER_BASE = RunConfig(steps=600, batch=64, seeds=2, snapshot_every=20)  # a student's own
 CLASS_ARRIVAL = 3.0  # viewers open the teacher's link over this many seconds
 P95_TARGET_MS, CPU_TARGET = 300.0, 5.0
+BROWSER_ENCODINGS = "gzip, deflate, br"  # what Chromium and Firefox send (`--compressed`)
 
 
 def _wire_id(ident: Any) -> Any:
@@ -765,8 +794,11 @@ class Lecture:
             return self.round, self.config
 
 
-def _classroom(root: Path, viewers: int, trainers: int, seconds: float) -> dict[str, Any]:
-    """One server (the checkout at `root`), one class; the measurements of its window."""
+def _classroom(
+    root: Path, viewers: int, trainers: int, seconds: float, encodings: str | None = None
+) -> dict[str, Any]:
+    """One server (the checkout at `root`), one class; the measurements of its window.
+    `encodings`: what every client says it accepts (None: no compression)."""
     tmp = Path(tempfile.mkdtemp(prefix="tempsup-classroom-"))
     env = {
         "TEMPSUP_REDIS_URL": "",
@@ -778,7 +810,7 @@ def _classroom(root: Path, viewers: int, trainers: int, seconds: float) -> dict[
     with server(tmp / "jobs", env, root) as base:
         queue = JobQueue(tmp / "jobs")
         _wait_idle(queue, DEFAULTS.key)  # the default example trained at start-up
-        http = Http(base)
+        http = Http(base, encodings)
         calls = DashCalls(json.loads(http.call("page", "/_dash-dependencies")[1]))
         for _ in range(4):  # both web workers have imported the app and drawn a page
             load_page(http)
@@ -836,7 +868,7 @@ def _classroom(root: Path, viewers: int, trainers: int, seconds: float) -> dict[
         cpu_after, load_after = server_cpu(base.pid), load_average()
         queue.close()
     shutil.rmtree(tmp, ignore_errors=True)
-    lat, sizes = http.latencies("poll"), http.sizes.get("poll", [])
+    lat, sizes, wire = http.latencies("poll"), http.sizes.get("poll", []), http.wire.get("poll", [])
     web_s = cpu_after["web"] - cpu_before["web"]
     got = statistics.mean(frames) if frames else 0.0  # frames a viewer received
     return {
@@ -855,6 +887,7 @@ def _classroom(root: Path, viewers: int, trainers: int, seconds: float) -> dict[
         # jobs in the same minute): the web's CPU per frame a viewer received, beside it
         "web_cpu_ms_per_viewer_frame": round(1000 * web_s / (viewers * got), 3) if got else None,
         "bytes_per_poll": round(statistics.mean(sizes)) if sizes else None,
+        "wire_bytes_per_poll": round(statistics.mean(wire)) if wire else None,
         "frames_per_viewer": round(got, 1),
         "http_5xx": sum(1 for _, s, _ in http.records if s >= 500),
         "http_failed": sum(1 for _, s, _ in http.records if s == 0 or 400 <= s < 500),
@@ -890,11 +923,14 @@ def classroom(
     trainers: int = CLASS_TRAINERS,
     seconds: float = CLASS_SECONDS,
     before: str = BEFORE,
+    compressed: bool = False,
 ) -> dict[str, Any]:
-    """The same class on the app at `before` and on this checkout, one after the other."""
+    """The same class on the app at `before` and on this checkout, one after the other;
+    `compressed`: every client takes compressed answers, as a browser does."""
+    encodings = BROWSER_ENCODINGS if compressed else None
     with checkout(before) as old:
-        was = _classroom(old, viewers, trainers, seconds)
-    now = _classroom(ROOT, viewers, trainers, seconds)
+        was = _classroom(old, viewers, trainers, seconds, encodings)
+    now = _classroom(ROOT, viewers, trainers, seconds, encodings)
     ratio = {
         k: round(was[k] / now[k], 2) if isinstance(was[k], (int, float)) and now[k] else None
         for k in (
@@ -903,10 +939,12 @@ def classroom(
             "web_cpu_s_per_viewer_minute",
             "web_cpu_ms_per_viewer_frame",
             "bytes_per_poll",
+            "wire_bytes_per_poll",
         )
     }
     return {
-        "mode": f"classroom: {viewers} viewers, {trainers} trainers, {seconds:.0f} s each",
+        "mode": f"classroom: {viewers} viewers, {trainers} trainers, {seconds:.0f} s each"
+        + (f", answers compressed ({encodings})" if compressed else ", answers not compressed"),
         "before": {"rev": before, **was},
         "after": {"rev": "this checkout", **now},
         "before_over_after": ratio,
@@ -925,6 +963,7 @@ def classroom_table(report: dict[str, Any]) -> str:
         ("web CPU s per viewer-minute", "web_cpu_s_per_viewer_minute"),
         ("web CPU ms per frame a viewer got", "web_cpu_ms_per_viewer_frame"),
         ("bytes per poll", "bytes_per_poll"),
+        ("bytes per poll as sent", "wire_bytes_per_poll"),
         ("viewer polls", "polls"),
         ("frames per viewer", "frames_per_viewer"),
         ("lecture rounds", "rounds"),
@@ -1011,9 +1050,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trainers", type=int, default=CLASS_TRAINERS)
     parser.add_argument("--seconds", type=float, default=CLASS_SECONDS)
     parser.add_argument("--before", default=BEFORE, help="the revision measured as before")
+    parser.add_argument(
+        "--compressed",
+        action="store_true",
+        help=f"classroom: every client accepts compressed answers ({BROWSER_ENCODINGS!r}), "
+        "as a browser does (default: none, as in the earlier measurements)",
+    )
     args = parser.parse_args(argv)
     if args.classroom:
-        report = classroom(args.viewers, args.trainers, args.seconds, args.before)
+        report = classroom(args.viewers, args.trainers, args.seconds, args.before, args.compressed)
         print(json.dumps(report, indent=2))
         if args.json:
             Path(args.json).write_text(json.dumps(report, indent=2))
