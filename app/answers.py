@@ -30,7 +30,7 @@ from typing import Any
 
 import flask
 
-from app import ids, streams
+from app import delivery, ids, streams
 from app.services import job_queue
 
 KEEP_BYTES = 32 * 1024 * 1024  # answers kept per process (a class's tick holds a few)
@@ -48,7 +48,7 @@ class _Kept:
 
     def __init__(self, body: bytes, made: float, store: Any) -> None:
         self.body, self.made, self.store = body, made, store
-        self.name = f"answer:{next(_NUMBERS)}"
+        self.name = f"{delivery.SHARED_NAME}{next(_NUMBERS)}"
 
 
 _ANSWERS: OrderedDict[str, _Kept] = OrderedDict()

@@ -66,7 +66,8 @@ BROTLI_QUALITY = 5
 YEAR = 365 * 24 * 3600
 # compressed forms of shared poll answers kept per process and encoding (app/answers.py)
 SHARED_KEEP = 64
-SHARED_PREFIX = ";answer:"  # flask-compress's key: "br;answer:12"
+SHARED_NAME = "answer:"  # how app/answers.py names a shared answer: "answer:12"
+_SHARED_KEY = ";" + SHARED_NAME  # in flask-compress's key: "br;answer:12"
 # The asset drawn with first (`first_paint`), and the script that loads it and then Dash's.
 PLOTLY_2D = "plotly/plotly-2d.min.js"
 FIRST_PAINT_JS = Path(__file__).with_name("first_paint.js")
@@ -93,7 +94,7 @@ class StaticCache:
         self._lock = threading.Lock()
 
     def get(self, key: str) -> bytes | None:
-        if SHARED_PREFIX in key:
+        if _SHARED_KEY in key:
             with self._lock:
                 return self._shared.get(key)
         return self._bodies.get(key)
@@ -101,7 +102,7 @@ class StaticCache:
     def set(self, key: str, value: bytes) -> None:
         if key.endswith(";"):  # "br;" + "": neither a static file nor a shared answer
             return
-        if SHARED_PREFIX not in key:
+        if _SHARED_KEY not in key:
             self._bodies[key] = value
             return
         with self._lock:

@@ -126,7 +126,7 @@ BURST_DEADLINE = 900.0  # seconds a burst client waits for its job (a failure be
 
 
 def _decoded(payload: bytes, coding: str) -> bytes:
-    """An answer's body as the browser reads it (brotli or gzip undone)."""
+    """An answer's body as the browser reads it (each encoding it says it takes undone)."""
     if coding == "br":
         import brotli
 
@@ -135,6 +135,10 @@ def _decoded(payload: bytes, coding: str) -> bytes:
         import gzip
 
         return gzip.decompress(payload)
+    if coding == "deflate":
+        import zlib
+
+        return zlib.decompress(payload)
     return payload
 
 
@@ -876,7 +880,7 @@ def _classroom(
         "rounds": rounds,
         # the trainers' Train presses: each a job trained, streamed and drawn whole (the
         # closed loop again: a faster server trains more of them in the same minute)
-        "trainer_jobs": len(http.latencies("train")),
+        "trainer_presses": len(http.latencies("train")),
         "polls": len(lat),
         "poll_p50_ms": round(1000 * statistics.median(lat), 1) if lat else None,
         "poll_p95_ms": round(1000 * percentile(lat, 95), 1) if lat else None,
@@ -967,7 +971,7 @@ def classroom_table(report: dict[str, Any]) -> str:
         ("viewer polls", "polls"),
         ("frames per viewer", "frames_per_viewer"),
         ("lecture rounds", "rounds"),
-        ("trainer Train presses", "trainer_jobs"),
+        ("trainer Train presses", "trainer_presses"),
         ("web CPU s", "web_cpu_s"),
         ("training CPU s", "training_cpu_s"),
         ("window (s)", "window_s"),
