@@ -43,6 +43,7 @@ from tempsup.figures._common import (
     n_ages,
     rnd,
     role,
+    rounded,
 )
 from tempsup.figures.panel import MARGIN, Parts, Selection
 from tempsup.palette import (
@@ -233,7 +234,7 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
         out.append(_half_space_3d(R, ry, b, cfg.bias) if is3d else _half_space_2d(R, ry, b, cfg))
     # the numbers the arrows carry, rounded once per frame (not a few at a time per trace)
     names = ("pts", "a", "norm", "ry") + (("k_pts", "k_a", "k_norm") if cfg.inputs > 1 else ())
-    shown = {name: rnd(d[name][frame]) for name in names}
+    shown = {name: rounded(d, name)[frame] for name in names}
     for r in _roles(k, cfg.inputs):
         ages = [s for s in range(len(pts)) if role(s, k) == r]
         out.append(_arrows(r, ages, pts, shown, R, is3d, cfg.inputs > 1))

@@ -26,6 +26,7 @@ from tempsup.figures._common import (
     corner_text,
     fmt,
     rnd,
+    rounded,
     thin,
 )
 from tempsup.figures.panel import Parts, Selection
@@ -52,7 +53,6 @@ def prepare(sel: Selection) -> dict[str, Any]:
 
 def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
     lam, R = d["lam"], d["R"]
-    now = lam[frame]
     text = (
         f"ρ(W<sub>h</sub>) = {fmt(float(d['rho'][frame]))} (gauge-free)"
         f"<br>kθ = {fmt(float(d['swept'][frame]), 4)}°, ‖w<sub>0</sub>‖ = "
@@ -62,17 +62,22 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
         _path(d),
         {
             "type": "scatter",
-            "x": rnd(now.real),
-            "y": rnd(now.imag),
+            "x": rounded(d, "lam.real", lambda: lam.real)[frame],
+            "y": rounded(d, "lam.imag", lambda: lam.imag)[frame],
             "mode": "markers",
             "marker": {"color": EIGEN, "size": 11, "line": {"color": "white", "width": 1}},
             "name": "eigenvalues of W<sub>h</sub>",
-            "customdata": rnd(np.stack([np.abs(now), np.degrees(np.angle(now))], -1)),
+            "customdata": rounded(d, "lam.polar", lambda: _polar(lam))[frame],
             "hovertemplate": "λ = %{x} + %{y}i<br>|λ| = %{customdata[0]}, "
             "arg λ = %{customdata[1]}°<extra></extra>",
         },
         corner_text(text, R, "spectrum summary"),
     ]
+
+
+def _polar(lam: np.ndarray) -> np.ndarray:
+    """(|λ|, arg λ in degrees) of each eigenvalue: what its hover names."""
+    return np.stack([np.abs(lam), np.degrees(np.angle(lam))], -1)
 
 
 def _path(d: dict[str, Any]) -> dict[str, Any]:

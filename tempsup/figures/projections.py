@@ -19,18 +19,18 @@ from typing import Any
 import numpy as np
 
 from tempsup import geometry
-from tempsup.figures._common import feature_name, n_ages, rnd, role
+from tempsup.figures._common import feature_name, n_ages, rnd, role, rounded
 from tempsup.figures.panel import MARGIN, Parts, Selection
 from tempsup.palette import DIVERGING, HALF_SPACE, ROLE_COLORS, ROLE_LABELS, ROLES
 
 
-def prepare(sel: Selection) -> np.ndarray:
-    """A[f, s, i, j] = W_y[:, i] · W_s[:, j] for every frame, (F, n, N_x, N_x)."""
+def prepare(sel: Selection) -> dict[str, Any]:
+    """ "A": A[f, s, i, j] = W_y[:, i] · W_s[:, j] for every frame, (F, n, N_x, N_x)."""
     cfg, run, s = sel.config, sel.run, sel.seed
     W_s = geometry.feature_directions(
         run["W_x"][:, s], run["W_h"][:, s], n_ages(cfg.k), cfg.relu_hidden
     )
-    return geometry.projections(run["W_y"][:, s], W_s)
+    return {"A": geometry.projections(run["W_y"][:, s], W_s)}
 
 
 def _bias(sel: Selection) -> np.ndarray:
@@ -47,22 +47,20 @@ def _bar_range(sel: Selection, A: np.ndarray) -> list[float]:
     return [lo - pad, hi + pad]
 
 
-def traces(sel: Selection, A: np.ndarray, frame: int) -> list[dict[str, Any]]:
-    cfg = sel.config
+def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
+    cfg, A = sel.config, d["A"]
     if cfg.inputs > 1:
-        return [_heatmap(sel, A, frame)]
+        return [_heatmap(sel, d, frame)]
     f, k = sel.feature, cfg.k
-    a = A[frame, :, f, f]
+    a = rounded(d, "a", lambda: A[:, :, f, f])[frame]
     out: list[dict[str, Any]] = []
     if cfg.relu_readout:
-        lo, _ = _bar_range(sel, A)
-        top = -float(_bias(sel)[frame])
         x0, x1 = -0.5, len(a) - 0.5
         out.append(
             {
                 "type": "scatter",
-                "x": rnd([x0, x1, x1, x0, x0]),
-                "y": rnd([lo, lo, top, top, lo]),
+                "x": rounded(d, "band.x", lambda: [x0, x1, x1, x0, x0]),
+                "y": rounded(d, "band.y", lambda: _band_y(sel, A))[frame],
                 "mode": "lines",
                 "fill": "toself",
                 "fillcolor": HALF_SPACE,
@@ -79,7 +77,7 @@ def traces(sel: Selection, A: np.ndarray, frame: int) -> list[dict[str, Any]]:
             {
                 "type": "bar",
                 "x": ages,
-                "y": rnd(a[ages]),
+                "y": [a[s] for s in ages],
                 "name": ROLE_LABELS[r],
                 "legendgroup": r,
                 "marker": {
@@ -92,17 +90,25 @@ def traces(sel: Selection, A: np.ndarray, frame: int) -> list[dict[str, Any]]:
     return out
 
 
-def _heatmap(sel: Selection, A: np.ndarray, frame: int) -> dict[str, Any]:
-    k, n_x = sel.config.k, sel.config.inputs
+def _band_y(sel: Selection, A: np.ndarray) -> np.ndarray:
+    """Each frame's interference-free band, bottom to top -b: (F, 5) corners' heights."""
+    lo, _ = _bar_range(sel, A)
+    top = -_bias(sel)
+    low = np.full_like(top, lo)
+    return np.stack([low, low, top, top, low], -1)
+
+
+def _heatmap(sel: Selection, d: dict[str, Any], frame: int) -> dict[str, Any]:
+    k, n_x, A = sel.config.k, sel.config.inputs, d["A"]
     names = [feature_name(j) for j in range(n_x)]
-    zmax = float(np.abs(A[:, k]).max()) or 1.0
+    zmax = rounded(d, "zmax", lambda: float(np.abs(A[:, k]).max()) or 1.0)
     trace: dict[str, Any] = {
         "type": "heatmap",
-        "z": rnd(A[frame, k]),
+        "z": rounded(d, "A.k", lambda: A[:, k])[frame],
         "x": names,
         "y": names,
-        "zmin": rnd(-zmax),
-        "zmax": rnd(zmax),
+        "zmin": None if zmax is None else -zmax,
+        "zmax": zmax,
         "colorscale": DIVERGING,
         "colorbar": {"title": {"text": "W<sub>y</sub>ᵀW<sub>k</sub>"}, "thickness": 12},
         "hovertemplate": "readout %{y}, feature %{x}: %{z}<extra></extra>",
@@ -144,8 +150,8 @@ def heatmap_subtitle(M: np.ndarray, step: int) -> str:
     )
 
 
-def parts(sel: Selection, A: np.ndarray) -> Parts:
-    cfg = sel.config
+def parts(sel: Selection, d: dict[str, Any]) -> Parts:
+    cfg, A = sel.config, d["A"]
     k = cfg.k
     if cfg.inputs > 1:
         step = int(sel.run["step"][-1])
