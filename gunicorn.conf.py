@@ -36,6 +36,14 @@ def on_starting(server) -> None:  # noqa: ANN001 - gunicorn hook signature
     server.tempsup_pool = start()
 
 
+def post_worker_init(worker) -> None:  # noqa: ANN001 - gunicorn hook signature
+    """Each web process, once it has imported the app: its start-up heap is frozen and its
+    garbage collected in larger batches (`app.heap`)."""
+    from app.heap import settle
+
+    settle()
+
+
 def on_exit(server) -> None:  # noqa: ANN001
     pool = getattr(server, "tempsup_pool", None)
     if pool is not None:

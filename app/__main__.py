@@ -51,6 +51,7 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["TEMPSUP_WORKERS"] = str(args.workers)  # the settings app.services reads
 
     from app import app
+    from app.heap import settle
     from app.services import reload_settings, start
 
     reload_settings()  # `python -m app` imported the app, which read them, before this ran
@@ -58,6 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, _stop)
     pool = start()
+    settle()  # the app is imported and its workers started: see app.heap
     try:
         app.run(host=args.host, port=args.port, debug=args.debug, use_reloader=False)
     except KeyboardInterrupt:

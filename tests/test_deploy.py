@@ -10,6 +10,7 @@ ordinary low-priority jobs of the pool — real processes, real signals.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -174,3 +175,27 @@ def test_a_bad_setting_stops_the_server_with_one_line(kind, tmp_path):
     lines = [line for line in err.splitlines() if line.strip()]
     assert lines == [f"{kind.split()[0] if kind == 'gunicorn' else 'python -m app'}: error: "
                      "TEMPSUP_MAX_QUEUE: expected an integer >= 1, got 'abc'"], err  # fmt: skip
+
+
+def test_each_web_process_freezes_its_start_up_heap_and_collects_in_batches(tmp_path: Path) -> None:
+    """gunicorn's `post_worker_init` (each web process, once it has imported the app)
+    applies `app.heap.settle`: what start-up made is never walked by a collection again,
+    and young objects are collected in batches of `app.heap.YOUNG` allocations."""
+    code = (
+        "import gc, json, runpy\n"
+        "conf = runpy.run_path('gunicorn.conf.py')\n"
+        "before = [gc.get_freeze_count(), list(gc.get_threshold())]\n"
+        "conf['post_worker_init'](None)\n"
+        "from app import heap\n"
+        "after = [gc.get_freeze_count(), list(gc.get_threshold())]\n"
+        "print(json.dumps([before, after, [heap.YOUNG, heap.MIDDLE, heap.OLD]]))\n"
+    )
+    env = {**os.environ, "TEMPSUP_CACHE": str(tmp_path / "jobs"), "TEMPSUP_REDIS_URL": ""}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    before, after, wanted = json.loads(out.stdout.strip().splitlines()[-1])
+    assert before == [0, [700, 10, 10]]  # CPython's defaults until the hook runs
+    assert after[1] == wanted
+    assert after[0] > 50_000  # the app's modules, Dash's and Plotly's: frozen
