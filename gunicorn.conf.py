@@ -9,6 +9,8 @@ the training workers it started, within seconds.
 import os
 import sys
 
+from gunicorn.glogging import Logger
+
 from tempsup.settings import Settings, SettingsError
 
 try:
@@ -23,6 +25,24 @@ threads = 4
 timeout = 60
 graceful_timeout = 5  # callbacks answer in well under a second; a stop must not wait long
 accesslog = "-"
+CALLBACKS = "/_dash-update-component"  # where Dash's renderer sends every callback
+
+
+class AccessLog(Logger):
+    """gunicorn's access log less the callback requests the app answered. A class of 60
+    watching a job sends them about 130 times a second, each line the same POST to the
+    same path (which callback is in the body), and writing one cost a web process 0.12 to
+    0.15 ms, a quarter of a plain request's 0.5 ms (measured on /healthz). Page loads,
+    assets, the health check, and every answer of 400 or more, callbacks' included, are
+    logged as before."""
+
+    def access(self, resp, req, environ, request_time) -> None:  # noqa: ANN001 - gunicorn's
+        if req.path.endswith(CALLBACKS) and (resp.status_code or 500) < 400:
+            return
+        super().access(resp, req, environ, request_time)
+
+
+logger_class = AccessLog
 
 
 def on_starting(server) -> None:  # noqa: ANN001 - gunicorn hook signature

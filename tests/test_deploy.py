@@ -49,12 +49,15 @@ def test_gunicorn_serves_the_app_and_runs_the_workers(tmp_path: Path) -> None:
            "TEMPSUP_PRESETS": "off"}  # fmt: skip
     gunicorn = Path(sys.executable).with_name("gunicorn")
     cmd = [str(gunicorn), "-c", "gunicorn.conf.py", "app:server"]
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, **quiet)
+    log = tmp_path / "gunicorn.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
     try:
-        wait_healthy(f"http://127.0.0.1:{port}", proc, 60)
-        status, page = _get(f"http://127.0.0.1:{port}/")
+        wait_healthy(base, proc, 60)
+        status, page = _get(f"{base}/")
         assert status == 200 and b"tempsup" in page
+        _callbacks_are_answered_but_not_logged(base, log)
         pids = _pool_pids(cache)
         assert len(pids) == 1, pids  # one pool in the master, not one per web worker
         queue = JobQueue(cache)
@@ -68,6 +71,34 @@ def test_gunicorn_serves_the_app_and_runs_the_workers(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=30)
     wait_for("the training workers to stop with gunicorn", lambda: not _pool_pids(cache), 15)
+
+
+def _callbacks_are_answered_but_not_logged(base: str, log: Path) -> None:
+    """The access log (gunicorn.conf.py `AccessLog`) has the page load but not a callback
+    the app answered (a link's config opening the explorer, as the browser sends it); a
+    callback it refused is logged."""
+    from benchmarks.load_test import DashCalls, Http, PageState
+
+    http = Http(base)
+    calls = DashCalls(json.loads(http.call("page", "/_dash-dependencies")[1]))
+    status, answer = http.call(
+        "open", "/_dash-update-component", PageState(calls, "t").open_link(DEFAULTS)
+    )
+    assert status == 200 and answer, answer[:200]
+    assert http.call("bad", "/_dash-update-component", {"output": "no.such"})[0] >= 400
+    refused = '"POST /_dash-update-component HTTP/1.1" 5'
+
+    def logged() -> list[str]:
+        return log.read_text(errors="replace").splitlines()
+
+    # gunicorn writes a line once its answer has gone out: the refusal's, then a moment
+    wait_for("the refused callback in the access log", lambda: any(refused in x for x in logged()))
+    time.sleep(0.5)
+    lines = logged()
+    assert any('"GET / HTTP/1.1" 200' in line for line in lines), lines
+    assert any('"GET /_dash-dependencies HTTP/1.1" 200' in line for line in lines), lines
+    answered = [x for x in lines if '"POST /_dash-update-component HTTP/1.1" 2' in x]
+    assert not answered, answered
 
 
 @pytest.mark.parametrize("n", [0, 2])
