@@ -1,9 +1,13 @@
 """Compare's one scale (`app.pages.compare.common_scale`): axes that map values to
 coordinates alike get the range that holds both sides; the loss panel's symmetric-log
 axis, whose linear band follows each run's config, shares a scale only when the bands are
-the same, and then carries the tick labels of both sides."""
+the same, and then carries the tick labels of both sides. What a panel fills out to its
+axes' edges (the loss cursor's line, the interference-free band) still reaches them on the
+common scale."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from app.pages.compare import common_scale, own_scales
 from tempsup.config import RunConfig
@@ -72,3 +76,53 @@ def test_a_dense_and_a_sparse_run_have_loss_bands_a_decade_apart() -> None:
     shared = (label_at(a).keys() & label_at(b).keys()) - {"0"}
     assert shared and all(label_at(a)[t] != label_at(b)[t] for t in shared)
     assert own_scales(views(a, b)) == ["loss"]
+
+
+def test_each_sides_loss_cursor_crosses_the_range_holding_both() -> None:
+    """Two runs of one config (one band) whose losses differ a hundredfold: on the common
+    scale each side's cursor line still crosses the whole loss axis, and autoscale stops
+    at that axis's range, not one side's."""
+    from app.view import _view
+    from tempsup.figures import PANEL_SET
+    from tempsup.run import Run
+    from tests.test_figures import E1, SPIRAL, make_run
+
+    def run(seed: int, scale: float) -> Run:
+        made = make_run(SPIRAL, E1, frames=4, model="ssm", k=3, seed=seed)
+        return Run(made.config, {**made.arrays, "loss": made["loss"] * scale})
+
+    sides = {"left": run(1, 1.0), "right": run(2, 100.0)}
+    views = {side: _view(r, 0, 0, PANEL_SET, lean=True) for side, r in sides.items()}
+    own = {side: views[side]["layouts"]["loss"]["yaxis"]["range"] for side in views}
+    assert own["left"] != own["right"] and own_scales(views) == []
+    out = common_scale(views)
+    lo, hi = min(*own["left"], *own["right"]), max(*own["left"], *own["right"])
+    for side in ("left", "right"):
+        axis = out[side]["layouts"]["loss"]["yaxis"]
+        assert axis["range"] == [lo, hi]
+        assert axis["autorangeoptions"] == {"clipmin": lo, "clipmax": hi}
+        (line,) = [t for t in out[side]["base"]["loss"] if t.get("name") == "current step"]
+        assert line["y"][0] < lo and line["y"][1] > hi, (line["y"], lo, hi)
+
+
+def test_each_sides_interference_free_band_fills_the_range_holding_both() -> None:
+    """A run whose projections reach -8 beside one whose stay near 0: on the common scale
+    the second's band (a_s ≤ 0) still fills its panel down to the bottom."""
+    from app.view import _view
+    from tempsup.figures import PANEL_SET
+    from tests.test_figures import E1, SPIRAL, make_run
+
+    sides = {"left": make_run(SPIRAL, E1, frames=3, model="ssm", k=3, seed=3),
+             "right": make_run(SPIRAL, 3.0 * E1, frames=3, model="ssm", k=3, seed=4,
+                               W_y=np.array([[-3.0], [0.0]]))}  # fmt: skip
+    views = {side: _view(r, 0, 0, PANEL_SET, lean=True) for side, r in sides.items()}
+    own = {side: views[side]["layouts"]["projections"]["yaxis"]["range"] for side in views}
+    out = common_scale(views)
+    lo = min(own["left"][0], own["right"][0])
+    assert own["left"][0] > lo + 1  # the left run's own axis stops well above the common bottom
+    for side in ("left", "right"):
+        axis = out[side]["layouts"]["projections"]["yaxis"]
+        assert axis["range"][0] == lo and axis["autorangeoptions"]["clipmin"] == lo
+        (band,) = [t for t in out[side]["base"]["projections"]
+                   if t.get("name", "").startswith("interference-free")]  # fmt: skip
+        assert min(band["y"]) < lo, (band["y"], lo)

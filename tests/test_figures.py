@@ -286,7 +286,10 @@ def test_loss_cursor_sits_at_the_frame_step(ssm):
         cursor = by_name(traces, "current step")
         step = int(ssm["step"][f])
         assert cursor["x"] == [step, step]
-        assert cursor["y"] == layout["yaxis"]["range"]  # symlog units, the whole axis
+        low, high = layout["yaxis"]["range"]  # symlog units: the line crosses the whole axis
+        assert cursor["y"][0] < low - 10 and cursor["y"][1] > high + 10  # and a wider one
+        clip = layout["yaxis"]["autorangeoptions"]  # autoscale stops at the axis's range
+        assert [clip["clipmin"], clip["clipmax"]] == [low, high]
         dot = by_name(traces, "current loss")
         assert dot["x"] == [step] and dot["customdata"] == pytest.approx([ssm["loss"][f, 0]], 1e-3)
     assert "type" not in layout["yaxis"]  # linear in symlog units, labelled in the values
@@ -354,6 +357,10 @@ def test_projection_bars_by_role(ssm):
     band = by_name(traces, "interference-free")
     assert max(band["y"]) == 0.0  # a_s <= 0 is free without a bias
     layout = figures.panel_layout("projections", ssm, None)
+    low, high = layout["yaxis"]["range"]  # the band fills the axis (and a wider one) below 0
+    assert min(band["y"]) < low - 5 * (high - low)
+    clip = layout["yaxis"]["autorangeoptions"]  # autoscale stops at the axis's range
+    assert [clip["clipmin"], clip["clipmax"]] == [low, high]
     assert layout["yaxis"]["zeroline"] and layout["shapes"][0]["y0"] == 1  # target a_k = 1
 
 

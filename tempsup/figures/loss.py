@@ -179,10 +179,19 @@ def _line(curve: captions.Curve, x: list, y: list) -> dict[str, Any]:
     return trace
 
 
+# The cursor's line reaches this far (symmetric-log units: decades) past both ends of the
+# axis, which clips it to what is shown: on a wider scale (Compare draws both runs on the
+# range holding both) it still crosses the whole panel, and autoscale stops at the axis's
+# range (`autorangeoptions`), as the directions panel's half-space does.
+CURSOR_REACH = 100.0
+
+
 def _cursor(step: int, d: dict[str, Any], loss: float) -> list[dict[str, Any]]:
-    """The moving traces: a dashed line at the frame's step across the whole range, and a
+    """The moving traces: a dashed line at the frame's step across the whole panel, and a
     dot on the shown seed's loss (drawn on the symmetric-log axis, hovered as its value)."""
-    return cursor_traces(step, d["plot_range"], rnd(symlog([loss], d["c"])), rnd([loss]))
+    low, high = d["plot_range"]
+    line = [low - CURSOR_REACH, high + CURSOR_REACH]
+    return cursor_traces(step, line, rnd(symlog([loss], d["c"])), rnd([loss]))
 
 
 def explained_text(d: dict[str, Any], frame: int) -> str:
@@ -229,13 +238,15 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
     last = int(steps[-1]) if len(steps) else 1
     pad = max(last, 1) * 0.02
     n = len(d["curves"])
+    rng = rnd(d["plot_range"])
     return Parts(
         title=captions.loss_title(cfg, d["computed"]),
         axes={
             "xaxis": {"range": rnd([-pad, last + pad]), "title": {"text": "training step"}},
             "yaxis": {
                 **symlog_axis(d["c"], d["range"], "loss (symmetric log)"),
-                "range": rnd(d["plot_range"]),
+                "range": rng,
+                "autorangeoptions": {"clipmin": rng[0], "clipmax": rng[1]},  # the cursor's reach
             },
         },
         moving=(n, n + 1, n + 2),  # after the history: cursor line, cursor dot, label

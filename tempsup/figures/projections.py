@@ -90,11 +90,18 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
     return out
 
 
+# The interference-free band reaches this many times the axis's span below its range: the
+# axis clips it to what is shown, so on a wider scale (Compare draws both runs on the range
+# holding both) it still fills the panel down to its bottom, and autoscale stops at the
+# axis's range (`autorangeoptions`), as the directions panel's half-space does.
+BAND_REACH = 10.0
+
+
 def _band_y(sel: Selection, A: np.ndarray) -> np.ndarray:
     """Each frame's interference-free band, bottom to top -b: (F, 5) corners' heights."""
-    lo, _ = _bar_range(sel, A)
+    lo, hi = _bar_range(sel, A)
     top = -_bias(sel)
-    low = np.full_like(top, lo)
+    low = np.full_like(top, lo - BAND_REACH * (hi - lo))
     return np.stack([low, low, top, top, low], -1)
 
 
@@ -202,7 +209,8 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
                 "zeroline": False,
             },
             "yaxis": {
-                "range": rnd(_bar_range(sel, A)),
+                "range": (rng := rnd(_bar_range(sel, A))),
+                "autorangeoptions": {"clipmin": rng[0], "clipmax": rng[1]},  # the band's reach
                 "title": {"text": "a<sub>s</sub>"},
                 "zeroline": True,
                 "zerolinewidth": 2,
