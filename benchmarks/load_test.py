@@ -205,7 +205,7 @@ class Http:
         """A request on this thread's open connection, as a browser sends its polls (HTTP/1.1
         keep-alive): a connection the server closed meanwhile (it keeps an idle one a few
         seconds) is opened again once and the request sent again."""
-        for attempt in (0, 1):
+        for _ in range(2):
             conn = getattr(self.local, "conn", None)
             if conn is None:
                 host, port = self.base.removeprefix("http://").split(":")
@@ -217,14 +217,12 @@ class Http:
             except (http.client.HTTPException, OSError):
                 conn.close()
                 self.local.conn = None
-                if attempt:
-                    return 0, b"", ""  # counted as a failure
                 continue
             if resp.will_close:
                 conn.close()
                 self.local.conn = None
             return resp.status, payload, resp.getheader("Content-Encoding", "")
-        return 0, b"", ""
+        return 0, b"", ""  # failed twice: counted as a failure
 
 
 # ---- the Dash requests a browser sends ------------------------------------------------

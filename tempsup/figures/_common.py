@@ -140,7 +140,8 @@ _SPEC = f".{SIG_DIGITS}g"
 
 def rounded(d: dict[str, Any], name: str, values: Callable[[], Any] | None = None) -> Any:
     """`rnd` of a panel's per-frame array `d[name]` (or of `values()`, named `name`) for
-    every frame at once, kept in `d`, the panel's prepared data: a frame takes its row.
+    every frame at once, kept in `d`, the panel's prepared data: a frame takes its row
+    (`values()` may also be one number every frame draws, e.g. a colour scale's bound).
 
     A frame's numbers rounded a few at a time cost a call each (about 3 µs, the string
     route); a whole (F, …) array costs about as much as one such call, and a view draws
@@ -150,6 +151,14 @@ def rounded(d: dict[str, Any], name: str, values: Callable[[], Any] | None = Non
     if slot not in d:  # two threads at once compute the same rows; either is kept
         d[slot] = rnd(d[name] if values is None else values())
     return d[slot]
+
+
+def clipped_range(rng: list[float]) -> dict[str, Any]:
+    """An axis's `range` and the `autorangeoptions` that stop autoscale (the modebar's
+    button, a double click) there: for a panel that draws something far past its range
+    (the half-space, the projections' band, the loss cursor), which the axis clips, so
+    that a wider scale (Compare's, holding both runs) still shows it edge to edge."""
+    return {"range": rng, "autorangeoptions": {"clipmin": rng[0], "clipmax": rng[1]}}
 
 
 def _rnd_strings(arr: np.ndarray) -> Any:

@@ -38,6 +38,7 @@ from tempsup import geometry
 from tempsup.config import MODEL_NAMES
 from tempsup.figures._common import (
     canonical_weights,
+    clipped_range,
     corner_text,
     feature_name,
     n_ages,
@@ -498,23 +499,16 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
             "2d": ("h<sub>1</sub>", "h<sub>2</sub>" if cfg.hidden == 2 else ""),
             "projection": ("along w<sub>y</sub>", SECOND_AXIS[cfg.tied]),
         }[mode]
-        # autoscale (the modebar's button, a double click) stops at the panel's square: the
-        # half-space is filled far past it (HALF_SPACE_REACH)
-        clip = {"clipmin": rng[0], "clipmax": rng[1]}
+        # autoscale stops at the panel's square: the half-space is filled far past it
+        # (HALF_SPACE_REACH)
         axes = {
-            "xaxis": {
-                "range": rng,
-                "title": {"text": titles[0]},
-                "constrain": "domain",
-                "autorangeoptions": clip,
-            },
+            "xaxis": {**clipped_range(rng), "title": {"text": titles[0]}, "constrain": "domain"},
             "yaxis": {
-                "range": rng,
+                **clipped_range(rng),
                 "title": {"text": titles[1]},
                 "scaleanchor": "x",
                 "scaleratio": 1,
                 "constrain": "domain",
-                "autorangeoptions": dict(clip),
             },
         }
     n_traces = (

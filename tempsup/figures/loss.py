@@ -45,6 +45,7 @@ import numpy as np
 from tempsup import captions, theory
 from tempsup.config import RunConfig, importance_weights
 from tempsup.figures._common import (
+    clipped_range,
     cursor_traces,
     rnd,
     symlog,
@@ -238,15 +239,13 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
     last = int(steps[-1]) if len(steps) else 1
     pad = max(last, 1) * 0.02
     n = len(d["curves"])
-    rng = rnd(d["plot_range"])
     return Parts(
         title=captions.loss_title(cfg, d["computed"]),
         axes={
             "xaxis": {"range": rnd([-pad, last + pad]), "title": {"text": "training step"}},
             "yaxis": {
                 **symlog_axis(d["c"], d["range"], "loss (symmetric log)"),
-                "range": rng,
-                "autorangeoptions": {"clipmin": rng[0], "clipmax": rng[1]},  # the cursor's reach
+                **clipped_range(rnd(d["plot_range"])),  # the cursor reaches past it
             },
         },
         moving=(n, n + 1, n + 2),  # after the history: cursor line, cursor dot, label

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from tempsup import geometry
-from tempsup.figures._common import feature_name, n_ages, rnd, role, rounded
+from tempsup.figures._common import clipped_range, feature_name, n_ages, rnd, role, rounded
 from tempsup.figures.panel import MARGIN, Parts, Selection
 from tempsup.palette import DIVERGING, HALF_SPACE, ROLE_COLORS, ROLE_LABELS, ROLES
 
@@ -59,7 +59,7 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
         out.append(
             {
                 "type": "scatter",
-                "x": rounded(d, "band.x", lambda: [x0, x1, x1, x0, x0]),
+                "x": [x0, x1, x1, x0, x0],
                 "y": rounded(d, "band.y", lambda: _band_y(sel, A))[frame],
                 "mode": "lines",
                 "fill": "toself",
@@ -209,8 +209,7 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
                 "zeroline": False,
             },
             "yaxis": {
-                "range": (rng := rnd(_bar_range(sel, A))),
-                "autorangeoptions": {"clipmin": rng[0], "clipmax": rng[1]},  # the band's reach
+                **clipped_range(rnd(_bar_range(sel, A))),  # the band reaches below it
                 "title": {"text": "a<sub>s</sub>"},
                 "zeroline": True,
                 "zerolinewidth": 2,
