@@ -35,7 +35,7 @@ class Gate:
 
     def hold(self, key: str, after: int) -> None:
         (self.directory / f"{key}.held").unlink(missing_ok=True)
-        (self.directory / f"{key}.hold").write_text(str(after))
+        _write(self.directory / f"{key}.hold", str(after))
 
     def held(self, key: str) -> bool:
         return (self.directory / f"{key}.held").exists()
@@ -51,6 +51,14 @@ class Gate:
         (self.directory / f"{key}.hold").unlink(missing_ok=True)
 
 
+def _write(path: Path, text: str) -> None:
+    """`text` into `path` whole or not at all: the other side reads it as soon as it exists
+    (written in place, it was read once while still empty: `int('')` failed a test)."""
+    part = path.with_name(f"{path.name}.{os.getpid()}.part")
+    part.write_text(text)
+    os.replace(part, path)
+
+
 def _after(hold: Path) -> int:
     """The frame count a hold file asks for (0 while it is being written: hold now)."""
     try:
@@ -64,7 +72,7 @@ def _stop_at_gate(key: str, n: int, step: int, on_step: Any) -> None:
     directory = Path(os.environ[ENV])
     hold = directory / f"{key}.hold"
     if hold.exists() and n >= _after(hold):
-        (directory / f"{key}.held").write_text(str(n))
+        _write(directory / f"{key}.held", str(n))
         while hold.exists() and n >= _after(hold):  # a later `hold` moves it on
             if on_step is not None:
                 on_step(step)  # raises when the worker is asked to stop
