@@ -17,7 +17,7 @@ import dash
 import flask
 from dash import Input, Output, State, dcc, html, no_update, set_props
 
-from app import answers, delivery, ids
+from app import answers, audience, delivery, ids
 from tempsup.figures import view as screen_view  # not `view`: app.view is a module
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
@@ -33,6 +33,9 @@ server = app.server
 # compression, caching headers, and only the component chunks a first page draws with
 # (the graph, slider and dropdown: Dash holds callbacks until lazy components are ready)
 delivery.install(app)
+# every poll counts the page that sent it (app/audience.py), shared answer or not: Flask
+# runs its before-request hooks in order, and a shared answer ends them
+audience.install(server)
 # a class's identical polls within a tick share one answer (app/answers.py); installed
 # after compression, so that it sees an answer before it is compressed
 answers.install(server)

@@ -24,7 +24,7 @@ from typing import Any
 
 from dash import Input, Output, State, callback, ctx, no_update, set_props
 
-from app import answers, ids
+from app import answers, audience, ids
 from app.jobwidget import JobWidget, job_status, submit
 from app.jobwords import describe
 from app.memo import PENDING
@@ -49,6 +49,13 @@ WAITING_POLL_MS = 2000
 # the cores for training.
 FAST_STREAMS = 4
 MAX_STREAM_POLL_MS = 1500
+# A web process answers up to FAST_PAGES pages at POLL_MS; beyond that the period grows
+# with the pages polling it (`app.audience`; capped, and rounded to 0.1 s so that it does
+# not change, and restart the page's timer, at every poll). Sixty pages watching the
+# teacher's one job are one active job but sixty pages: on two processes they now poll
+# about every 1.1 s, not every 0.3 s, and the web's CPU goes to frames, not to answering.
+FAST_PAGES = 8
+STEADY = 0.25  # a page keeps its period while the one it would get is within this share
 # Under the job bar when opening a link started training (app/controls.py link_autostart).
 LINK_STARTED = (
     "Training started from the link: a link trains the run it names; after moving a "
@@ -141,12 +148,15 @@ def cached_state(
     return {"job": job, "view": view, "status": bar, "options": options, "seed": seed}
 
 
-def poll_interval(status: JobStatus, active: int) -> int:
+def poll_interval(status: JobStatus, active: int, pages: float = 0.0) -> int:
     """The poll's period (ms) for a job in this state, with `active` jobs queued or running
-    in all: slow while others are ahead of it, and slower as more pages stream at once."""
+    in all and about `pages` pages polling this web process (`app.audience.pages`): slow
+    while others are ahead of it, and slower as more jobs stream or more pages poll."""
     if status.state == JobState.QUEUED and (status.position or 0) > 1:
         return WAITING_POLL_MS
-    return min(MAX_STREAM_POLL_MS, max(POLL_MS, POLL_MS * active // FAST_STREAMS))
+    by_jobs = POLL_MS * active // FAST_STREAMS
+    by_pages = int(round(POLL_MS * pages / FAST_PAGES, -2))
+    return min(MAX_STREAM_POLL_MS, max(POLL_MS, by_jobs, by_pages))
 
 
 def active_jobs(queue: Any) -> int:
@@ -154,7 +164,22 @@ def active_jobs(queue: Any) -> int:
     return len(queue.queued()) + len(queue.running())
 
 
-def _start(status: JobStatus, seed: int | None, active: int) -> tuple[Any, ...]:
+def period(queue: Any, status: JobStatus, current: Any = None) -> int:
+    """`poll_interval` now (the store's active jobs, the pages polling this process), or the
+    page's `current` period while the new one is within STEADY of it: the count of pages
+    wavers by a page or two from poll to poll, and each new period restarts the page's
+    timer."""
+    new = poll_interval(status, active_jobs(queue), audience.pages())
+    steady = (
+        isinstance(current, int)
+        and not isinstance(current, bool)
+        and WAITING_POLL_MS not in (new, current)
+        and abs(new - current) <= STEADY * current
+    )
+    return current if steady else new
+
+
+def _start(status: JobStatus, seed: int | None, interval: int) -> tuple[Any, ...]:
     """Outputs for a job that is queued or running: reset the view, start polling."""
     return (
         job_store(status, seed=seed, picked=seed is not None),
@@ -163,7 +188,7 @@ def _start(status: JobStatus, seed: int | None, active: int) -> tuple[Any, ...]:
         job_status(status.key, status),
         [],
         None,
-        poll_interval(status, active),
+        interval,
     )
 
 
@@ -250,10 +275,14 @@ class RunFollower:
             State(self.config, "data"),
             State(self.feature_pick, "value"),
             State(self.seed_pick, "value"),
+            # not read by the poll: each request says how often its page polls, and the
+            # process counts its pages from that (app.audience)
+            State(w.poll, "interval"),
             prevent_initial_call=True,
         )(self.poll)
         # the poll has no side effects: a class's identical polls share one answer a tick
         answers.share(f"{ids.text(w.poll)}.n_intervals")
+        audience.listen(w.poll)
 
     def show_config(
         self, store: dict[str, Any] | None, _clicks: int, client: Any, feature: Any, request: Any
@@ -281,7 +310,7 @@ class RunFollower:
                 return finished(run, status, seed, feature)
             status = None  # an unreadable cached run: train it again
         if status is not None and status.state in ACTIVE:
-            return _start(status, seed, active_jobs(queue))
+            return _start(status, seed, period(queue, status))
         if not wants_training or kept_first:
             kept = kept_run(queue, config, status)
             if kept is not None:  # cancelled: what was trained stays on screen
@@ -308,11 +337,11 @@ class RunFollower:
                 return finished(run, status, seed, feature)
         if from_link:
             set_props(self.note, {"children": LINK_STARTED})
-        return _start(status, seed, active_jobs(queue))
+        return _start(status, seed, period(queue, status))
 
     def poll(
         self, _n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feature: Any,
-        menu: Any,
+        menu: Any, _period: Any = None,
     ) -> tuple[Any, ...]:  # fmt: skip
         """Append the frames that arrived since the cursor, for the seed that leads now (or
         the one the user picked in the menu); when the job ends, show the whole run (the
@@ -341,7 +370,7 @@ class RunFollower:
             return (view, job_, disabled, bar, options, seed, interval)
         ended = status.state not in ACTIVE
         bar = job_status(config.key, status)
-        interval = poll_interval(status, active_jobs(queue))
+        interval = period(queue, status, _period)
         run = streamed_run(queue, config, status) if status.n_frames > cursor else None
         if run is None or run.n_frames <= cursor:
             return (no_update, no_update, ended, bar, no_update, no_update, interval)

@@ -125,7 +125,7 @@ OVERSIZED = BASE.replace(steps=20_000, batch=2048)
 BURST_TARGET = 90.0  # seconds from the first submit to the last job done
 BURST_POLL_EVERY = 0.3  # as the explorer page's dcc.Interval (app/pages/explorer.py, POLL_MS),
 # until an answer sets another period (WAITING_POLL_MS while others are ahead in line, up to
-# MAX_STREAM_POLL_MS while many jobs are active: explorer.poll_interval)
+# MAX_STREAM_POLL_MS while many jobs are active or many pages poll: jobfollow.poll_interval)
 BURST_DEADLINE = 900.0  # seconds a burst client waits for its job (a failure beyond)
 
 
@@ -726,6 +726,7 @@ class PageState:
             f"{TRAIN}.n_clicks": 0,
             f"{POLL}.n_intervals": 0,
             f"{POLL}.disabled": True,
+            f"{POLL}.interval": round(1000 * BURST_POLL_EVERY),  # the layout's, as the page
             f"{JOB}.data": None,
             f"{ids.text(ids.player(ids.REQUEST, ids.EXPLORER))}.data": None,
         }

@@ -499,7 +499,9 @@ def test_a_large_heatmap_thumbnail_shows_colours_not_a_number_per_cell() -> None
 def test_a_page_polls_slowly_while_its_job_waits_behind_others(tmp_path) -> None:
     """A waiting job's page polls every WAITING_POLL_MS (its place in line is all that
     changes); the job next in line and a running one poll at POLL_MS while few jobs are
-    active, and slower (up to MAX_STREAM_POLL_MS) as more pages stream at once."""
+    active and few pages poll, and slower (up to MAX_STREAM_POLL_MS) as more jobs stream
+    or more pages poll at once."""
+    from app.jobfollow import FAST_PAGES
     from app.pages.explorer import (
         FAST_STREAMS,
         MAX_STREAM_POLL_MS,
@@ -528,6 +530,12 @@ def test_a_page_polls_slowly_while_its_job_waits_behind_others(tmp_path) -> None
     running = queue.status(configs[0].key)
     periods = [poll_interval(running, n) for n in (1, FAST_STREAMS, 2 * FAST_STREAMS, 1000)]
     assert periods == [POLL_MS, POLL_MS, 2 * POLL_MS, MAX_STREAM_POLL_MS]
+    # and as more pages poll the web process (app.audience), whatever the jobs
+    by_pages = [poll_interval(running, 1, p) for p in (0, 1, FAST_PAGES, 2 * FAST_PAGES, 1e4)]
+    assert by_pages == [POLL_MS, POLL_MS, POLL_MS, 2 * POLL_MS, MAX_STREAM_POLL_MS]
+    assert poll_interval(running, 2 * FAST_STREAMS, FAST_PAGES) == 2 * POLL_MS  # the slower
+    waiting = queue.status(configs[2].key)
+    assert poll_interval(waiting, 1, 1e4) == WAITING_POLL_MS
     queue.close()
 
 

@@ -474,3 +474,48 @@ def test_identical_polls_within_a_tick_share_one_answer(served, trained, monkeyp
     pages[1].send(http, pages[1].tick())
     assert len(asked) == 3 and pages[1].view["n"] == 8
     answers.clear()
+
+
+def test_a_class_polls_more_slowly_the_more_pages_poll_the_process(served, trained, monkeypatch):
+    """Every poll says how often its page polls; a web process counts its pages from that
+    (`app.audience`), shared answers included, and sets the period of the next ones by
+    them (`app.jobfollow.poll_interval`): one page watching its job polls every POLL_MS,
+    a class of twenty on one process about 2.5 times slower (each page keeps its period
+    while the new one is within `STEADY` of it), and a page that leaves stops counting once
+    its last poll is `WINDOW_S` old."""
+    from app import answers, audience, streams
+    from app.jobfollow import FAST_PAGES, POLL_MS, STEADY, poll_interval
+
+    http, _, queue = served
+    clock = [5000.0]
+    monkeypatch.setattr(audience.time, "monotonic", lambda: clock[0])  # streams' too
+    monkeypatch.setattr(streams, "STREAM_TICK_S", 0.25)  # identical polls share answers
+    answers.clear()
+    audience.clear()
+    pages, _ = _class(http, queue, 20)
+    frames = _frames(trained)
+    claim = queue.claim()
+    queue.put_frame(claim, 0, frames[0])
+
+    def lecture(class_: list[Page], seconds: float) -> list[int]:
+        """Each page polls at its period (the answers set it), one after another, for
+        `seconds`; the periods the pages poll at then."""
+        end = clock[0] + seconds
+        while clock[0] < end:
+            for page in class_:
+                page.send(http, page.tick())
+                clock[0] += page.values[f"{POLL}.interval"] / 1000 / len(class_)
+        return sorted({page.values[f"{POLL}.interval"] for page in class_})
+
+    assert lecture(pages[:1], 2 * audience.WINDOW_S) == [POLL_MS], "one page alone: full speed"
+    assert audience.pages() == pytest.approx(1, abs=0.1)
+    clock[0] += audience.WINDOW_S  # the page leaves; the class arrives
+    assert audience.pages() == 0
+    assert lecture(pages, 1.0) == [POLL_MS], "the count grows with the polls heard"
+    periods = lecture(pages, 2 * audience.WINDOW_S)
+    assert audience.pages() == pytest.approx(20, abs=1.0)
+    target = poll_interval(queue.status(CONFIG.key), 1, 20)
+    assert target == round(POLL_MS * 20 / FAST_PAGES, -2) > 2 * POLL_MS
+    assert all(abs(p - target) <= STEADY * p + 50 for p in periods), (periods, target)
+    answers.clear()
+    audience.clear()
