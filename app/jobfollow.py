@@ -49,12 +49,11 @@ WAITING_POLL_MS = 2000
 # the cores for training.
 FAST_STREAMS = 4
 MAX_STREAM_POLL_MS = 1500
-# A web process answers up to FAST_PAGES pages at POLL_MS; beyond that the period grows
-# with the pages polling it (`app.audience`; capped, and rounded to 0.1 s so that it does
-# not change, and restart the page's timer, at every poll). Sixty pages watching the
-# teacher's one job are one active job but sixty pages: on two processes they now poll
-# about every 1.1 s, not every 0.3 s, and the web's CPU goes to frames, not to answering.
-FAST_PAGES = 8
+# A web process answers up to FAST_PAGES pages at POLL_MS (a seminar); beyond that the
+# period grows with the pages polling it (`app.audience`; capped, and rounded to 0.1 s).
+# Sixty pages watching the teacher's one job are one active job but sixty pages: they now
+# poll every 1.5 s, not every 0.3 s, and the web's CPU goes to frames, not to answering.
+FAST_PAGES = 12
 STEADY = 0.25  # a page keeps its period while the one it would get is within this share
 # Under the job bar when opening a link started training (app/controls.py link_autostart).
 LINK_STARTED = (
