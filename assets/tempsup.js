@@ -47,7 +47,9 @@
     }
     const i = clampFrame(frame, view.n);
     const figures = panels.map((p) => {
-      const data = (view.base[p] || []).slice();
+      // a finished run's base is JSON text too (app/view.py _view), a stream's is not
+      const base = view.base[p] || [];
+      const data = (typeof base === "string" ? JSON.parse(base) : base).slice();
       const moving = view.moving[p] || [];
       // a frame is JSON text (app/view.py packed: encoded once for every page it is sent to)
       const packed = (view.frames[p] || [])[i] || [];

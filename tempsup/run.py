@@ -186,14 +186,17 @@ def split_snapshot(snap: Snapshot, configs: Sequence[RunConfig]) -> list[Snapsho
 
 
 def success_mask(config: RunConfig, final_loss: np.ndarray) -> np.ndarray:
-    """Which seeds reached a low loss: (M,) bool (see SUCCESS_FRACTION)."""
+    """Which seeds reached a low loss: (..., M) bool of (..., M) losses, each row against
+    its own best seed (see SUCCESS_FRACTION): the final losses (M,), or every frame's
+    (F, M) at once (the status line counts the seeds near the best at each frame)."""
     _, nu = theory.input_moments(config.input_dist)
     silent = theory.zero_output_loss(
         config.k, config.p, nu, config.seq_len, np.asarray(importance_weights(config))
     )
-    best = float(np.min(final_loss))
-    threshold = best + (1.0 - SUCCESS_FRACTION) * max(silent - best, 0.0)
-    return (final_loss <= threshold) & (final_loss < SUCCESS_FRACTION * silent)
+    loss = np.asarray(final_loss, dtype=float)
+    best = np.min(loss, axis=-1, keepdims=True)
+    threshold = best + (1.0 - SUCCESS_FRACTION) * np.maximum(silent - best, 0.0)
+    return (loss <= threshold) & (loss < SUCCESS_FRACTION * silent)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from app.pages.compare import common_scale, own_scales
+from app.view import unpacked
 from tempsup.config import RunConfig
 from tempsup.figures._common import symlog_axis
 from tempsup.figures.loss import symlog_band
@@ -101,7 +102,9 @@ def test_each_sides_loss_cursor_crosses_the_range_holding_both() -> None:
         axis = out[side]["layouts"]["loss"]["yaxis"]
         assert axis["range"] == [lo, hi]
         assert axis["autorangeoptions"] == {"clipmin": lo, "clipmax": hi}
-        (line,) = [t for t in out[side]["base"]["loss"] if t.get("name") == "current step"]
+        (line,) = [
+            t for t in unpacked(out[side]["base"]["loss"]) if t.get("name") == "current step"
+        ]
         assert line["y"][0] < lo and line["y"][1] > hi, (line["y"], lo, hi)
 
 
@@ -123,6 +126,6 @@ def test_each_sides_interference_free_band_fills_the_range_holding_both() -> Non
     for side in ("left", "right"):
         axis = out[side]["layouts"]["projections"]["yaxis"]
         assert axis["range"][0] == lo and axis["autorangeoptions"]["clipmin"] == lo
-        (band,) = [t for t in out[side]["base"]["projections"]
+        (band,) = [t for t in unpacked(out[side]["base"]["projections"])
                    if t.get("name", "").startswith("interference-free")]  # fmt: skip
         assert min(band["y"]) < lo, (band["y"], lo)

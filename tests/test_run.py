@@ -631,3 +631,22 @@ def test_success_uses_importance_weights() -> None:
     # without the weights the silent loss would be 1.75x smaller and no seed would pass
     final = np.array([0.8 * silent, 0.75 * silent])
     np.testing.assert_array_equal(success_mask(config, final), [False, True])
+
+
+def test_success_mask_of_every_frame_at_once_judges_each_frame_by_its_own_best() -> None:
+    """(F, M) losses: each row against that row's best seed (the status line's count of
+    seeds near the best at each frame), as the rows one at a time."""
+    config = RunConfig(model="rnn", sparsity=0.9, seeds=3)
+    silent = silent_loss(config)
+    frames = np.array(
+        [
+            [silent, silent, silent],  # nobody learned yet
+            [0.5 * silent, 0.52 * silent, 0.9 * silent],  # two near the best
+            [0.05, 0.9 * silent, 0.06],  # the best moved: the second is far now
+            [0.05, np.nan, 0.05],  # a seed without a loss is not near anything
+        ]
+    )
+    want = [[False] * 3, [True, True, False], [True, False, True]]
+    np.testing.assert_array_equal(success_mask(config, frames)[:3], want)
+    for row, got in zip(frames, success_mask(config, frames), strict=True):
+        np.testing.assert_array_equal(got, success_mask(config, row))

@@ -33,10 +33,12 @@ def status_lines(run: Run, seed: int | None = None, feature: int = 0, start: int
     d = prepared(eigen, sel)  # the eigen panel's own data, computed once per view
     loss = np.asarray(run["loss"], dtype=float)  # (F, M)
     which = f" (feature {feature_name(sel.feature)})" if sel.config.inputs > 1 else ""
+    first = frame_index(run, start)
+    near_best = success_mask(sel.config, loss[first:]).sum(axis=-1)  # per frame, at once
     lines = []
-    for f in range(frame_index(run, start), run.n_frames):
+    for f in range(first, run.n_frames):
         if np.isfinite(loss[f, sel.seed]):
-            near = int(success_mask(sel.config, loss[f]).sum())
+            near = int(near_best[f - first])
             measured = (
                 f"loss {loss[f, sel.seed]:.4g} · {near}/{loss.shape[1]} seeds near the best loss"
             )
