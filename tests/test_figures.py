@@ -505,6 +505,10 @@ def test_rnd_is_the_four_digit_decimal_as_python_parses_it():
         digits = [float(f"{v:.4g}") if math.isfinite(v) else None for v in a.ravel().tolist()]
         want = np.array(digits, dtype=object).reshape(shape).tolist()
         assert rnd(a) == want, shape
+    # a short list of plain floats (a polygon's corners) takes no array: the same numbers
+    few = [float(v) for v in x[:64]]
+    assert rnd(few) == [float(f"{v:.4g}") if math.isfinite(v) else None for v in few]
+    assert [math.copysign(1, v) for v in rnd(few)[3:5]] == [-1.0, 1.0]
 
 
 def test_canonical_weights_are_computed_once_per_frame_and_equal_the_batched_solve(

@@ -103,6 +103,9 @@ def rnd(x: Any) -> Any:
     if isinstance(x, (float, int)) and not isinstance(x, bool):  # one number: no array
         v = float(x)
         return float(format(v, _SPEC)) if math.isfinite(v) else None
+    if type(x) is list and len(x) <= _RND_SMALL and all(type(v) is float for v in x):
+        # a frame's few plain numbers (a polygon's corners, a cursor's ends): no array
+        return [float(format(v, _SPEC)) if math.isfinite(v) else None for v in x]
     arr = np.asarray(x, dtype=float)
     if arr.size <= _RND_SMALL:  # a few values: the string route is quicker than array setup
         return _rnd_strings(arr)
