@@ -20,17 +20,16 @@ except SettingsError as exc:
 
 wsgi_app = "app:server"
 bind = f"0.0.0.0:{_settings.port}"
-# One web process with eight threads. Each web process keeps its own caches (decoded runs,
+# One web process with four threads. Each web process keeps its own caches (decoded runs,
 # drawn frames, shared answers, the count of its pages: app/streams.py, app/answers.py,
 # app/audience.py): with two, every stream a class watched was drawn in both, and a page
-# whose requests alternated between them cost both. In the classroom benchmark (60
-# viewers, 10 students training, keep-alive or not) one process used 13.5-13.6 s of web
-# CPU a minute where two used 14.8 s (keep-alive) and 19.3 s (a connection per request),
-# p95 56 ms. The web's work is Python under one interpreter lock either way, and the
-# training workers have the cores. More processes: `--workers N` on gunicorn's command line
-# (or in GUNICORN_CMD_ARGS), which overrides this file.
+# whose requests alternated between them cost both. The web's work is Python under one
+# interpreter lock, and the training workers have the cores; more threads only queue for
+# the lock (kept-alive connections wait in gunicorn's loop, not in a thread). Measured in
+# the classroom benchmark (README, "Deploy a teaching demo"). More processes: `--workers N`
+# on gunicorn's command line (or in GUNICORN_CMD_ARGS), which overrides this file.
 workers = 1
-threads = 8
+threads = 4
 timeout = 60
 graceful_timeout = 5  # callbacks answer in well under a second; a stop must not wait long
 accesslog = "-"
