@@ -227,7 +227,7 @@ def _n_feature_traces(inputs: int) -> int:
 def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
     cfg = sel.config
     k, R = cfg.k, d["R"]
-    pts, ry, free = d["pts"][frame], d["ry"][frame], d["free"][frame]
+    pts, ry = d["pts"][frame], d["ry"][frame]
     b = float(d["b"][frame])
     is3d = _mode(cfg.hidden) == "3d"
     out: list[dict[str, Any]] = []
@@ -236,6 +236,7 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
     # the numbers the arrows carry, rounded once per frame (not a few at a time per trace)
     names = ("pts", "a", "norm", "ry") + (("k_pts", "k_a", "k_norm") if cfg.inputs > 1 else ())
     shown = {name: rounded(d, name)[frame] for name in names}
+    shown["short"] = _per_frame(d, "short", lambda: _short(d["pts"], R))[frame]
     for r in _roles(k, cfg.inputs):
         ages = [s for s in range(len(pts)) if role(s, k) == r]
         out.append(_arrows(r, ages, pts, shown, R, is3d, cfg.inputs > 1))
@@ -243,18 +244,43 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
         out += _feature_arrows(sel, d, frame, shown, is3d)
     out.append(_readout(shown["ry"], cfg.tied, is3d))
     if cfg.relu_readout:
-        n_free = int(sum(free[s] for s in range(len(pts)) if s != k))
+        n_free, n_free_before = _per_frame(d, "free counts", lambda: _free_counts(d["free"], k))[
+            frame
+        ]
         # short lines: the corner text stays inside a panel a phone's width wide
         text = f"{n_free} of {len(pts) - 1} directions in the<br>interference-free half-space"
         if cfg.inputs > 1:
             text = f"{feature_name(sel.feature)}: {text}"
         if k > 0:
-            text += f"<br>({int(free[:k].sum())} of {k} intermediate)"
+            text += f"<br>({n_free_before} of {k} intermediate)"
         if is3d:  # a 3-D scene has no fixed corner: the count goes into the legend entry
             out[0]["name"] += "<br>" + text.replace("<br>", " ")
         else:
             out.append(corner_text(text, R, "count"))
     return out
+
+
+def _per_frame(d: dict[str, Any], name: str, compute: Any) -> Any:
+    """`compute()`, a table with a row per frame, kept in the panel's prepared data `d`:
+    what a frame would otherwise work out alone, a few numpy calls of a few microseconds
+    each, is worked out for every frame at once (as `rounded` does for the numbers)."""
+    slot = f"per frame:{name}"
+    if slot not in d:  # two threads at once compute the same table; either is kept
+        d[slot] = compute()
+    return d[slot]
+
+
+def _short(pts: np.ndarray, R: float) -> list[list[bool]]:
+    """Per frame and age (or feature): whether the arrow is too short for its label
+    (shorter than LABEL_MIN of the axes' half-range R)."""
+    return (np.linalg.norm(pts, axis=-1) < LABEL_MIN * R).tolist()
+
+
+def _free_counts(free: np.ndarray, k: int) -> list[tuple[int, int]]:
+    """Per frame: how many directions but w_k lie in the half-space, and how many of the
+    intermediate ones (s < k)."""
+    others = free.sum(axis=-1) - free[:, k]
+    return list(zip(others.tolist(), free[:, :k].sum(axis=-1).tolist(), strict=True))
 
 
 def _half_space_name(bias: bool) -> str:
@@ -320,7 +346,7 @@ def _arrows(
     coords: dict[str, list] = {c: [] for c in dims}
     text, size, custom = [], [], []
     tips, a_s, norm_s = ([shown[name][s] for s in ages] for name in ("pts", "a", "norm"))
-    short = np.linalg.norm(pts[ages], axis=-1) < LABEL_MIN * R  # tiny arrows' labels pile up
+    short = [shown["short"][s] for s in ages]  # tiny arrows' labels pile up: none
     for i, s in enumerate(ages):
         for c, dim in enumerate(dims):
             coords[dim] += [0.0, tips[i][c], None]
@@ -359,6 +385,7 @@ def _feature_arrows(
     k, n_x = sel.config.k, sel.config.inputs
     pts, R = d["k_pts"][frame], d["R"]
     drawn, ka, kn = (shown[name] for name in ("k_pts", "k_a", "k_norm"))
+    short = _per_frame(d, "k short", lambda: _short(d["k_pts"], R))[frame]
     dims = ("x", "y", "z")[: pts.shape[-1]]
 
     def segment(js: list[int]) -> dict[str, Any]:
@@ -367,8 +394,7 @@ def _feature_arrows(
         for j in js:
             for c, dim in enumerate(dims):
                 coords[dim] += [0.0, drawn[j][c], None]
-            short = np.linalg.norm(pts[j]) < LABEL_MIN * R
-            text += ["", "" if short else feature_name(j), ""]
+            text += ["", "" if short[j] else feature_name(j), ""]
             size += [0, ARROW_SIZE if not is3d else 5, 0]
             custom += [[None] * 3, [feature_name(j), ka[j], kn[j]], [None] * 3]
             colors += [feature_color(j)] * 3
