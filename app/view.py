@@ -118,9 +118,14 @@ def packed(traces: list[dict[str, Any]]) -> str:
     Numbers are already plain (`tempsup.figures._common.rnd`: NaN is None); anything
     else goes through Plotly's encoder, as Dash would have sent it."""
     try:
-        return json.dumps(traces, separators=(",", ":"), allow_nan=False)
+        return _COMPACT.encode(traces)
     except (TypeError, ValueError):
         return to_json_plotly(traces)
+
+
+# `packed`'s encoder, made once: json.dumps with options builds a new one at every call,
+# and a view packs a few hundred frames
+_COMPACT = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 
 def unpacked(frame: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -137,7 +142,7 @@ def status_lines(run: Any, seed: int, feature: int, start: int, figs: PanelSet =
 def delta(trace: dict[str, Any], base: dict[str, Any]) -> dict[str, Any]:
     """The keys of `trace` that differ from `base` (all of it if it lacks one of base's):
     merged over `base`, every key of `trace` has its value again."""
-    if set(base) - set(trace):
+    if not base.keys() <= trace.keys():
         return trace
     return {k: v for k, v in trace.items() if base.get(k) != v}
 
