@@ -370,7 +370,7 @@ class RunFollower:
         ended = status.state not in ACTIVE
         bar = job_status(config.key, status)
         interval = period(queue, status, _period)
-        run = streamed_run(queue, config, status) if status.n_frames > cursor else None
+        run = streamed_run(queue, config, status, interval) if status.n_frames > cursor else None
         if run is None or run.n_frames <= cursor:
             return (no_update, no_update, ended, bar, no_update, no_update, interval)
         shown = int_or_none(job.get("seed"))

@@ -58,6 +58,11 @@ LEADS_KEEP = 64  # seed menus of streaming runs: pages at one frame count share 
 # class polling many times a second drew one count per frame. A page alone polls every
 # POLL_MS (0.3 s) or slower, so it does not wait for the tick; a class shares each read.
 STREAM_TICK_S = 0.25
+# ... or a third of the period the pages poll at, if longer: a class of sixty polls every
+# 1.5 s (app.jobfollow.poll_interval), and a frame is then at most 0.5 s old when a page
+# gets it; each read of new frames redraws every frame's shared parts (a default run's 101
+# frames streamed 5 at a time cost 64 ms to draw, 10 at a time 38 ms).
+READS_PER_POLL = 3
 
 
 class _Stream:
@@ -99,10 +104,14 @@ def _same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
     return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
 
 
-def streamed_run(queue: Any, config: RunConfig, status: JobStatus) -> Run | None:
+def streamed_run(
+    queue: Any, config: RunConfig, status: JobStatus, period_ms: float = 0.0
+) -> Run | None:
     """The run of every frame the job has stored so far (None before the first), reading
-    only the frames this process has not decoded yet, at most every `STREAM_TICK_S` (the
+    only the frames this process has not decoded yet, at most every `STREAM_TICK_S`, or
+    every `READS_PER_POLL`-th of `period_ms` (the period the pages poll at) if longer (the
     first frames at once)."""
+    tick = max(STREAM_TICK_S, period_ms / 1000.0 / READS_PER_POLL)
     stream = _stream(config)
     with stream.lock:
         have = len(stream.frames)
@@ -110,7 +119,7 @@ def streamed_run(queue: Any, config: RunConfig, status: JobStatus) -> Run | None
             stream.reset()  # trained again under the same key: start over
             have = 0
         now = time.monotonic()
-        if status.n_frames > have and (have == 0 or now - stream.read_at >= STREAM_TICK_S):
+        if status.n_frames > have and (have == 0 or now - stream.read_at >= tick):
             stream.read_at = now
             start = max(have - 1, 0)  # re-read the last frame held: is it still this job's?
             new = queue.frames(config.key, start)

@@ -44,6 +44,7 @@ def served(tmp_path, monkeypatch):
     # frames are fed by hand between polls: each poll reads what was fed (the tick that
     # coalesces a class's reads has its own test)
     monkeypatch.setattr(streams, "STREAM_TICK_S", 0.0)
+    monkeypatch.setattr(streams, "READS_PER_POLL", float("inf"))  # however slow the polls
     services.job_queue.cache_clear()
     _forget()
     app.server.testing = True
@@ -60,6 +61,10 @@ def _forget() -> None:
         from app import streams
 
         streams.clear()
+    if find_spec("app.audience") is not None:
+        from app import audience
+
+        audience.clear()  # pages counted by other tests (and their clocks) count not here
 
 
 class Page(PageState):
@@ -520,3 +525,39 @@ def test_a_class_polls_more_slowly_the_more_pages_poll_the_process(served, train
     assert all(abs(p - target) <= STEADY * p + 50 for p in periods), (periods, target)
     answers.clear()
     audience.clear()
+
+
+def test_pages_polling_slowly_have_their_frames_read_a_third_of_their_period_apart(
+    served, trained, monkeypatch
+):
+    """`streamed_run` reads a stream's new frames at most every `STREAM_TICK_S`, or every
+    third of the period its pages poll at when that is longer: a class polling every
+    1.5 s has the store read (and a frame count drawn) every 0.5 s, not every 0.25 s, and
+    each page still gets frames at most a third of its period old."""
+    from app import streams
+
+    _, _, queue = served
+    clock = [3000.0]
+    monkeypatch.setattr(streams.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(streams, "STREAM_TICK_S", 0.25)
+    monkeypatch.setattr(streams, "READS_PER_POLL", 3)
+    queue.submit(CONFIG, client="teacher")
+    claim = queue.claim()
+    frames = _frames(trained)
+    fed, reads = [0], []
+    frames_of = queue.frames
+    queue.frames = lambda key, start=0: reads.append(start) or frames_of(key, start)
+
+    def poll_after(dt: float, period_ms: float) -> int:
+        """A frame arrives, `dt` seconds pass, a page polling every `period_ms` polls:
+        the frames the process then holds."""
+        queue.put_frame(claim, fed[0], frames[fed[0]])
+        fed[0] += 1
+        clock[0] += dt
+        status = queue.status(CONFIG.key)
+        return streams.streamed_run(queue, CONFIG, status, period_ms).n_frames
+
+    assert poll_after(0.0, 1500) == 1 and len(reads) == 1  # the first frame at once
+    held = [poll_after(dt, 1500) for dt in (0.3, 0.1, 0.1, 0.3, 0.25)]
+    assert held == [1, 1, 4, 4, 6] and len(reads) == 3  # 0.5 s apart
+    assert poll_after(0.25, 300) == 7 and len(reads) == 4  # a page at 0.3 s: the tick
