@@ -21,7 +21,6 @@ once too.
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import threading
 import time
@@ -37,18 +36,22 @@ KEEP_BYTES = 32 * 1024 * 1024  # answers kept per process (a class's tick holds 
 UPDATE_PATH = "_dash-update-component"
 _TRIGGERS: set[str] = set()  # "id.prop" of the intervals whose callbacks are shared
 _LOCK = threading.Lock()
-_NUMBERS = itertools.count()
 
 
 class _Kept:
     """An answer's bytes, when it was made, from which job store (a process opens another
-    when its settings change: tests do), and its name for compression's cache."""
+    when its settings change: tests do), and its name for compression's cache: its
+    digest, so that the same bytes asked for differently are compressed once (when a
+    class's job ends, every page is sent the same whole view, but their polls differ by
+    the frame each had, and each answer was compressed again: 60 brotli forms of a 200 kB
+    view)."""
 
     __slots__ = ("body", "made", "store", "name")
 
     def __init__(self, body: bytes, made: float, store: Any) -> None:
         self.body, self.made, self.store = body, made, store
-        self.name = f"{delivery.SHARED_NAME}{next(_NUMBERS)}"
+        digest = hashlib.blake2b(body, digest_size=16).hexdigest()
+        self.name = f"{delivery.SHARED_NAME}{digest}"
 
 
 _ANSWERS: OrderedDict[str, _Kept] = OrderedDict()

@@ -66,8 +66,8 @@ BROTLI_QUALITY = 5
 YEAR = 365 * 24 * 3600
 # compressed forms of shared poll answers kept per process and encoding (app/answers.py)
 SHARED_KEEP = 64
-SHARED_NAME = "answer:"  # how app/answers.py names a shared answer: "answer:12"
-_SHARED_KEY = ";" + SHARED_NAME  # in flask-compress's key: "br;answer:12"
+SHARED_NAME = "answer:"  # how app/answers.py names a shared answer: "answer:" + its digest
+_SHARED_KEY = ";" + SHARED_NAME  # in flask-compress's key: "br;answer:…"
 # The asset drawn with first (`first_paint`), and the script that loads it and then Dash's.
 PLOTLY_2D = "plotly/plotly-2d.min.js"
 FIRST_PAINT_JS = Path(__file__).with_name("first_paint.js")

@@ -274,8 +274,8 @@ class RunFollower:
             State(self.config, "data"),
             State(self.feature_pick, "value"),
             State(self.seed_pick, "value"),
-            # not read by the poll: each request says how often its page polls, and the
-            # process counts its pages from that (app.audience)
+            # how often the page polls: the process counts its pages from it (app.audience)
+            # and the page keeps it while the new period would be close (`period`)
             State(w.poll, "interval"),
             prevent_initial_call=True,
         )(self.poll)
@@ -340,7 +340,7 @@ class RunFollower:
 
     def poll(
         self, _n: int, job: dict[str, Any] | None, store: dict[str, Any] | None, feature: Any,
-        menu: Any, _period: Any = None,
+        menu: Any, polling: Any = None,
     ) -> tuple[Any, ...]:  # fmt: skip
         """Append the frames that arrived since the cursor, for the seed that leads now (or
         the one the user picked in the menu); when the job ends, show the whole run (the
@@ -369,7 +369,7 @@ class RunFollower:
             return (view, job_, disabled, bar, options, seed, interval)
         ended = status.state not in ACTIVE
         bar = job_status(config.key, status)
-        interval = period(queue, status, _period)
+        interval = period(queue, status, polling)
         run = streamed_run(queue, config, status, interval) if status.n_frames > cursor else None
         if run is None or run.n_frames <= cursor:
             return (no_update, no_update, ended, bar, no_update, no_update, interval)

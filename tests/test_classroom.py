@@ -561,3 +561,41 @@ def test_pages_polling_slowly_have_their_frames_read_a_third_of_their_period_apa
     held = [poll_after(dt, 1500) for dt in (0.3, 0.1, 0.1, 0.3, 0.25)]
     assert held == [1, 1, 4, 4, 6] and len(reads) == 3  # 0.5 s apart
     assert poll_after(0.25, 300) == 7 and len(reads) == 4  # a page at 0.3 s: the tick
+
+
+def test_when_a_class_job_ends_its_whole_view_is_compressed_once(served, trained, monkeypatch):
+    """Pages that streamed a job to different frames poll differently, so their answers are
+    not shared; when it ends each is sent the same whole view, and a browser's brotli form
+    of those bytes is made once (named by their digest) however many pages ask."""
+    import brotli
+    from flask_compress import flask_compress
+
+    from app import answers, streams
+
+    http, _, queue = served
+    answers.clear()
+    pages, _ = _class(http, queue, 3)
+    claim = queue.claim()
+    frames = _frames(trained)
+    for n, page in zip((2, 4, 6), pages, strict=True):  # each page holds other frames
+        for i in range(n - 2, n):
+            queue.put_frame(claim, i, frames[i])
+        page.send(http, page.tick())
+    assert [p.view["n"] for p in pages] == [2, 4, 6]
+    assert queue.finish(claim, trained)
+    monkeypatch.setattr(streams, "STREAM_TICK_S", 0.25)  # answers are kept a tick
+    made, compress = [], flask_compress.brotli.compress
+
+    def counted(data: bytes, **options: Any) -> bytes:
+        made.append(len(data))
+        return compress(data, **options)
+
+    monkeypatch.setattr(flask_compress.brotli, "compress", counted)
+    sent = [http.post("/_dash-update-component", json=page.tick(),
+                      headers={"Accept-Encoding": "br"}) for page in pages]  # fmt: skip
+    assert [r.headers.get("Content-Encoding") for r in sent] == ["br"] * 3
+    bodies = [brotli.decompress(r.data) for r in sent]
+    assert bodies[0] == bodies[1] == bodies[2]
+    assert json.loads(bodies[0])["response"][VIEW]["data"]["n"] == trained.n_frames
+    assert len(made) == 1, f"the same answer compressed {len(made)} times"
+    answers.clear()
