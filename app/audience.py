@@ -25,9 +25,9 @@ from typing import Any
 import flask
 
 from app import ids
+from app.answers import UPDATE_PATH
 
 WINDOW_S = 4.0  # longer than the slowest poll period (app.jobfollow.WAITING_POLL_MS)
-UPDATE_PATH = "_dash-update-component"
 _TRIGGERS: dict[str, str] = {}  # "id.n_intervals" -> "id" of the intervals counted
 _LOCK = threading.Lock()
 _HEARD: deque[tuple[float, float]] = deque()  # (when, the page's share of a page)

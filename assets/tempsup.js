@@ -37,6 +37,21 @@
     return Math.max(0, Math.min(i, n - 1));
   }
 
+  // A panel's shared traces: a finished run's base is JSON text (app/view.py _view), parsed
+  // once per view rather than at every frame drawn while playing; a stream's is not text.
+  const parsedBases = new WeakMap();
+  function baseTraces(view, p) {
+    const base = view.base[p] || [];
+    if (typeof base !== "string") return base;
+    let parsed = parsedBases.get(view.base);
+    if (!parsed) {
+      parsed = {};
+      parsedBases.set(view.base, parsed);
+    }
+    if (!(p in parsed)) parsed[p] = JSON.parse(base);
+    return parsed[p];
+  }
+
   // The figures of `panels` at `frame` of `view` (a page's view store, app/view.py) and the
   // label under the player: the frame's moving traces spliced into the shared ones.
   function draw(frame, view, panels) {
@@ -47,9 +62,7 @@
     }
     const i = clampFrame(frame, view.n);
     const figures = panels.map((p) => {
-      // a finished run's base is JSON text too (app/view.py _view), a stream's is not
-      const base = view.base[p] || [];
-      const data = (typeof base === "string" ? JSON.parse(base) : base).slice();
+      const data = baseTraces(view, p).slice();
       const moving = view.moving[p] || [];
       // a frame is JSON text (app/view.py packed: encoded once for every page it is sent to)
       const packed = (view.frames[p] || [])[i] || [];

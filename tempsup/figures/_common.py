@@ -150,9 +150,15 @@ def rounded(d: dict[str, Any], name: str, values: Callable[[], Any] | None = Non
     route); a whole (F, …) array costs about as much as one such call, and a view draws
     F frames of tens of calls. The rows are shared by every frame drawn from `d`: read,
     never changed."""
-    slot = f"rounded:{name}"
-    if slot not in d:  # two threads at once compute the same rows; either is kept
-        d[slot] = rnd(d[name] if values is None else values())
+    return per_frame(d, f"rounded:{name}", lambda: rnd(d[name] if values is None else values()))
+
+
+def per_frame(d: dict[str, Any], slot: str, compute: Callable[[], Any]) -> Any:
+    """`compute()`, a table with a row per frame, kept in `d` (a panel's prepared data)
+    under `slot`: what a frame would otherwise work out alone, a few calls of a few
+    microseconds each, is worked out for every frame at once. Read, never changed."""
+    if slot not in d:  # two threads at once compute the same table; either is kept
+        d[slot] = compute()
     return d[slot]
 
 

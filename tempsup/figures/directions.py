@@ -42,6 +42,7 @@ from tempsup.figures._common import (
     corner_text,
     feature_name,
     n_ages,
+    per_frame,
     rnd,
     role,
     rounded,
@@ -236,7 +237,7 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
     # the numbers the arrows carry, rounded once per frame (not a few at a time per trace)
     names = ("pts", "a", "norm", "ry") + (("k_pts", "k_a", "k_norm") if cfg.inputs > 1 else ())
     shown = {name: rounded(d, name)[frame] for name in names}
-    shown["short"] = _per_frame(d, "short", lambda: _short(d["pts"], R))[frame]
+    shown["short"] = per_frame(d, "short labels", lambda: _short(d["pts"], R))[frame]
     for r in _roles(k, cfg.inputs):
         ages = [s for s in range(len(pts)) if role(s, k) == r]
         out.append(_arrows(r, ages, pts, shown, R, is3d, cfg.inputs > 1))
@@ -244,7 +245,7 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
         out += _feature_arrows(sel, d, frame, shown, is3d)
     out.append(_readout(shown["ry"], cfg.tied, is3d))
     if cfg.relu_readout:
-        n_free, n_free_before = _per_frame(d, "free counts", lambda: _free_counts(d["free"], k))[
+        n_free, n_free_before = per_frame(d, "free counts", lambda: _free_counts(d["free"], k))[
             frame
         ]
         # short lines: the corner text stays inside a panel a phone's width wide
@@ -258,16 +259,6 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
         else:
             out.append(corner_text(text, R, "count"))
     return out
-
-
-def _per_frame(d: dict[str, Any], name: str, compute: Any) -> Any:
-    """`compute()`, a table with a row per frame, kept in the panel's prepared data `d`:
-    what a frame would otherwise work out alone, a few numpy calls of a few microseconds
-    each, is worked out for every frame at once (as `rounded` does for the numbers)."""
-    slot = f"per frame:{name}"
-    if slot not in d:  # two threads at once compute the same table; either is kept
-        d[slot] = compute()
-    return d[slot]
 
 
 def _short(pts: np.ndarray, R: float) -> list[list[bool]]:
@@ -385,7 +376,7 @@ def _feature_arrows(
     k, n_x = sel.config.k, sel.config.inputs
     pts, R = d["k_pts"][frame], d["R"]
     drawn, ka, kn = (shown[name] for name in ("k_pts", "k_a", "k_norm"))
-    short = _per_frame(d, "k short", lambda: _short(d["k_pts"], R))[frame]
+    short = per_frame(d, "short feature labels", lambda: _short(d["k_pts"], R))[frame]
     dims = ("x", "y", "z")[: pts.shape[-1]]
 
     def segment(js: list[int]) -> dict[str, Any]:
