@@ -29,7 +29,14 @@ from app.jobwidget import JobWidget, job_status, submit
 from app.jobwords import describe
 from app.memo import PENDING
 from app.services import job_queue
-from app.streams import finished_run, stream_patch, stream_seed, stream_whole, streamed_run
+from app.streams import (
+    drawing,
+    finished_run,
+    stream_patch,
+    stream_seed,
+    stream_whole,
+    streamed_run,
+)
 from app.view import choose_seed, empty_view, full_view, seed_options
 from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
@@ -199,7 +206,9 @@ def finished(
     With `wait` False: None while another request draws that view (`app.view.full_view`)."""
     shown = choose_seed(run, seed)
     picked = seed is not None and shown == seed
-    view = full_view(run, shown, feature, wait=wait)
+    # the frames this process drew while the job streamed are the finished run's (when its
+    # panels are causal): the view takes them instead of drawing every frame again
+    view = full_view(run, shown, feature, wait=wait, streamed=lambda: drawing(run, shown, feature))
     if view is PENDING:
         return None
     job = job_store(status, run.n_frames, shown, picked=picked)

@@ -36,12 +36,12 @@ from dash import Patch
 from app.memo import LOCK as _LOCK
 from app.memo import Memo
 from app.view import (
-    delta,
-    frame_data,
-    packed,
+    Drawn,
+    lean_frames,
     shared_parts,
     status_lines,
     streaming_options,
+    template_of,
 )
 from tempsup.config import RunConfig
 from tempsup.jobs.record import JobState, JobStatus
@@ -191,15 +191,8 @@ def _selection(stream: _Stream, run: Run, seed: int, feature: int) -> dict[str, 
     if sel["n"] < n:
         start = sel["n"]
         if not sel["template"]:
-            drawn = frame_data(run.first_frames(1), seed, feature, 0)
-            sel["template"] = {p: traces[0] if traces else [] for p, traces in drawn.items()}
-        for panel, traces in frame_data(run, seed, feature, start).items():
-            template = sel["template"].get(panel) or []
-            lean = [
-                packed([delta(t, template[j]) if j < len(template) else t
-                        for j, t in enumerate(f)])
-                for f in traces
-            ]  # fmt: skip
+            sel["template"] = template_of(run, seed, feature)
+        for panel, lean in lean_frames(run, seed, feature, start, sel["template"]).items():
             sel["frames"].setdefault(panel, []).extend(lean)
         sel["summaries"].extend(status_lines(run, seed, feature, start))
         sel["steps"].extend(int(s) for s in run["step"][start:])
@@ -260,6 +253,36 @@ def _patch(stream: _Stream, run: Run, seed: int, feature: int, cursor: int) -> P
         for path, op, value in json_diff(old, new):
             apply(view, path, op, value)
     return view
+
+
+def drawing(run: Run, seed: int, feature: int) -> tuple[Drawn | None, dict[str, Any] | None]:
+    """What this process drew of `run`'s job while it streamed, for `seed` and `feature`,
+    if the frames it read are the run's first ones (a job trained again under the same key
+    is not): the frames drawn ("template", "frames", "summaries", their number "n") and,
+    if it read every frame, the shared parts of them all; (None, None) otherwise. A
+    finished view whose panels are `causal` takes them (`app.view.full_view`): the frames
+    a page watched stream in are the finished run's, and are not drawn again."""
+    with _LOCK:
+        stream = _STREAMS.get(run.config.key)
+    if stream is None or stream.config != run.config:
+        return None, None
+    with stream.lock:
+        have = len(stream.frames)
+        sel = stream.traces.get((seed, feature))
+        if not have or sel is None or not sel["n"] or have > run.n_frames:
+            return None, None
+        if not _same(stream.frames[-1], {k: v[have - 1] for k, v in run.arrays.items()}):
+            return None, None
+        n = sel["n"]
+        drawn = {
+            "template": sel["template"],
+            "frames": {p: traces[:n] for p, traces in sel["frames"].items()},
+            "summaries": sel["summaries"][:n],
+            "n": n,
+        }
+        with _LOCK:
+            parts = stream.parts.get((seed, feature, run.n_frames))
+    return drawn, parts
 
 
 def stream_whole(config: RunConfig, run: Run, seed: int, feature: int) -> dict[str, Any]:

@@ -167,7 +167,42 @@ def stream_view(run: Any, seed: int, feature: int = 0, figs: PanelSet = RNN) -> 
     return _view(run, seed, feature, figs, lean=False)
 
 
-def _view(run: Any, seed: int, feature: int, figs: PanelSet, lean: bool) -> dict[str, Any]:
+def template_of(run: Any, seed: int, feature: int, figs: PanelSet = RNN) -> dict[str, Any]:
+    """Each panel's moving traces of the first frame, drawn from the first frame alone: what
+    the frames of a stream (and of a finished run whose panels are `causal`) are sent as
+    differences from (`lean_frames`). The same in every web process and at every moment."""
+    drawn = frame_data(run.first_frames(1), seed, feature, 0, figs)
+    return {p: traces[0] if traces else [] for p, traces in drawn.items()}
+
+
+def lean_frames(
+    run: Any, seed: int, feature: int, start: int, template: dict[str, Any], figs: PanelSet = RNN
+) -> dict[str, list[str]]:
+    """Frames start … F-1 per panel, each moving trace as what differs from the same trace
+    of `template` (the browser merges it over it, assets/tempsup.js), as JSON text made
+    once (`packed`): mostly numbers, not the styles every frame repeats."""
+    out = {}
+    for panel, traces in frame_data(run, seed, feature, start, figs).items():
+        tpl = template.get(panel) or []
+        out[panel] = [
+            packed([delta(t, tpl[j]) if j < len(tpl) else t for j, t in enumerate(f)])
+            for f in traces
+        ]
+    return out
+
+
+Drawn = dict[str, Any]  # frames 0 … n-1 drawn already: "template", "frames", "summaries", "n"
+
+
+def _view(
+    run: Any,
+    seed: int,
+    feature: int,
+    figs: PanelSet,
+    lean: bool,
+    drawn: Drawn | None = None,
+    parts: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Every frame of one seed and the parts the frames share: the page's whole store.
 
     `lean` (a finished run's, cached by `full_view`): the frames keep only what differs
@@ -175,7 +210,15 @@ def _view(run: Any, seed: int, feature: int, figs: PanelSet, lean: bool) -> dict
     whose job ends is each sent this store (their polls differ, so their answers are not
     shared): as numbers the base was half of encoding each answer (0.8 ms of a default
     run's 1.6 ms), as text it is copied. A stream's base stays plain: its polls send the
-    changes to it (`app.streams`)."""
+    changes to it (`app.streams`).
+
+    When every panel is `causal` for the run's config (`PanelSet.causal`), a finished run's
+    frames are what its stream's were: sent as differences from the first frame
+    (`template_of`, `lean_frames`), and what a stream drew already (`drawn`, its shared
+    parts `parts`, both of this run's frames) is taken, not drawn again: when a job ends,
+    its view costs the frames that came after the stream's last read."""
+    if lean and figs.causal(run.config):
+        return _causal_view(run, seed, feature, figs, drawn, parts)
     parts = shared_parts(run, seed, feature, figs)
     if lean:
         parts["base"] = {p: packed(traces) for p, traces in parts["base"].items()}
@@ -195,6 +238,43 @@ def _view(run: Any, seed: int, feature: int, figs: PanelSet, lean: bool) -> dict
     }
 
 
+def _causal_view(
+    run: Any,
+    seed: int,
+    feature: int,
+    figs: PanelSet,
+    drawn: Drawn | None,
+    parts: dict[str, Any] | None,
+) -> dict[str, Any]:
+    """`_view` of a finished run whose panels draw each frame from the frames up to it: the
+    frames `drawn` has (its first `n`), then the others, as differences from the template."""
+    n = run.n_frames
+    if drawn is not None and not 0 < drawn["n"] <= n:
+        drawn = None
+    template = drawn["template"] if drawn else template_of(run, seed, feature, figs)
+    have = drawn["n"] if drawn else 0
+    frames = {p: list(drawn["frames"][p]) if drawn else [] for p in figs.names}
+    summaries = list(drawn["summaries"]) if drawn else []
+    if have < n:
+        for p, more in lean_frames(run, seed, feature, have, template, figs).items():
+            frames[p] += more
+        summaries += status_lines(run, seed, feature, have, figs)
+    shared = dict(parts) if parts is not None else shared_parts(run, seed, feature, figs)
+    shared["base"] = {p: packed(traces) for p, traces in shared["base"].items()}
+    return {
+        "key": run.config.key,
+        "seed": seed,
+        "feature": feature,
+        "n": n,
+        "steps": [int(s) for s in np.asarray(run["step"])],
+        "message": "",
+        "frames": frames,
+        "summaries": summaries,
+        **shared,
+        "template": template,
+    }
+
+
 FULL_VIEWS_KEEP = 32  # whole stores of finished runs kept per process (a class opens a few)
 _FULL_VIEWS = Memo(FULL_VIEWS_KEEP)
 
@@ -206,6 +286,7 @@ def full_view(
     figs: PanelSet = RNN,
     content: str | None = None,
     wait: bool = True,
+    streamed: Any = None,
 ) -> dict[str, Any]:
     """The whole store for a finished (or cancelled) run, cached: a shared link opened by
     a whole class, or a job a class watched end, is computed once per web process, by the
@@ -214,9 +295,16 @@ def full_view(
     the same config trained to the end). A run not trained here (opened from a file) is
     named by `content`, its digest: its config's key is not its content. With `wait`
     False, a request that finds another page's request drawing it gets `app.memo.PENDING`
-    at once (a streaming page keeps its frames and asks again)."""
+    at once (a streaming page keeps its frames and asks again). `streamed()`, if given,
+    returns what this process drew of the run while it streamed (`app.streams.drawing`):
+    (frames drawn, shared parts), either None."""
+
+    def make() -> dict[str, Any]:
+        drawn, parts = streamed() if streamed is not None else (None, None)
+        return _view(run, seed, feature, figs, lean=True, drawn=drawn, parts=parts)
+
     slot = (run.config.key, run.n_frames, content, seed, feature, figs)
-    return _FULL_VIEWS.get_or(slot, lambda: _view(run, seed, feature, figs, lean=True), wait)
+    return _FULL_VIEWS.get_or(slot, make, wait)
 
 
 def lab_view(run: Any, seed: int) -> dict[str, Any]:

@@ -87,19 +87,31 @@
   }
 
   // A corner text (tempsup/figures/_common.py corner_text, `meta.corner` its inset) kept at
-  // the top-left corner of the axes as this layout draws them: Compare puts both runs'
-  // panels on one scale, wider than one run's own. On the panel's own axes it is there
-  // already (to the 4 digits it was rounded to) and is left as it came.
+  // the top-left corner of the axes as this layout draws them, and a text hanging from the
+  // top (`meta.top`, the loss panel's label) kept that far below the y axis's top: a frame
+  // places them on the axes of the frames up to it (a frame streamed in is the finished
+  // run's), and Compare puts both runs' panels on one scale, wider than one run's own.
+  // Where they are there already (to the 4 digits they were rounded to) they are left as
+  // they came. tempsup/figures/panel.py at_corners is this function in Python.
   function atCorners(data, layout) {
     const xr = layout.xaxis && layout.xaxis.range;
     const yr = layout.yaxis && layout.yaxis.range;
     if (!Array.isArray(xr) || !Array.isArray(yr)) return data;
     const near = (a, b, span) => Math.abs(a - b) <= 1e-3 * Math.abs(span);
     return data.map((t) => {
-      const inset = t && t.meta && t.meta.corner;
-      if (typeof inset !== "number" || !t.x || !t.y) return t;
-      const x = xr[0] + inset * (xr[1] - xr[0]);
-      const y = yr[1] - inset * (yr[1] - yr[0]);
+      const meta = (t && t.meta) || {};
+      const corner = meta.corner;
+      const top = meta.top;
+      let x, y;
+      if (typeof corner === "number" && t.x && t.y) {
+        x = xr[0] + corner * (xr[1] - xr[0]);
+        y = yr[1] - corner * (yr[1] - yr[0]);
+      } else if (typeof top === "number" && t.x && t.y) {
+        x = t.x[0];
+        y = yr[1] - top * (yr[1] - yr[0]);
+      } else {
+        return t;
+      }
       if (near(t.x[0], x, xr[1] - xr[0]) && near(t.y[0], y, yr[1] - yr[0])) return t;
       return Object.assign({}, t, { x: [x], y: [y] });
     });

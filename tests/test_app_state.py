@@ -198,10 +198,12 @@ def test_streamed_chunks_add_up_to_the_full_view(small_run) -> None:
         lines += status_lines(part, seed, 0, n - 1)
     assert lines == full["summaries"]
     base = {panel: unpacked(traces) for panel, traces in full["base"].items()}
+    template = full.get("template") or {}  # its frames' reference, as the page merges them
     for panel, per_frame in frames.items():
         for f, traces in enumerate(per_frame):
             for j, idx in enumerate(full["moving"][panel]):
-                merged = {**base[panel][idx], **unpacked(full["frames"][panel][f])[j]}
+                under = (template.get(panel) or [{}] * (j + 1))[j]
+                merged = {**base[panel][idx], **under, **unpacked(full["frames"][panel][f])[j]}
                 assert comparable(panel, traces[j]) == comparable(panel, merged), (panel, f)
 
 

@@ -19,6 +19,7 @@ import pytest
 from app import ids
 from app.view import unpacked
 from benchmarks.load_test import JOB, POLL, STATUS, DashCalls, PageState
+from tempsup import figures
 from tempsup.config import RunConfig
 from tempsup.sweeps import train_runs
 from tests.browser import comparable, merged_frames
@@ -404,8 +405,9 @@ def test_every_web_process_merges_its_frames_over_the_same_template():
     """Two web processes that first read a stream at different frame counts (simulated by
     forgetting everything between them) hold the same template, so a page that got its
     template from one and frames from the other draws each frame as it was drawn. The run
-    is one whose panel square grows while it trains (its half-space reaches 14 at the
-    first frame, 36 at the last), so a frame drawn with more of it differs from the first."""
+    is one whose panel square grows while it trains (its axes reach 1.4 at the first frame,
+    3.6 at the last), and each frame is drawn from the frames up to it alone (`causal`):
+    the first frame drawn with the whole run is the first frame drawn alone."""
     from app import streams
     from app.view import frame_data
 
@@ -420,8 +422,11 @@ def test_every_web_process_merges_its_frames_over_the_same_template():
     streams.clear()
     assert held[1]["template"] == held[21]["template"]
     drawn = json.loads(json.dumps(frame_data(run, 0, 0, 0)))
-    alone = frame_data(run.first_frames(1), 0, 0, 0)["directions"][0][0]  # the half-space, frame 0
-    assert alone["x"] != drawn["directions"][0][0]["x"]  # drawn with the whole run: grown
+    first = run.first_frames(1)
+    alone = frame_data(first, 0, 0, 0)["directions"][0][0]  # the half-space, frame 0
+    assert alone == drawn["directions"][0][0]  # drawn with the whole run: the same
+    grown = [figures.panel_layout("directions", r, 0)["xaxis"]["range"][1] for r in (first, run)]
+    assert grown[1] > 2 * grown[0]  # while the run's axes grew
     template = held[1]["template"]  # the page's, from the process that read 1 frame first
     for panel, frames in held[21]["frames"].items():
         merged = [[{**template[panel][j], **t} for j, t in enumerate(unpacked(f))]
@@ -599,3 +604,39 @@ def test_when_a_class_job_ends_its_whole_view_is_compressed_once(served, trained
     assert json.loads(bodies[0])["response"][VIEW]["data"]["n"] == trained.n_frames
     assert len(made) == 1, f"the same answer compressed {len(made)} times"
     answers.clear()
+
+
+def test_a_finished_view_takes_the_frames_its_stream_drew(trained, monkeypatch):
+    """When a job a process streamed ends, the finished view is the one drawn from the
+    run alone, byte for byte, but only the frames the stream had not drawn are drawn: each
+    frame was drawn from the frames up to it (`PanelSet.causal`), so the streamed frames
+    are the finished run's."""
+    from app import streams, view
+
+    streams.clear()
+    view._FULL_VIEWS.clear()
+    alone = json.dumps(view.full_view(trained, trained.best), sort_keys=True)
+    view._FULL_VIEWS.clear()
+    stream = streams._stream(CONFIG)
+    frames = [{k: v[i] for k, v in trained.arrays.items()} for i in range(trained.n_frames)]
+    for have in (1, 40, 97):  # three reads; the job ends before a fourth
+        stream.frames = frames[:have]
+        streams._selection(stream, trained.first_frames(have), trained.best, 0)
+    drawn: list[int] = []
+    real = view.frame_data
+
+    def counted(run, seed, feature, start, *args, **kw):
+        drawn.append(run.n_frames - start)
+        return real(run, seed, feature, start, *args, **kw)
+
+    monkeypatch.setattr(view, "frame_data", counted)
+    taken = view.full_view(
+        trained, trained.best, streamed=lambda: streams.drawing(trained, trained.best, 0)
+    )
+    assert json.dumps(taken, sort_keys=True) == alone
+    assert drawn == [trained.n_frames - 97]  # the 4 frames after the last read, once
+    # a stream of another job under the same key (trained again) is not taken
+    stream.frames = [{**f, "loss": f["loss"] + 1} for f in frames[:97]]
+    assert streams.drawing(trained, trained.best, 0) == (None, None)
+    streams.clear()
+    view._FULL_VIEWS.clear()

@@ -21,6 +21,7 @@ from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.figures._common import n_ages
 from tempsup.figures.directions import half_plane_polygon, plane_in_cube
+from tempsup.figures.panel import at_corners
 from tempsup.palette import ROLE_COLORS, empty_figure
 from tempsup.run import Run, derived
 from tests.helpers import rot
@@ -388,7 +389,9 @@ def test_figure_is_traces_plus_layout(ssm, panel):
         data = figures.frame_traces(panel, ssm, 1, f)
         json.dumps(data)  # plain JSON: no numpy anywhere
         fig = figures.panel_figure(panel, ssm, 1, f)
-        assert fig.to_plotly_json() == go.Figure({"data": data, "layout": layout}).to_plotly_json()
+        placed = at_corners(data, layout)  # corner texts on the whole run's axes
+        want = go.Figure({"data": placed, "layout": layout}).to_plotly_json()
+        assert fig.to_plotly_json() == want
     assert figures.all_frame_traces(panel, ssm, 1) == [
         figures.frame_traces(panel, ssm, 1, f) for f in range(ssm.n_frames)
     ]
@@ -538,3 +541,108 @@ def test_canonical_weights_are_computed_once_per_frame_and_equal_the_batched_sol
     assert solved == [2, 3, 1]
     _common.canonical_weights(_common.select(part, 1))  # the same arrays: no solve, no hashing
     assert solved == [2, 3, 1]
+
+
+# ---- each frame drawn from the frames up to it (`PanelSet.causal`) ----------------------
+
+
+CAUSAL_RUNS = {
+    "ssm": lambda: make_run(SPIRAL, E1, model="ssm", k=3, frames=12),
+    "ssm, bias, free readout": lambda: make_run(
+        SPIRAL, E1, W_y=np.array([[1.0], [0.5]]), model="ssm", bias=True, b=0.2, frames=12
+    ),
+    "linear": lambda: make_run(SPIRAL, E1, model="linear", frames=12),
+    "ReLU RNN, N_h = 1": lambda: make_run(
+        np.array([[0.6]]), np.array([[1.0]]), model="rnn", k=1, frames=12
+    ),
+}
+
+
+@pytest.mark.parametrize("name", CAUSAL_RUNS)
+def test_a_frame_is_drawn_from_the_frames_up_to_it_alone(name):
+    """What a frame shows (every moving trace of every panel, and its status line) is the
+    same drawn from the run's first f + 1 frames as from the whole run: a frame streamed in
+    while the job trains is the finished run's frame, so the finished view can take the
+    streamed frames (app.view). The run's weights grow, so the whole run's axes are wider
+    than its first frames' (the test would not notice a frame drawn on the run's axes)."""
+    run = CAUSAL_RUNS[name]()
+    assert figures.PANEL_SET.causal(run.config)
+    first = run.first_frames(1)
+    layouts = [figures.panel_layout("directions", r, 0) for r in (first, run)]
+    assert layouts[0]["xaxis"]["range"] != layouts[1]["xaxis"]["range"]
+    for f in range(run.n_frames):
+        prefix = run.first_frames(f + 1)
+        for panel in figures.PANELS:
+            whole = figures.frame_traces(panel, run, 0, f)
+            alone = figures.frame_traces(panel, prefix, 0, f)
+            moving = figures.moving_traces(panel, run, 0)
+            moving_alone = figures.moving_traces(panel, prefix, 0)
+            assert [whole[i] for i in moving] == [alone[i] for i in moving_alone], (panel, f)
+        assert figures.status_line(run, 0, f) == figures.status_line(prefix, 0, f)
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        RunConfig(model="rnn", hidden=3),  # the 3-D plane is cut at the whole run's cube
+        RunConfig(model="rnn", hidden=5),  # the projection's second axis: the last frame's
+        RunConfig(hidden=2, inputs=3, tied=False, k=0),  # the heatmap's scale: the run's
+    ],
+)
+def test_panels_drawn_with_the_whole_run_say_so(config):
+    assert not figures.PANEL_SET.causal(config)
+    assert figures.PANEL_SET.causal(config.replace(hidden=2, inputs=1, tied=True))
+
+
+def test_the_correlations_lab_draws_its_frames_with_the_whole_run():
+    from tempsup.bows import figures as bows_figures
+    from tempsup.bows.config import BowsConfig
+
+    assert not bows_figures.PANEL_SET.causal(BowsConfig())
+
+
+def test_texts_hanging_from_a_corner_are_drawn_at_the_whole_runs_corner():
+    """A frame places the count, the spectrum's summary and the loss label on the axes of
+    the frames up to it; a figure (the notebook's, the report's, the export's) moves them
+    to the whole run's axes, as the page does (assets/tempsup.js atCorners)."""
+    from tempsup.figures._common import CORNER_INSET
+    from tempsup.figures.animation import animation_json
+    from tempsup.figures.loss import LABEL_INSET
+
+    run = CAUSAL_RUNS["ssm"]()
+    for panel, name, inset, both in (
+        ("directions", "count", CORNER_INSET, True),  # the arrows grow: moved
+        ("eigen", "spectrum summary", CORNER_INSET, True),  # ρ < 1 throughout: at the corner
+        ("loss", "explained", LABEL_INSET, False),  # the curves' range grows: moved
+    ):
+        layout = figures.panel_layout(panel, run, 0)
+        (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
+        drawn = by_name(figures.frame_traces(panel, run, 0, 0), name)
+        shown = by_name(figures.panel_figure(panel, run, 0, 0).to_plotly_json()["data"], name)
+        assert shown["y"][0] == pytest.approx(y1 - inset * (y1 - y0), rel=1e-3)
+        moved = drawn["y"][0] != pytest.approx(shown["y"][0], rel=1e-3)
+        assert moved == (panel != "eigen"), panel
+        if both:
+            assert shown["x"][0] == pytest.approx(x0 + inset * (x1 - x0), rel=1e-3)
+        else:
+            assert shown["x"] == drawn["x"]  # the loss label stays at the cursor
+    # the export's frame 0: the count at the corner of the directions panel's axes
+    fig = animation_json(run, 0)
+    layout = figures.panel_layout("directions", run, 0)
+    (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
+    (index,) = [i for i, t in enumerate(fig["data"]) if t.get("name") == "count"]
+    first = fig["frames"][0]
+    moving = dict(zip(first["traces"], first["data"], strict=True))
+    count = {**fig["data"][index], **moving.get(index, {})}  # as the frame shows it
+    assert count["x"][0] == pytest.approx(x0 + CORNER_INSET * (x1 - x0), rel=1e-3)
+    assert count["y"][0] == pytest.approx(y1 - CORNER_INSET * (y1 - y0), rel=1e-3)
+
+
+def test_the_half_space_boundary_passes_through_its_foot_exactly():
+    """The boundary nearest the origin is a vertex of the polygon: drawn with 4 digits, the
+    far corners alone would put the boundary off by 0.05 % of their distance."""
+    ry, b, R = np.array([0.3, -0.7]), 0.25, 100.0
+    poly = half_plane_polygon(R, ry, b)
+    foot = -b * ry / (ry @ ry)
+    assert any(np.allclose(p, foot, atol=1e-12) for p in poly)
+    assert np.all(np.array(poly) @ ry + b <= 1e-9)

@@ -34,7 +34,7 @@ from tempsup.figures._animation import (
     summary_html,
 )
 from tempsup.figures._common import feature_name, select
-from tempsup.figures.panel import PanelEntry, Parts, Selection
+from tempsup.figures.panel import PanelEntry, Parts, Selection, at_corners
 from tempsup.figures.status import NEAR_BEST, status_line
 from tempsup.figures.view import narrow_meta
 from tempsup.frames import stop_note
@@ -152,7 +152,9 @@ def _grid(run: Run, seed: int | None, feature: int) -> tuple[go.Figure, list[dic
         p = e.name
         refs = refs_of[p] = _refs(fig, *e.cell)
         traces_of[p] = []
-        per_frame = [e.module.traces(sel, data[p], f) for f in range(n)]
+        # texts hanging from a corner at the whole run's corner (each frame draws them at
+        # the corner of the frames up to it)
+        per_frame = [at_corners(e.module.traces(sel, data[p], f), parts[p].axes) for f in range(n)]
         for i, trace in enumerate(per_frame[-1]):
             trace = _place_trace(trace, refs)
             if not e.legend:

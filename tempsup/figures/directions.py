@@ -89,11 +89,17 @@ def prepare(sel: Selection) -> dict[str, Any]:
     drawn = [pts, ry] + ([k_pts] if cfg.inputs > 1 else [])
     scale = max(float(np.abs(x).max(initial=0.0)) for x in drawn)
     R = RANGE_PAD * scale if scale > 0 else 1.0
+    # each frame's own scale: the longest drawn coordinate of the frames so far (`causal`)
+    reach = np.maximum.accumulate(
+        np.max([np.abs(x).reshape(len(x), -1).max(axis=1, initial=0.0) for x in drawn], axis=0)
+    )
+    R_at = np.where(reach > 0, RANGE_PAD * reach, 1.0)  # (F,)
     norm = np.linalg.norm(w, axis=-1)  # (F, n): ‖w_s‖ in the canonical gauge
     # every feature's own a_k = w_y(j)ᵀw_k(j) and ‖w_k(j)‖, for the hover of its arrow
     k_a = np.einsum("fhj,fjh->fj", cw["W_y"], w_k)  # (F, N_x)
     return {
         "w": w, "w_y": w_y, "b": b, "a": a, "free": free, "pts": pts, "ry": ry, "R": R,
+        "R_at": R_at,
         "norm": norm, "k_pts": k_pts, "k_a": k_a, "k_norm": np.linalg.norm(w_k, axis=-1),
     }  # fmt: skip
 
@@ -171,6 +177,10 @@ def half_plane_polygon(R: float, ry: np.ndarray, b: float) -> list[tuple[float, 
     """The square [-R, R]² clipped to {h : ryᵀh + b ≤ 0} (Sutherland–Hodgman), closed.
 
     Empty when the square misses the half-plane; the whole square when ry = 0 and b ≤ 0.
+    The boundary passes through the point of the line nearest the origin, a vertex of its
+    own: drawn with 4 digits, the corners far out (`HALF_SPACE_REACH`) are off by 0.05 %
+    of R, and the boundary through them alone would miss the origin's neighbourhood by as
+    much; through that point it is off by 0.05 % of the distance from it.
     """
     square = [(-R, -R), (R, -R), (R, R), (-R, R)]
     val = [float(ry[0] * x + ry[1] * y + b) for x, y in square]
@@ -182,7 +192,16 @@ def half_plane_polygon(R: float, ry: np.ndarray, b: float) -> list[tuple[float, 
         if (vp < 0 < vq) or (vq < 0 < vp):
             t = vp / (vp - vq)
             out.append((p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1])))
+            if vq > 0:  # leaving the half-plane: the boundary follows, through its foot
+                out += _foot(ry, b, R)
     return out + out[:1]
+
+
+def _foot(ry: np.ndarray, b: float, R: float) -> list[tuple[float, float]]:
+    """The point of {h : ryᵀh + b = 0} nearest the origin, if it lies inside [-R, R]²."""
+    n2 = float(ry[0] ** 2 + ry[1] ** 2)
+    foot = (-b * float(ry[0]) / n2, -b * float(ry[1]) / n2)
+    return [foot] if max(abs(foot[0]), abs(foot[1])) < R else []
 
 
 def plane_in_cube(R: float, n: np.ndarray, b: float) -> np.ndarray:
@@ -225,19 +244,31 @@ def _n_feature_traces(inputs: int) -> int:
     return 0 if inputs == 1 else inputs if inputs <= FEATURE_TRACES else 1
 
 
+def causal(config: Any) -> bool:
+    """Whether each frame is drawn from the frames up to it alone (`PanelSet.causal`): in
+    the plane (N_h <= 2), yes: the half-space's reach, which arrows are labelled and where
+    the count sits follow the longest arrow so far (`R_at`), never a later frame. A 3-D
+    view cuts the half-space's plane at the whole run's cube, and a projection (N_h > 3)
+    takes its second axis from the last frame."""
+    return config.hidden <= 2
+
+
 def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
     cfg = sel.config
-    k, R = cfg.k, d["R"]
+    k, R = cfg.k, float(d["R_at"][frame])  # the scale of the frames so far (`causal`)
     pts, ry = d["pts"][frame], d["ry"][frame]
     b = float(d["b"][frame])
     is3d = _mode(cfg.hidden) == "3d"
     out: list[dict[str, Any]] = []
     if cfg.relu_readout:
-        out.append(_half_space_3d(R, ry, b, cfg.bias) if is3d else _half_space_2d(R, ry, b, cfg))
+        if is3d:  # the plane fills the scene's cube, the whole run's
+            out.append(_half_space_3d(d["R"], ry, b, cfg.bias))
+        else:
+            out.append(_half_space_2d(R, ry, b, cfg))
     # the numbers the arrows carry, rounded once per frame (not a few at a time per trace)
     names = ("pts", "a", "norm", "ry") + (("k_pts", "k_a", "k_norm") if cfg.inputs > 1 else ())
     shown = {name: rounded(d, name)[frame] for name in names}
-    shown["short"] = per_frame(d, "short labels", lambda: _short(d["pts"], R))[frame]
+    shown["short"] = per_frame(d, "short labels", lambda: _short(d["pts"], d["R_at"]))[frame]
     for r in _roles(k, cfg.inputs):
         ages = [s for s in range(len(pts)) if role(s, k) == r]
         out.append(_arrows(r, ages, pts, shown, R, is3d, cfg.inputs > 1))
@@ -261,10 +292,10 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
     return out
 
 
-def _short(pts: np.ndarray, R: float) -> list[list[bool]]:
+def _short(pts: np.ndarray, R_at: np.ndarray) -> list[list[bool]]:
     """Per frame and age (or feature): whether the arrow is too short for its label
-    (shorter than LABEL_MIN of the axes' half-range R)."""
-    return (np.linalg.norm(pts, axis=-1) < LABEL_MIN * R).tolist()
+    (shorter than LABEL_MIN of the frame's half-range `R_at`, that of the frames so far)."""
+    return (np.linalg.norm(pts, axis=-1) < LABEL_MIN * R_at[:, None]).tolist()
 
 
 def _free_counts(free: np.ndarray, k: int) -> list[tuple[int, int]]:
@@ -278,11 +309,13 @@ def _half_space_name(bias: bool) -> str:
     return f"interference-free half-space w<sub>y</sub>ᵀh{' + b' if bias else ''} ≤ 0"
 
 
-# The half-space is filled out to this many times the panel's own square: the axes clip it
-# to what is shown, and a page that draws the panel on a wider scale (Compare, both runs on
-# one) still sees a half-plane, not a small box round the origin. 10: up to ten times
-# wider; the corners' 4 significant digits keep the boundary within 0.5 % of R.
-HALF_SPACE_REACH = 10.0
+# The half-space is filled out to this many times the frame's own square (that of the
+# frames so far, `R_at`): the axes clip it to what is shown, and a page that draws the
+# panel on a wider scale (Compare, both runs on one; the finished run's, when a weight grew
+# after this frame) still sees a half-plane, not a box round the origin. 100: the finished
+# runs measured reach at most 3 times their first frame's; the boundary passes through its
+# foot (`half_plane_polygon`), so the corners' 4 digits keep it within 0.05 % of R.
+HALF_SPACE_REACH = 100.0
 
 
 def _half_space_2d(R: float, ry: np.ndarray, b: float, cfg) -> dict[str, Any]:
@@ -374,9 +407,9 @@ def _feature_arrows(
     highlighted feature's arrow is the thicker. One trace per feature up to
     `FEATURE_TRACES` features, else one trace whose markers carry the colours."""
     k, n_x = sel.config.k, sel.config.inputs
-    pts, R = d["k_pts"][frame], d["R"]
+    pts = d["k_pts"][frame]
     drawn, ka, kn = (shown[name] for name in ("k_pts", "k_a", "k_norm"))
-    short = per_frame(d, "short feature labels", lambda: _short(d["k_pts"], R))[frame]
+    short = per_frame(d, "short feature labels", lambda: _short(d["k_pts"], d["R_at"]))[frame]
     dims = ("x", "y", "z")[: pts.shape[-1]]
 
     def segment(js: list[int]) -> dict[str, Any]:

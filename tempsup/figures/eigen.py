@@ -48,11 +48,18 @@ def prepare(sel: Selection) -> dict[str, Any]:
     swept = np.asarray(geo["swept_angle_deg_features"][:, f])  # (F,)
     w0 = np.asarray(geo["w0_norm_features"][:, f])  # (F,)
     R = max(1.1, 1.1 * float(rho.max(initial=0.0)))
-    return {"lam": lam, "rho": rho, "swept": swept, "w0": w0, "R": R}
+    # the frame's own: the frames' so far (`causal`); the summary sits at its corner
+    R_at = np.fmax(1.1, 1.1 * np.fmax.accumulate(rho))  # NaN (none yet) counts as nothing
+    return {"lam": lam, "rho": rho, "swept": swept, "w0": w0, "R": R, "R_at": R_at}
+
+
+def causal(config: Any) -> bool:
+    """Each frame is drawn from the frames up to it alone (`PanelSet.causal`)."""
+    return True
 
 
 def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
-    lam, R = d["lam"], d["R"]
+    lam, R = d["lam"], float(d["R_at"][frame])
     text = (
         f"ρ(W<sub>h</sub>) = {fmt(float(d['rho'][frame]))} (gauge-free)"
         f"<br>kθ = {fmt(float(d['swept'][frame]), 4)}°, ‖w<sub>0</sub>‖ = "

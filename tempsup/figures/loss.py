@@ -110,7 +110,27 @@ def prepare(sel: Selection) -> dict[str, Any]:
         # plot shows it with room above for the moving label (the ticks are the range's)
         "range": (rng := symlog_range(drawn, c)),
         "plot_range": _with_label_room(rng),
+        # what a frame's label says and where it hangs, from the frames up to it alone
+        # (`causal`): whether the terms and E[L] were computed by then, and the plot's
+        # range over those frames (the page hangs it from the top of the range it draws)
+        "terms_by": np.logical_or.accumulate(np.isfinite(terms).any(axis=-1)),
+        "expected_by": np.logical_or.accumulate(np.isfinite(expected)),
+        "plot_range_at": _plot_ranges(
+            [values[v.key] for v in curves if v.key != "others"], run.n_frames, c
+        ),
     }
+
+
+def _plot_ranges(curves: list[np.ndarray], n_frames: int, c: float) -> np.ndarray:
+    """(F, 2): each frame's `plot_range` over the curves' values of the frames up to it
+    (the last frame's is the whole run's)."""
+    y = symlog(np.stack(curves, -1) if curves else np.zeros((n_frames, 0)), c)  # (F, curves)
+    ok = np.isfinite(y)
+    low = np.minimum.accumulate(np.where(ok, y, np.inf).min(axis=-1, initial=np.inf))
+    high = np.maximum.accumulate(np.where(ok, y, -np.inf).max(axis=-1, initial=-np.inf))
+    none = ~np.isfinite(low)  # nothing drawn yet: symlog_range's (0, 1)
+    low, high = np.where(none, 0.0, low) - 0.1, np.where(none, 1.0, high) + 0.1
+    return np.stack([low, high + LABEL_ROOM * (high - low)], -1)
 
 
 # Above the curves, this share of their span is left empty for the label at the cursor
@@ -180,25 +200,32 @@ def _line(curve: captions.Curve, x: list, y: list) -> dict[str, Any]:
     return trace
 
 
-# The cursor's line reaches this far (symmetric-log units: decades) past both ends of the
-# axis, which clips it to what is shown: on a wider scale (Compare draws both runs on the
-# range holding both) it still crosses the whole panel, and autoscale stops at the axis's
-# range (`autorangeoptions`), as the directions panel's half-space does.
+# The cursor's line spans this far (symmetric-log units: decades) either side of 0, past
+# any axis this panel draws, which clips it to what is shown: on a wider scale (Compare
+# draws both runs on the range holding both) it still crosses the whole panel, and
+# autoscale stops at the axis's range (`autorangeoptions`), as the directions panel's
+# half-space does. A number of its own, not of the run: a frame streamed in is drawn as
+# the finished run draws it (`causal`).
 CURSOR_REACH = 100.0
 
 
 def _cursor(step: int, d: dict[str, Any], loss: float) -> list[dict[str, Any]]:
     """The moving traces: a dashed line at the frame's step across the whole panel, and a
     dot on the shown seed's loss (drawn on the symmetric-log axis, hovered as its value)."""
-    low, high = d["plot_range"]
-    line = [low - CURSOR_REACH, high + CURSOR_REACH]
+    line = [-CURSOR_REACH, CURSOR_REACH]
     return cursor_traces(step, line, rnd(symlog([loss], d["c"])), rnd([loss]))
+
+
+def causal(config: RunConfig) -> bool:
+    """Each frame is drawn from the frames up to it alone (`PanelSet.causal`): the cursor's
+    reach is a constant, the label's words and height come from those frames."""
+    return True
 
 
 def explained_text(d: dict[str, Any], frame: int) -> str:
     """ "four terms: 99.6 % of E[L]" at one frame (± the estimate's standard error)."""
-    if not (d["computed"].terms and d["computed"].expected):
-        return ""  # the panel's note says what was not computed
+    if not (d["terms_by"][frame] and d["expected_by"][frame]):
+        return ""  # none computed so far: the panel's note says what was not computed
     expected, total, se = (float(d[n][frame]) for n in ("expected", "total", "se"))
     if not (np.isfinite(expected) and np.isfinite(total)):
         return "terms or E[L] not computed at this frame"
@@ -211,6 +238,9 @@ def explained_text(d: dict[str, Any], frame: int) -> str:
     return text
 
 
+LABEL_INSET = 0.02  # the label hangs this share of the y axis's span below its top
+
+
 def _explained(step: int, d: dict[str, Any], frame: int) -> dict[str, Any]:
     """The moving label at the cursor's top: how much of the loss the terms explain.
 
@@ -218,11 +248,14 @@ def _explained(step: int, d: dict[str, Any], frame: int) -> dict[str, Any]:
     after, and hangs from just below the axis top, so it never leaves the plot.
     """
     late = step > d["last_step"] / 2
-    low, high = d["plot_range"]
+    low, high = d["plot_range_at"][frame]
     return {
         "type": "scatter",
         "x": [step],
-        "y": [rnd(high - 0.02 * (high - low))],
+        "y": [rnd(float(high - LABEL_INSET * (high - low)))],
+        # the page hangs it this share of the axis's span below the top of the range it
+        # draws (assets/tempsup.js atCorners; `tempsup.figures.panel.at_corners`)
+        "meta": {"top": LABEL_INSET},
         "mode": "text",
         "text": [explained_text(d, frame)],
         "textposition": "bottom left" if late else "bottom right",

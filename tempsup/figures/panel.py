@@ -12,12 +12,15 @@ A `PanelSet` orders such modules and gives every panel the same front-end, with 
 contract for every panel, seed, feature and frame f:
 
     panel_figure(panel, run, seed, f)
-        == go.Figure({"data": frame_traces(panel, run, seed, f),
-                      "layout": panel_layout(panel, run, seed)})
+        == go.Figure({"data": at_corners(frame_traces(panel, run, seed, f), layout),
+                      "layout": layout := panel_layout(panel, run, seed)})
 
 `panel_layout` is fixed across frames (axis ranges come from all frames of the run, so
 nothing jumps while scrubbing); `moving_traces` names the traces that change with the
-frame; `status_lines` is the line of numbers under the player, one per frame. The app's
+frame; `status_lines` is the line of numbers under the player, one per frame. A panel
+that draws each frame from the frames up to it alone says so (`causal`): its texts that
+hang from a corner are placed on those frames' axes, and `at_corners` (the page's
+atCorners in assets/tempsup.js) moves them to the axes a figure is drawn on. The app's
 view store and the HTML export are built on a `PanelSet`, whichever lab it belongs to.
 
 A `PanelSet` is also its lab's registry of panels: one `PanelEntry` per panel holds all
@@ -213,6 +216,16 @@ class PanelSet:
     def module(self, panel: str) -> Panel:
         return self.entry(panel).module
 
+    def causal(self, config: Any) -> bool:
+        """Whether every panel draws each frame of a run of `config` from the frames up to
+        it alone (a module's `causal(config)`; one without it does not): then a frame
+        drawn while the run streamed in is the finished run's frame, and a view of the
+        streamed frames is the finished view (`app.streams`)."""
+        return all(
+            getattr(e.module, "causal", None) is not None and e.module.causal(config)  # type: ignore[attr-defined]
+            for e in self.entries
+        )
+
     def captions(self, config: Any, computed: Any = None) -> dict[str, str]:
         """The words under each panel that has a caption, by name in display order, for
         `config` and what its run computed (each lab's own kind; None: nothing yet)."""
@@ -250,9 +263,40 @@ class PanelSet:
         self, panel: str, run: Any, seed: int | None = None, frame: int = -1, feature: int = 0
     ) -> go.Figure:
         """The full figure of one panel at one frame (seed None = the run's best seed)."""
-        return go.Figure(
-            {
-                "data": self.frame_traces(panel, run, seed, frame, feature),
-                "layout": self.panel_layout(panel, run, seed, feature),
-            }
-        )
+        layout = self.panel_layout(panel, run, seed, feature)
+        data = at_corners(self.frame_traces(panel, run, seed, frame, feature), layout)
+        return go.Figure({"data": data, "layout": layout})
+
+
+def at_corners(data: list[dict[str, Any]], layout: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Texts that hang from a corner of the axes moved there on the axes `layout` draws
+    (assets/tempsup.js atCorners does the same in the page): a trace whose `meta` holds
+    "corner" (an inset, a share of each axis's span) at the top-left corner, one holding
+    "top" at that inset below the y axis's top. A frame places them on the axes of the
+    frames up to it (`causal`); a figure draws them on the whole run's. Traces already
+    there (to 4 digits) are returned as they came."""
+    xr = (layout.get("xaxis") or {}).get("range")
+    yr = (layout.get("yaxis") or {}).get("range")
+    if not (isinstance(xr, list) and isinstance(yr, list)):
+        return data
+    out = []
+    for t in data:
+        meta = t.get("meta") if isinstance(t, dict) else None
+        corner = meta.get("corner") if isinstance(meta, dict) else None
+        top = meta.get("top") if isinstance(meta, dict) else None
+        if isinstance(corner, (int, float)) and t.get("x") and t.get("y"):
+            x, y = xr[0] + corner * (xr[1] - xr[0]), yr[1] - corner * (yr[1] - yr[0])
+            t = _moved(t, x, y, xr, yr)
+        elif isinstance(top, (int, float)) and t.get("x") and t.get("y"):
+            t = _moved(t, t["x"][0], yr[1] - top * (yr[1] - yr[0]), xr, yr)
+        out.append(t)
+    return out
+
+
+def _moved(t: dict[str, Any], x: float, y: float, xr: list[float], yr: list[float]) -> dict:
+    def near(a: Any, b: float, span: float) -> bool:
+        return isinstance(a, (int, float)) and abs(a - b) <= 1e-3 * abs(span)
+
+    if near(t["x"][0], x, xr[1] - xr[0]) and near(t["y"][0], y, yr[1] - yr[0]):
+        return t
+    return {**t, "x": [float(f"{x:.4g}")], "y": [float(f"{y:.4g}")]}  # 4 digits, as drawn

@@ -98,11 +98,23 @@ BAND_REACH = 10.0
 
 
 def _band_y(sel: Selection, A: np.ndarray) -> np.ndarray:
-    """Each frame's interference-free band, bottom to top -b: (F, 5) corners' heights."""
-    lo, hi = _bar_range(sel, A)
+    """Each frame's interference-free band, bottom to top -b: (F, 5) corners' heights. The
+    bottom reaches below the bars' range of the frames up to this one (`causal`; the last
+    frame's is the whole run's, `_bar_range`)."""
+    a = A[:, :, sel.feature, sel.feature]  # (F, n)
     top = -_bias(sel)
-    low = np.full_like(top, lo - BAND_REACH * (hi - lo))
+    lo = np.minimum(np.minimum.accumulate(np.minimum(a.min(axis=-1), top)), 0.0)
+    hi = np.maximum(np.maximum.accumulate(a.max(axis=-1)), 1.0)
+    pad = 0.08 * (hi - lo)  # as `_bar_range` pads it
+    lo, hi = lo - pad, hi + pad
+    low = lo - BAND_REACH * (hi - lo)
     return np.stack([low, low, top, top, low], -1)
+
+
+def causal(config: Any) -> bool:
+    """Each frame is drawn from the frames up to it alone (`PanelSet.causal`) for scalar
+    input; with vector input the heatmap's colour scale is the whole run's."""
+    return config.inputs == 1
 
 
 def _heatmap(sel: Selection, d: dict[str, Any], frame: int) -> dict[str, Any]:
