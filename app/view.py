@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 import numpy as np
+import orjson
 from plotly.io.json import to_json_plotly
 
 from app.memo import Memo
@@ -115,17 +116,14 @@ def packed(traces: list[dict[str, Any]]) -> str:
     A class's pages are sent the same frames: as text, each answer copies them instead of
     encoding their thousands of numbers again (half the web tier's work in the classroom
     benchmark was JSON and frame drawing); assets/tempsup.js parses a frame as it draws it.
-    Numbers are already plain (`tempsup.figures._common.rnd`: NaN is None); anything
-    else goes through Plotly's encoder, as Dash would have sent it."""
+    Numbers are already plain (`tempsup.figures._common.rnd`: NaN is None): orjson writes
+    them (a fifth of the json module's time; NaN, if any, as null, as Plotly's encoder
+    does); anything it does not know goes through Plotly's encoder, as Dash would have
+    sent it."""
     try:
-        return _COMPACT.encode(traces)
-    except (TypeError, ValueError):
+        return orjson.dumps(traces).decode()
+    except TypeError:
         return to_json_plotly(traces)
-
-
-# `packed`'s encoder, made once: json.dumps with options builds a new one at every call,
-# and a view packs a few hundred frames
-_COMPACT = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 
 def unpacked(frame: str | list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -181,8 +179,13 @@ def lean_frames(
     """Frames start … F-1 per panel, each moving trace as what differs from the same trace
     of `template` (the browser merges it over it, assets/tempsup.js), as JSON text made
     once (`packed`): mostly numbers, not the styles every frame repeats."""
+    return as_lean(frame_data(run, seed, feature, start, figs), template)
+
+
+def as_lean(drawn: dict[str, list[Any]], template: dict[str, Any]) -> dict[str, list[str]]:
+    """`frame_data`'s frames as `lean_frames` sends them: differences from `template`."""
     out = {}
-    for panel, traces in frame_data(run, seed, feature, start, figs).items():
+    for panel, traces in drawn.items():
         tpl = template.get(panel) or []
         out[panel] = [
             packed([delta(t, tpl[j]) if j < len(tpl) else t for j, t in enumerate(f)])
@@ -251,14 +254,18 @@ def _causal_view(
     n = run.n_frames
     if drawn is not None and not 0 < drawn["n"] <= n:
         drawn = None
-    template = drawn["template"] if drawn else template_of(run, seed, feature, figs)
-    have = drawn["n"] if drawn else 0
-    frames = {p: list(drawn["frames"][p]) if drawn else [] for p in figs.names}
-    summaries = list(drawn["summaries"]) if drawn else []
-    if have < n:
-        for p, more in lean_frames(run, seed, feature, have, template, figs).items():
-            frames[p] += more
-        summaries += status_lines(run, seed, feature, have, figs)
+    if drawn is None:  # the first frame drawn with the run is the one drawn alone: causal
+        whole = frame_data(run, seed, feature, 0, figs)
+        template = {p: traces[0] if traces else [] for p, traces in whole.items()}
+        frames, summaries = as_lean(whole, template), status_lines(run, seed, feature, 0, figs)
+    else:
+        template, have = drawn["template"], drawn["n"]
+        frames = {p: list(drawn["frames"][p]) for p in figs.names}
+        summaries = list(drawn["summaries"])
+        if have < n:
+            for p, more in lean_frames(run, seed, feature, have, template, figs).items():
+                frames[p] += more
+            summaries += status_lines(run, seed, feature, have, figs)
     shared = dict(parts) if parts is not None else shared_parts(run, seed, feature, figs)
     shared["base"] = {p: packed(traces) for p, traces in shared["base"].items()}
     return {
