@@ -45,7 +45,7 @@ from app.view import (
 )
 from tempsup.config import RunConfig
 from tempsup.jobs.record import JobState, JobStatus
-from tempsup.run import Run, leading_seed
+from tempsup.run import ARRAYS, Run, leading_seed
 
 FINISHED_KEEP = 8  # decoded finished runs kept per process (a class opens a few at a time)
 STREAMS_KEEP = 16  # jobs whose streamed frames are kept per process
@@ -101,7 +101,9 @@ def _stream(config: RunConfig) -> _Stream:
 
 
 def _same(a: dict[str, np.ndarray], b: dict[str, np.ndarray]) -> bool:
-    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) for k in a)
+    """Whether two frames of a run are one: every array of a run's frame (`ARRAYS`) equal
+    (a finished job's frames also hold its canonical gauge, a streamed one's do not)."""
+    return all(k in a and k in b and np.array_equal(a[k], b[k]) for k in ARRAYS)
 
 
 def streamed_run(

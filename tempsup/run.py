@@ -62,6 +62,15 @@ DERIVED = ("terms", "expected_loss", "expected_loss_se")
 # positive readout bias no longer double-counts the silent steps in its sampled strata
 # (files without a version are 1; their derived arrays are recomputed where they differ).
 DERIVED_VERSION = 2
+# Every frame's weights in the canonical gauge (`tempsup.gauge.canonical`: "W_x", "W_h",
+# "W_y"; b_y is unchanged), stored with a finished job's run (`Run.with_gauge`) when its
+# hidden state is at most GAUGE_MAX_HIDDEN wide: the panels draw in that gauge, and each
+# web process solved it again for every seed it showed (a class's students' runs, a tenth
+# of the web's time). One batched solve of every frame and seed costs about as much as one
+# seed's (the solve is dominated by numpy's calls, not by the matrices); wider hidden
+# states cost far more (N_h = 40: seconds a frame) and are solved where they are drawn.
+GAUGE = ("gauge_W_x", "gauge_W_h", "gauge_W_y")
+GAUGE_MAX_HIDDEN = 3
 TERM_NAMES = ("task", "mean correction", "projection interference", "composition interference")
 # A seed "succeeded" when it closed at least this fraction of the gap between
 # the silent network (zero output) and the best seed: dead ReLU networks and
@@ -443,6 +452,30 @@ class Run(_files.RunFile, RunViews):
     def __getitem__(self, name: str) -> np.ndarray:
         return self.arrays[name]
 
+    def with_gauge(self) -> Run:
+        """This run with every frame and seed in the canonical gauge (`GAUGE`, float64, one
+        batched solve), if its hidden state is at most GAUGE_MAX_HIDDEN wide (else this
+        run); the same solve, bit for bit, as one seed's frames alone."""
+        if self.config.hidden > GAUGE_MAX_HIDDEN or all(g in self.arrays for g in GAUGE):
+            return self
+        from tempsup import gauge
+
+        F, M = self.arrays["W_h"].shape[:2]
+        flat = [np.ascontiguousarray(self.arrays[n]).reshape(F * M, *self.arrays[n].shape[2:])
+                for n in ("W_x", "W_h", "W_y", "b_y")]  # fmt: skip
+        cfg = self.config
+        solved = gauge.canonical(*flat, cfg.k, cfg.relu_hidden, cfg.tied)
+        gauged = {g: solved[g[6:]].reshape(F, M, *solved[g[6:]].shape[1:]) for g in GAUGE}
+        return Run(cfg, {**self.arrays, **gauged})
+
+    def gauged(self, seed: int) -> dict[str, np.ndarray] | None:
+        """One seed's frames in the canonical gauge as stored (`with_gauge`): "W_x", "W_h",
+        "W_y", "b_y" (F, ...) float64; None when the run holds none."""
+        if not all(g in self.arrays for g in GAUGE):
+            return None
+        out = {g.removeprefix("gauge_"): self.arrays[g][:, seed] for g in GAUGE}
+        return {**out, "b_y": self.arrays["b_y"][:, seed].astype(float)}
+
     def first_frames(self, n: int) -> Run:
         """The run as it stood after its first `n` frames (views of these arrays, no copy)."""
         return Run(self.config, {k: v[:n] for k, v in self.arrays.items()})
@@ -506,7 +539,7 @@ class Run(_files.RunFile, RunViews):
         stored = [n for n in ARRAYS if n not in DERIVED]
         config, arrays = _files.read_run(
             data, source, stored, "tempsup run file", RunConfig.from_dict,
-            optional=(*DERIVED, "derived_version", "best_seed"),
+            optional=(*DERIVED, *GAUGE, "derived_version", "best_seed"),
         )  # fmt: skip
         version = int(arrays.pop("derived_version", 1))
         stored_best = arrays.pop("best_seed", None)
@@ -544,6 +577,13 @@ class Run(_files.RunFile, RunViews):
                 "expected_loss_se": (n_frames, n_seeds),
             },
         )
+        whole = all(n in arrays and arrays[n].shape == expect[n[6:]] for n in GAUGE)
+        if not whole:
+            for n in GAUGE:  # none, or not whole: solved where it is drawn
+                arrays.pop(n, None)
+        else:
+            for n in GAUGE:
+                arrays[n] = arrays[n].astype(float, copy=False)
         run = cls(config, arrays)
         if stored_best is not None and not recompute:  # the choice made when it was saved
             best = BestSeed.from_json(str(stored_best), n_seeds)

@@ -650,3 +650,59 @@ def test_success_mask_of_every_frame_at_once_judges_each_frame_by_its_own_best()
     np.testing.assert_array_equal(success_mask(config, frames)[:3], want)
     for row, got in zip(frames, success_mask(config, frames), strict=True):
         np.testing.assert_array_equal(got, success_mask(config, row))
+
+
+# ---- the canonical gauge stored with a finished job's run (`Run.with_gauge`) -----------
+
+
+@pytest.mark.parametrize(
+    "config",
+    [TINY, replace(TINY, model="rnn", hidden=3, k=1), replace(TINY, inputs=2, tied=False)],
+)
+def test_a_stored_gauge_is_each_seeds_own_solve_bit_for_bit(config: RunConfig) -> None:
+    """One batched solve of every frame and seed equals the solve of each seed's frames
+    alone (what a web process did for the seed it showed): the stored gauge draws the same
+    figures, and survives the run file."""
+    from tempsup import gauge
+
+    (r,) = train_runs([config])
+    stored = Run.from_bytes(r.with_gauge().to_bytes())
+    for seed in range(config.seeds):
+        alone = gauge.canonical(
+            *(np.ascontiguousarray(r[n][:, seed]) for n in ("W_x", "W_h", "W_y", "b_y")),
+            config.k, config.relu_hidden, config.tied,
+        )  # fmt: skip
+        held = stored.gauged(seed)
+        assert held is not None
+        for name in ("W_x", "W_h", "W_y", "b_y"):
+            assert held[name].dtype == np.float64
+            np.testing.assert_array_equal(held[name], alone[name])
+
+
+def test_wide_hidden_states_store_no_gauge_and_a_damaged_one_is_dropped(run: Run) -> None:
+    (wide,) = train_runs([replace(TINY, model="rnn", hidden=5)])
+    assert wide.with_gauge().gauged(0) is None  # solved where drawn: seconds a frame at 40
+    arrays = file_arrays(Run.from_bytes(run.with_gauge().to_bytes()))
+    arrays["gauge_W_h"] = arrays["gauge_W_h"][:-1]  # one frame short
+    damaged = Run.from_bytes(npz_bytes(**arrays))
+    assert damaged.gauged(0) is None and "gauge_W_x" not in damaged.arrays
+
+
+def test_panels_of_a_run_with_its_gauge_solve_nothing(run: Run, monkeypatch) -> None:
+    from tempsup import figures, gauge
+
+    stored = Run.from_bytes(run.with_gauge().to_bytes())
+    want = {p: figures.all_frame_traces(p, run, 0) for p in figures.PANELS}
+
+    def unsolved(*_args, **_kw):
+        raise AssertionError("the gauge was solved again")
+
+    monkeypatch.setattr(gauge, "canonical", unsolved)
+    assert {p: figures.all_frame_traces(p, stored, 0) for p in figures.PANELS} == want
+
+
+def test_a_finished_jobs_run_is_stored_with_its_gauge(run: Run) -> None:
+    from tempsup.jobs.kinds import _run_result
+
+    frames = [{k: v[i] for k, v in run.arrays.items() if k in ARRAYS} for i in range(run.n_frames)]
+    assert _run_result(run.config, frames, []).gauged(1) is not None

@@ -58,6 +58,9 @@ def canonical_weights(sel: Selection) -> dict[str, np.ndarray]:
     "W_x", "W_h", "W_y", "b_y" as (F, ...) float arrays. Panels draw gauge-dependent things
     (arrows w_s, ‖w_0‖, kθ) from these, so two runs computing the same function look alike."""
     cfg, s = sel.config, sel.seed
+    stored = sel.run.gauged(s) if hasattr(sel.run, "gauged") else None
+    if stored is not None:  # a finished job's run holds it (`tempsup.run.Run.with_gauge`)
+        return stored
     for arr, seed, cw in list(_RECENT):
         if arr is sel.run["W_h"] and seed == s:
             return cw

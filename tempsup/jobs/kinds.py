@@ -227,7 +227,8 @@ def _run_stream_batch(
 
 
 def _run_result(config: RunConfig, kept: list[Frame], _published: list[Frame]) -> Run:
-    return Run.from_frames(config, kept)
+    # stored with its canonical gauge: every web process that shows it reads it, none solves
+    return Run.from_frames(config, kept).with_gauge()
 
 
 def _run_load(data: bytes) -> Run:
