@@ -44,14 +44,21 @@ class _Kept:
     digest, so that the same bytes asked for differently are compressed once (when a
     class's job ends, every page is sent the same whole view, but their polls differ by
     the frame each had, and each answer was compressed again: 60 brotli forms of a 200 kB
-    view)."""
+    view). Worked out when compression first asks for it: an answer sent as it is needs
+    none (hashing every kept answer cost a class about half a second of CPU a minute)."""
 
-    __slots__ = ("body", "made", "store", "name")
+    __slots__ = ("body", "made", "store", "_name")
 
     def __init__(self, body: bytes, made: float, store: Any) -> None:
         self.body, self.made, self.store = body, made, store
-        digest = hashlib.blake2b(body, digest_size=16).hexdigest()
-        self.name = f"{delivery.SHARED_NAME}{digest}"
+        self._name: str | None = None
+
+    @property
+    def name(self) -> str:
+        if self._name is None:  # two threads at once work out the same name
+            digest = hashlib.blake2b(self.body, digest_size=16).hexdigest()
+            self._name = f"{delivery.SHARED_NAME}{digest}"
+        return self._name
 
 
 _ANSWERS: OrderedDict[str, _Kept] = OrderedDict()
@@ -133,7 +140,7 @@ def _before() -> flask.Response | None:
     if kept is None:
         flask.g.tempsup_answer = (key, now)  # Dash answers; `_after` keeps what it said
         return None
-    flask.g.tempsup_shared_key = kept.name
+    flask.g.tempsup_shared = kept  # compression names it (`app.delivery`), if it compresses
     return flask.Response(kept.body, mimetype="application/json")
 
 
@@ -145,8 +152,8 @@ def _after(response: flask.Response) -> flask.Response:
     if b'"sideUpdate"' in body:  # an error the page is told of (app.report_error): not kept
         return response
     kept = _keep(*made, body)
-    if kept is not None:  # its compressed form is kept under this name (app.delivery)
-        flask.g.tempsup_shared_key = kept.name
+    if kept is not None:  # its compressed form is kept under its name (app.delivery)
+        flask.g.tempsup_shared = kept
     return response
 
 

@@ -113,8 +113,9 @@ class StaticCache:
 
 def _cache_key(request: flask.Request) -> str:
     """The static file's identity (noted by `_static_response`) or the shared answer's
-    name (`app.answers`), or "" (not cached)."""
-    return flask.g.get("tempsup_static_key") or flask.g.get("tempsup_shared_key", "")
+    name (`app.answers`: its digest, worked out now), or "" (not cached)."""
+    shared = flask.g.get("tempsup_shared")
+    return flask.g.get("tempsup_static_key") or (shared.name if shared is not None else "")
 
 
 def _is_static(path: str) -> bool:
