@@ -31,6 +31,7 @@ from app.memo import PENDING
 from app.services import job_queue
 from app.streams import (
     drawing,
+    finish_patch,
     finished_run,
     stream_patch,
     stream_seed,
@@ -44,6 +45,7 @@ from tempsup.jobs.record import JobState, JobStatus
 from tempsup.run import Run
 
 ACTIVE = (JobState.QUEUED, JobState.RUNNING)
+ACTIVE_STATES = tuple(state.value for state in ACTIVE)  # as a JOB store names them
 FINAL = (JobState.DONE.value, JobState.CANCELLED.value)  # runs that no longer change
 POLL_MS = 300
 # While a job waits behind others, only its place in line changes: a slower poll leaves
@@ -183,6 +185,20 @@ def period(queue: Any, status: JobStatus, current: Any = None) -> int:
         and abs(new - current) <= STEADY * current
     )
     return current if steady else new
+
+
+def _holds_start_of(job: dict[str, Any], view: dict[str, Any], cursor: int) -> bool:
+    """Whether a streaming page (its JOB store `job`, `cursor` frames) holds the first frames
+    of the finished `view` as they are: the same seed and feature, streamed from the same
+    job, and frames drawn from the frames up to them (`view` has a template: its panels
+    are causal, `app.view`)."""
+    return (
+        0 < cursor <= view["n"]
+        and "template" in view
+        and job.get("state") in ACTIVE_STATES
+        and int_or_none(job.get("seed")) == view["seed"]
+        and int_or_none(job.get("view_feature")) == view["feature"]
+    )
 
 
 def _start(status: JobStatus, seed: int | None, interval: int) -> tuple[Any, ...]:
@@ -375,6 +391,8 @@ class RunFollower:
             if done is None:
                 return (no_update, no_update, False, no_update, no_update, no_update, POLL_MS)
             job_, view, disabled, bar, options, seed, interval = done
+            if _holds_start_of(job, view, cursor):  # its streamed frames are the run's
+                view = finish_patch(view, cursor)
             return (view, job_, disabled, bar, options, seed, interval)
         ended = status.state not in ACTIVE
         bar = job_status(config.key, status)

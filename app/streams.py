@@ -294,6 +294,29 @@ def drawing(run: Run, seed: int, feature: int) -> tuple[Drawn | None, dict[str, 
     return drawn, parts
 
 
+def finish_patch(view: dict[str, Any], cursor: int) -> dict[str, Any]:
+    """What turns a page's streamed store, holding frames 0 … cursor-1 of the same seed and
+    feature, into the finished `view` (`app.view.full_view`) when every panel is `causal`:
+    its frames were the finished run's (the same text, merged over the same template), so
+    it is sent the frames after them and the parts every frame shares, not the whole run
+    again (a class of sixty was sent 200 kB each when the teacher's job ended). In its JSON
+    form, as `stream_patch`; pages at the same cursor share it."""
+    slot = (view["key"], "finished", view["n"], view["seed"], view["feature"], cursor)
+    return _DIFFS.get_or(slot, lambda: _finish(view, cursor))
+
+
+def _finish(view: dict[str, Any], cursor: int) -> dict[str, Any]:
+    patch = Patch()
+    for panel, frames in view["frames"].items():
+        patch["frames"][panel].extend(frames[cursor:])
+    patch["summaries"].extend(view["summaries"][cursor:])
+    patch["steps"].extend(view["steps"][cursor:])
+    patch["n"] = view["n"]
+    for name in ("layouts", "base", "moving", "template", "message"):
+        patch[name] = view[name]
+    return patch.to_plotly_json()
+
+
 def stream_whole(config: RunConfig, run: Run, seed: int, feature: int) -> dict[str, Any]:
     """The whole view store of this stream for `seed` and `feature` (what a page switches
     to when another seed takes the lead), from the same per-frame data as the patches."""

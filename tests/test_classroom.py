@@ -570,13 +570,19 @@ def test_pages_polling_slowly_have_their_frames_read_a_third_of_their_period_apa
 
 def test_when_a_class_job_ends_its_whole_view_is_compressed_once(served, trained, monkeypatch):
     """Pages that streamed a job to different frames poll differently, so their answers are
-    not shared; when it ends each is sent the same whole view, and a browser's brotli form
-    of those bytes is made once (named by their digest) however many pages ask."""
+    not shared; when it ends each is sent the same whole view when its panels are drawn
+    with the whole run (N_h = 3, say: not `causal`; a causal run's pages are sent what
+    they lack), and a browser's brotli form of those bytes is made once (named by their
+    digest) however many pages ask."""
     import brotli
     from flask_compress import flask_compress
 
-    from app import answers, streams
+    from app import answers, streams, view
+    from app.memo import Memo
+    from tempsup.figures import directions
 
+    monkeypatch.setattr(directions, "causal", lambda config: False)
+    monkeypatch.setattr(view, "_FULL_VIEWS", Memo(4))  # none drawn by other tests
     http, _, queue = served
     answers.clear()
     pages, _ = _class(http, queue, 3)
@@ -640,3 +646,31 @@ def test_a_finished_view_takes_the_frames_its_stream_drew(trained, monkeypatch):
     assert streams.drawing(trained, trained.best, 0) == (None, None)
     streams.clear()
     view._FULL_VIEWS.clear()
+
+
+def test_a_page_that_watched_the_job_end_is_sent_only_what_it_lacks(served, trained):
+    """A page streaming the class's job gets, when it ends, the frames after its cursor and
+    the parts every frame shares: its store is then the finished view (as a page opening
+    the link later gets it), and the answer a fraction of the whole view's size."""
+    from app import view as views
+
+    http, _, queue = served
+    (page,) = _class(http, queue, 1)[0]
+    claim = queue.claim()
+    frames = _frames(trained)
+    for i, frame in enumerate(frames[:97]):
+        queue.put_frame(claim, i, frame)
+        if i in (95, 96):  # the seed leading now may be another: the page picks the best
+            page.send(http, page.tick())
+            page.values["seed-pick.value"] = trained.best
+    assert page.job["cursor"] == 97 and page.job["state"] == "running"
+    assert page.job["seed"] == trained.best
+    for i, frame in enumerate(frames[97:], start=97):
+        queue.put_frame(claim, i, frame)
+    assert queue.finish(claim, trained.with_gauge())
+    sent = page.send(http, page.tick())[VIEW]["data"]
+    assert "__dash_patch_update" in sent  # only what the page lacked
+    assert page.job["state"] == "done" and page.job["cursor"] == trained.n_frames
+    whole = json.loads(json.dumps(views.full_view(queue.run(CONFIG.key), trained.best)))
+    assert page.view == whole
+    assert page.sizes[-1] < len(json.dumps(whole)) / 3
