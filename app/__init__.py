@@ -15,12 +15,21 @@ from urllib.parse import urlparse
 
 import dash
 import flask
+import plotly.io.json
 from dash import Input, Output, State, dcc, html, no_update, set_props
 
 from app import answers, audience, delivery, ids
 from tempsup.figures import view as screen_view  # not `view`: app.view is a module
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets"
+
+# Dash writes every answer with Plotly's encoder, which takes orjson once it is installed
+# (app.view packs the drawn frames with it). orjson refuses a string holding a lone
+# surrogate, which a crafted request can carry and a callback echo back (an uploaded
+# file's name: tests/test_callbacks_fuzz.py), and Plotly's encoder then fails the answer;
+# the json module escapes it. Answers are plain data with the frames already text, so the
+# json module writes them quickly enough.
+plotly.io.json.config.default_engine = "json"
 
 app = dash.Dash(
     __name__,
