@@ -8,9 +8,11 @@ While the job runs, the widget's poll sends the frames past the page's cursor as
 resending what the browser already has, each frame with its own status line). While it
 streams, the page shows the seed that leads now (`tempsup.run.leading_seed`: lowest recent
 loss, switching only when another is clearly ahead) and the seed menu says so. When the
-job ends (done, or cancelled with its frames kept) the whole run replaces the stream,
-showing the best seed (`Run.best_seed`) unless the user picked one (the seed menu, or a
-share link's `view_seed`). Training happens in the worker processes; nothing here imports
+job ends (done, or cancelled with its frames kept) the page shows the whole run, the best
+seed (`Run.best_seed`) unless the user picked one (the seed menu, or a share link's
+`view_seed`): a page that streamed that seed is sent the frames after its cursor and the
+parts every frame shares (its frames were the finished run's: `PanelSet.causal`), any
+other the whole view. Training happens in the worker processes; nothing here imports
 torch.
 
 A page lays out `JobWidget(page)` and its player, then calls `RunFollower(page).register()`:
