@@ -200,7 +200,8 @@ def half_plane_polygon(R: float, ry: np.ndarray, b: float) -> list[tuple[float, 
 def _foot(ry: np.ndarray, b: float, R: float) -> list[tuple[float, float]]:
     """The point of {h : ryᵀh + b = 0} nearest the origin, if it lies inside [-R, R]²."""
     n2 = float(ry[0] ** 2 + ry[1] ** 2)
-    foot = (-b * float(ry[0]) / n2, -b * float(ry[1]) / n2)
+    # + 0.0: no signed zero (b = 0 puts it at the origin, whatever the signs of ry's zeros)
+    foot = (-b * float(ry[0]) / n2 + 0.0, -b * float(ry[1]) / n2 + 0.0)
     return [foot] if max(abs(foot[0]), abs(foot[1])) < R else []
 
 
