@@ -28,7 +28,8 @@ ASSETS = Path(__file__).resolve().parent.parent / "assets"
 # surrogate, which a crafted request can carry and a callback echo back (an uploaded
 # file's name: tests/test_callbacks_fuzz.py), and Plotly's encoder then fails the answer;
 # the json module escapes it. Answers are plain data with the frames already text, so the
-# json module writes them quickly enough.
+# json module writes them quickly enough. (The library's pages pin it the same way while
+# they write: `tempsup.figures._animation.stdlib_json`.)
 plotly.io.json.config.default_engine = "json"
 
 app = dash.Dash(

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from tempsup import lesson
 from tempsup.config import MODEL_NAMES, query_string
+from tempsup.figures._animation import stdlib_json
 from tempsup.paper.preset import ClaimResult, Preset, format_measured
 from tempsup.paper.presets import card_picture, preset_configs
 from tempsup.run import Run
@@ -229,7 +230,8 @@ def _figure(
     fig = fig if isinstance(fig, dict) else fig.to_plotly_json()
     if height is not None:
         fig = {**fig, "layout": {**fig.get("layout", {}), "height": height}}
-    data = plotly.io.to_json(fig, validate=False).replace("</", "<\\/")
+    with stdlib_json():
+        data = plotly.io.to_json(fig, validate=False).replace("</", "<\\/")
     flag = ' data-static="1"' if static else ""
     return (
         f'<div class="plot" id="{div_id}"{flag} '

@@ -14,11 +14,13 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import plotly.graph_objects as go
 import plotly.io
+import plotly.io.json
 
 from tempsup.figures import view
 from tempsup.frames import frame_label
@@ -61,6 +63,21 @@ def figure_json(fig: go.Figure, frames: list[dict[str, Any]]) -> dict[str, Any]:
     """`fig` (base traces and layout, validated by Plotly as they were set) with `frames`,
     as the plain JSON every surface serializes: the page, the site, the app's lesson."""
     return {**fig.to_plotly_json(), "frames": frames}
+
+
+@contextmanager
+def stdlib_json() -> Iterator[None]:
+    """Plotly's encoder on the json module for what is written inside: Plotly takes orjson
+    when it is installed (the app packs its frames with it), which writes "ᵀ" where the
+    json module writes "\\u1d40", so a page would depend on what else is installed (the
+    export from the Python API and from the CLI differed). A setting of Plotly's, put back
+    afterwards; the app sets it so for every answer (app/__init__.py)."""
+    config = plotly.io.json.config
+    before, config.default_engine = config.default_engine, "json"
+    try:
+        yield
+    finally:
+        config.default_engine = before
 
 
 BUTTONS_PX = 190  # the play and pause buttons' width, their padding included
@@ -158,15 +175,16 @@ def page(
     text; a hint to press play is added when the figure has frames), the share link,
     then the `summary`, the figure and the `config` HTML. The figure follows the screen
     like the app's (`tempsup.figures.view`: narrow arrangement, dark scheme)."""
-    figure = plotly.io.to_html(
-        fig,
-        validate=False,  # plain JSON made from validated parts (`figure_json`)
-        include_plotlyjs=True,
-        full_html=False,
-        auto_play=False,
-        div_id=div_id,
-        config={"responsive": True, "displaylogo": False},
-    )
+    with stdlib_json():
+        figure = plotly.io.to_html(
+            fig,
+            validate=False,  # plain JSON made from validated parts (`figure_json`)
+            include_plotlyjs=True,
+            full_html=False,
+            auto_play=False,
+            div_id=div_id,
+            config={"responsive": True, "displaylogo": False},
+        )
     # plotly sizes a box around the graph's to layout.height; the graph's own box has the
     # height instead, which view.js sets to the figure's, taller on a phone (its narrow
     # arrangement, tempsup.figures.view)

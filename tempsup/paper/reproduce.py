@@ -405,8 +405,11 @@ def write_pages(
 
 
 def _fig_html(fig: Any, width: int, height: int) -> str:
+    from tempsup.figures._animation import stdlib_json
+
     fig.update_layout(width=width, height=height)
-    return fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
+    with stdlib_json():
+        return fig.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False})
 
 
 def _load_average() -> list[float] | None:
