@@ -228,10 +228,8 @@ def stream_patch(
     shared parts' changes since then. The run must be `streamed_run`'s. Pages at the same
     cursor get the same answer (read-only once made: Dash only serializes it).
 
-    A `dash.Patch` in its JSON form (`Patch.to_plotly_json`, what Dash sends for one): an
-    answer of plain data is written by orjson in one pass (Plotly's encoder, which Dash
-    calls, takes it when installed), one holding a Patch object was walked in Python first
-    (a tenth of the class's web time went to that walk)."""
+    A `dash.Patch` in its JSON form (`Patch.to_plotly_json`, what Dash sends for one), made
+    once for every page at that cursor rather than at each answer's encoding."""
     stream = _stream(config)
     slot = (config.key, stream.generation, seed, feature, cursor, run.n_frames)
     return _DIFFS.get_or(slot, lambda: _patch(stream, run, seed, feature, cursor).to_plotly_json())

@@ -169,7 +169,11 @@ def template_of(run: Any, seed: int, feature: int, figs: PanelSet = RNN) -> dict
     """Each panel's moving traces of the first frame, drawn from the first frame alone: what
     the frames of a stream (and of a finished run whose panels are `causal`) are sent as
     differences from (`lean_frames`). The same in every web process and at every moment."""
-    drawn = frame_data(run.first_frames(1), seed, feature, 0, figs)
+    return _first(frame_data(run.first_frames(1), seed, feature, 0, figs))
+
+
+def _first(drawn: dict[str, list[Any]]) -> dict[str, Any]:
+    """Each panel's first frame of `frame_data`'s frames."""
     return {p: traces[0] if traces else [] for p, traces in drawn.items()}
 
 
@@ -256,7 +260,7 @@ def _causal_view(
         drawn = None
     if drawn is None:  # the first frame drawn with the run is the one drawn alone: causal
         whole = frame_data(run, seed, feature, 0, figs)
-        template = {p: traces[0] if traces else [] for p, traces in whole.items()}
+        template = _first(whole)
         frames, summaries = as_lean(whole, template), status_lines(run, seed, feature, 0, figs)
     else:
         template, have = drawn["template"], drawn["n"]

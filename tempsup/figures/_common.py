@@ -344,12 +344,16 @@ def symlog_scale(reference: float, below: int) -> float:
     return 10.0 ** (math.floor(math.log10(ref)) - below)
 
 
-def symlog_range(values: Any, c: float, pad: float = 0.1) -> list[float]:
-    """An axis range (symlog units) over every finite value, padded: no value is outside."""
-    y = symlog(values, c)
-    y = y[np.isfinite(y)]
-    lo, hi = (float(y.min()), float(y.max())) if y.size else (0.0, 1.0)
-    return [lo - pad, hi + pad]
+def symlog_ranges(values: Any, c: float, pad: float = 0.1) -> np.ndarray:
+    """(F, 2): at each frame, an axis range (symlog units) over every finite value of
+    `values` (F, …) in the frames up to it, padded: no such value is outside; (0, 1)
+    padded before any. The last frame's covers the whole run."""
+    y = symlog(values, c).reshape(len(values), -1)
+    ok = np.isfinite(y)
+    low = np.minimum.accumulate(np.where(ok, y, np.inf).min(axis=-1, initial=np.inf))
+    high = np.maximum.accumulate(np.where(ok, y, -np.inf).max(axis=-1, initial=-np.inf))
+    none = ~np.isfinite(low)
+    return np.stack([np.where(none, 0.0, low) - pad, np.where(none, 1.0, high) + pad], -1)
 
 
 def symlog_axis(c: float, rng: list[float], title: str) -> dict[str, Any]:

@@ -50,7 +50,7 @@ from tempsup.figures._common import (
     rnd,
     symlog,
     symlog_axis,
-    symlog_range,
+    symlog_ranges,
     symlog_scale,
     thin,
 )
@@ -94,8 +94,9 @@ def prepare(sel: Selection) -> dict[str, Any]:
         **{name: terms[:, t] for t, name in enumerate(TERM_NAMES)},
     }
     curves = captions.loss_curves(sel.config, computed, s, loss.shape[1])
-    drawn = np.concatenate([values[v.key] for v in curves if v.key != "others"])
     c = symlog_band(sel.config)
+    # the range over every curve of the shown seed, at each frame over the frames so far
+    ranges = symlog_ranges(np.stack([values[v.key] for v in curves if v.key != "others"], -1), c)
     return {
         "loss": loss,
         "values": values,
@@ -108,29 +109,15 @@ def prepare(sel: Selection) -> dict[str, Any]:
         "last_step": int(sel.config.steps),  # the configured length: the same while streaming
         # the range covers every curve of the shown seed (other seeds may leave it); the
         # plot shows it with room above for the moving label (the ticks are the range's)
-        "range": (rng := symlog_range(drawn, c)),
+        "range": (rng := [float(v) for v in ranges[-1]]),
         "plot_range": _with_label_room(rng),
         # what a frame's label says and where it hangs, from the frames up to it alone
         # (`causal`): whether the terms and E[L] were computed by then, and the plot's
         # range over those frames (the page hangs it from the top of the range it draws)
         "terms_by": np.logical_or.accumulate(np.isfinite(terms).any(axis=-1)),
         "expected_by": np.logical_or.accumulate(np.isfinite(expected)),
-        "plot_range_at": _plot_ranges(
-            [values[v.key] for v in curves if v.key != "others"], run.n_frames, c
-        ),
+        "plot_range_at": np.stack(_with_label_room([ranges[:, 0], ranges[:, 1]]), -1),
     }
-
-
-def _plot_ranges(curves: list[np.ndarray], n_frames: int, c: float) -> np.ndarray:
-    """(F, 2): each frame's `plot_range` over the curves' values of the frames up to it
-    (the last frame's is the whole run's)."""
-    y = symlog(np.stack(curves, -1) if curves else np.zeros((n_frames, 0)), c)  # (F, curves)
-    ok = np.isfinite(y)
-    low = np.minimum.accumulate(np.where(ok, y, np.inf).min(axis=-1, initial=np.inf))
-    high = np.maximum.accumulate(np.where(ok, y, -np.inf).max(axis=-1, initial=-np.inf))
-    none = ~np.isfinite(low)  # nothing drawn yet: symlog_range's (0, 1)
-    low, high = np.where(none, 0.0, low) - 0.1, np.where(none, 1.0, high) + 0.1
-    return np.stack([low, high + LABEL_ROOM * (high - low)], -1)
 
 
 # Above the curves, this share of their span is left empty for the label at the cursor
@@ -139,7 +126,7 @@ def _plot_ranges(curves: list[np.ndarray], n_frames: int, c: float) -> np.ndarra
 LABEL_ROOM = 0.4
 
 
-def _with_label_room(rng: list[float]) -> list[float]:
+def _with_label_room(rng: Any) -> list[Any]:
     low, high = rng
     return [low, high + LABEL_ROOM * (high - low)]
 
