@@ -9,8 +9,8 @@
 - Two test processes share the cores (`pytest -n 2 --dist loadfile`,
   pytest-xdist): each test file runs whole in one of them, so its module
   fixtures (a server, a browser, trained runs) are built once. The session's
-  `quick_preset_runs` are trained once for both: the first process to need
-  them trains them under a file lock, the other reads them.
+  `quick_preset_runs` are trained once for both, in the background from the
+  session's start (tests/quick_runs.py); a test that needs them waits for them.
 """
 
 from __future__ import annotations
@@ -18,10 +18,12 @@ from __future__ import annotations
 import fcntl
 import os
 import pickle
+from pathlib import Path
 
 import pytest
 import torch
 
+from tests import quick_runs
 from tests.services import RedisServer
 
 
@@ -62,21 +64,50 @@ def gate(tmp_path, monkeypatch):
     return Gate(tmp_path / "gate")
 
 
+def _shared(tmp_path_factory, worker_id) -> Path:
+    """The directory this session's test processes share (xdist: their basetemps' parent)."""
+    base = tmp_path_factory.getbasetemp()
+    return base if worker_id == "master" else base.parent
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _quick_preset_runs_in_background(request, tmp_path_factory, worker_id):
+    """When a selected test needs `quick_preset_runs`, the first test process to start
+    launches their training in the background at low priority (tests/quick_runs.py), so
+    they are ready by the time a test asks for them."""
+    needed = (getattr(item, "fixturenames", ()) for item in request.session.items)
+    if not any("quick_preset_runs" in names for names in needed):
+        yield
+        return
+    path = _shared(tmp_path_factory, worker_id) / "quick_preset_runs.pickle"
+    proc = None
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists() and not quick_runs.started(path):
+            proc = quick_runs.start(path)
+    yield
+    if proc is not None and proc.poll() is None:
+        if request.session.shouldstop or request.session.shouldfail:
+            proc.kill()  # the session was cut short: nobody will read them
+        proc.wait()  # otherwise another test process may still be waiting for them
+
+
 @pytest.fixture(scope="session")
 def quick_preset_runs(tmp_path_factory, worker_id):
     """Every run of the quick presets, trained once for the session (minutes: the report,
     the static site and the claims tests all read these same runs), shared by the xdist
-    processes of this session through their common temporary directory."""
+    processes of this session through their common temporary directory: trained in the
+    background since the session started, or here if nothing started them."""
     from tempsup.paper.presets import preset_configs
     from tempsup.paper.reproduce import train_configs
 
-    base = tmp_path_factory.getbasetemp()
-    shared = base if worker_id == "master" else base.parent  # parent: this session's only
-    path = shared / "quick_preset_runs.pickle"
-    with open(shared / "quick_preset_runs.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # the other process waits here while one trains
+    path = _shared(tmp_path_factory, worker_id) / "quick_preset_runs.pickle"
+    with open(path.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # the other process waits here meanwhile
         if path.exists():
             return pickle.loads(path.read_bytes())
+        if quick_runs.started(path):
+            return quick_runs.wait(path)
         runs = train_configs(preset_configs(quick=True))
         path.write_bytes(pickle.dumps(runs))
         return runs
