@@ -3,7 +3,7 @@
 They are the suite's largest single computation (about 70 s of CPU): trained inside
 the test that first needs them, that test's process did nothing else meanwhile. The
 suite leaves much of the machine idle (its browser and job tests mostly wait), so the
-first test process to start launches this module at low priority (`nice` 10, one torch
+first test process to start launches this module at the lowest priority (`nice` 19, one torch
 thread in each of its training processes), and the runs are usually ready before any
 test asks for them (`quick_preset_runs` in conftest.py). The runs are those
 `tempsup reproduce --quick` trains: `train_configs` gives the same runs whatever its
@@ -26,7 +26,7 @@ import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-NICENESS = 10
+NICENESS = 19  # only the CPU the tests leave idle: a test waiting for the runs leaves its core
 JOBS = 2  # the idle time is spread over both cores
 
 
