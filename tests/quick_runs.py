@@ -2,12 +2,13 @@
 
 They are the suite's largest single computation (about 70 s of CPU): trained inside
 the test that first needs them, that test's process did nothing else meanwhile. The
-suite leaves much of the machine idle (its browser and job tests mostly wait), so the
-first test process to start launches this module at the lowest priority (`nice` 19, one torch
-thread in each of its training processes), and the runs are usually ready before any
-test asks for them (`quick_preset_runs` in conftest.py). The runs are those
-`tempsup reproduce --quick` trains: `train_configs` gives the same runs whatever its
-`jobs` (tests/test_reproduce_parallel.py).
+two test processes keep 1.3 of two cores busy on average (their browser, server and
+job tests wait on each other much of the time), so the first test process to start
+launches this module at the lowest priority (`nice` 19, one torch thread in each of
+its training processes), and the runs are usually ready before any test asks for them
+(`quick_preset_runs` in conftest.py). The runs are those `tempsup reproduce --quick`
+trains: `train_configs` trains the same runs whatever its `jobs` (its report is byte for
+byte the same: tests/test_reproduce_parallel.py).
 
     python -m tests.quick_runs OUT.pickle   train them into OUT.pickle (atomically)
 
