@@ -15,9 +15,7 @@
 
 from __future__ import annotations
 
-import fcntl
 import os
-import pickle
 from pathlib import Path
 
 import pytest
@@ -64,14 +62,18 @@ def gate(tmp_path, monkeypatch):
     return Gate(tmp_path / "gate")
 
 
-def _shared(tmp_path_factory, worker_id) -> Path:
-    """The directory this session's test processes share (xdist: their basetemps' parent)."""
+QUICK_RUNS = "quick_preset_runs.pickle"
+
+
+def _shared(tmp_path_factory) -> Path:
+    """The directory this session's test processes share (xdist: their basetemps' parent;
+    read from the environment, so that this works without xdist too)."""
     base = tmp_path_factory.getbasetemp()
-    return base if worker_id == "master" else base.parent
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
 @pytest.fixture(autouse=True, scope="session")
-def _quick_preset_runs_in_background(request, tmp_path_factory, worker_id):
+def _quick_preset_runs_in_background(request, tmp_path_factory):
     """When a selected test needs `quick_preset_runs`, the first test process to start
     launches their training in the background at low priority (tests/quick_runs.py), so
     they are ready by the time a test asks for them."""
@@ -79,12 +81,7 @@ def _quick_preset_runs_in_background(request, tmp_path_factory, worker_id):
     if not any("quick_preset_runs" in names for names in needed):
         yield
         return
-    path = _shared(tmp_path_factory, worker_id) / "quick_preset_runs.pickle"
-    proc = None
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not path.exists() and not quick_runs.started(path):
-            proc = quick_runs.start(path)
+    proc = quick_runs.ensure_started(_shared(tmp_path_factory) / QUICK_RUNS)
     yield
     if proc is not None and proc.poll() is None:
         if request.session.shouldstop or request.session.shouldfail:
@@ -93,24 +90,14 @@ def _quick_preset_runs_in_background(request, tmp_path_factory, worker_id):
 
 
 @pytest.fixture(scope="session")
-def quick_preset_runs(tmp_path_factory, worker_id):
+def quick_preset_runs(tmp_path_factory):
     """Every run of the quick presets, trained once for the session (minutes: the report,
     the static site and the claims tests all read these same runs), shared by the xdist
     processes of this session through their common temporary directory: trained in the
-    background since the session started, or here if nothing started them."""
-    from tempsup.paper.presets import preset_configs
-    from tempsup.paper.reproduce import train_configs
-
-    path = _shared(tmp_path_factory, worker_id) / "quick_preset_runs.pickle"
-    with open(path.with_suffix(".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # the other process waits here meanwhile
-        if path.exists():
-            return pickle.loads(path.read_bytes())
-        if quick_runs.started(path):
-            return quick_runs.wait(path)
-        runs = train_configs(preset_configs(quick=True))
-        path.write_bytes(pickle.dumps(runs))
-        return runs
+    background since the session started (or from here, if nothing started them)."""
+    path = _shared(tmp_path_factory) / QUICK_RUNS
+    quick_runs.ensure_started(path)  # if nothing started them (a fixture asked for by name)
+    return quick_runs.wait(path)
 
 
 @pytest.fixture(scope="session")

@@ -12,12 +12,13 @@ byte the same: tests/test_reproduce_parallel.py).
 
     python -m tests.quick_runs OUT.pickle   train them into OUT.pickle (atomically)
 
-Beside OUT: OUT.pid (written by `start`), OUT.log (what it printed) and, if it fails,
-OUT.failed (the traceback).
+Beside OUT: OUT.lock and OUT.pid (`ensure_started`), OUT.log (what it printed) and, if
+it fails, OUT.failed (the traceback).
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pickle
 import subprocess
@@ -35,23 +36,23 @@ def _beside(out: Path, suffix: str) -> Path:
     return out.with_name(out.name + suffix)
 
 
-def start(out: Path) -> subprocess.Popen:
-    """Launch the training of the quick presets' runs into `out`; return the process
-    (its pid is also in OUT.pid, for the other test processes)."""
-    log = open(_beside(out, ".log"), "w")  # noqa: SIM115 - the child writes it
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tests.quick_runs", str(out)],
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    log.close()
-    _beside(out, ".pid").write_text(str(proc.pid))
-    return proc
-
-
-def started(out: Path) -> bool:
-    return _beside(out, ".pid").exists()
+def ensure_started(out: Path) -> subprocess.Popen | None:
+    """Launch the training of the quick presets' runs into `out` unless they are there or
+    being trained (the test processes race here: a file lock); the process, if this call
+    launched it."""
+    with open(_beside(out, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if out.exists() or _beside(out, ".pid").exists():
+            return None
+        with open(_beside(out, ".log"), "w") as log:  # the child writes it
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "tests.quick_runs", str(out)],
+                cwd=ROOT,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        _beside(out, ".pid").write_text(str(proc.pid))
+        return proc
 
 
 def wait(out: Path) -> dict:
@@ -59,16 +60,15 @@ def wait(out: Path) -> dict:
     ended without writing them."""
     from tempsup.jobs.lease import pid_alive
 
-    failed = _beside(out, ".failed")
     pid = int(_beside(out, ".pid").read_text())
     while True:
+        alive = pid_alive(pid)  # before the file: runs written just before it ended count
         if out.exists():
             return pickle.loads(out.read_bytes())
+        failed = _beside(out, ".failed")
         if failed.exists():
             raise RuntimeError("training the quick presets failed:\n" + failed.read_text())
-        if not pid_alive(pid):
-            if out.exists():  # written just before it ended
-                return pickle.loads(out.read_bytes())
+        if not alive:
             log = _beside(out, ".log")
             said = log.read_text() if log.exists() else ""
             raise RuntimeError(f"the quick presets' trainer ended without its runs:\n{said}")
