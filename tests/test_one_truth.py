@@ -2,9 +2,10 @@
 
 The ssm-jump claim's check measures where the best seed switches basin and whether
 seeds move themselves; its own function writes that as one sentence. The gallery card,
-lesson step 4, the phase page and the README must carry that sentence, and its numbers
-must be the check's. The lesson's other steps must say what their claims measured (step
-1: k·arg λ beside the kθ its panel prints; step 6: the verdicts as checked).
+lesson step 4, the phase page and the claims table (docs/science.md) must carry that
+sentence, and its numbers must be the check's. The lesson's other steps must say what
+their claims measured (step 1: k·arg λ beside the kθ its panel prints; step 6: the
+verdicts as checked).
 
 The surfaces are rendered as Python objects (no browser) from a job store holding the
 shipped preset runs, as a full-preset server has them.
@@ -98,7 +99,7 @@ def test_the_jump_claim_says_what_its_count_counts(jump) -> None:
 
 
 def test_every_surface_carries_the_same_jump_sentence(store) -> None:
-    """Gallery card, lesson step 4 (revealed), the phase page and the README say where the
+    """Gallery card, lesson step 4 (revealed), the phase page and the claims table say where the
     best seed switches basin and how many seeds switch themselves, as the check measured it
     — in one sentence, the same everywhere."""
     from app import preset_runs
@@ -120,13 +121,13 @@ def test_every_surface_carries_the_same_jump_sentence(store) -> None:
     _, right = lesson.shown_choices(lesson.step(number))
     step4 = _text(html.Div(lesson_page.reveal(number, right)))
     page = _text(phase.layout())
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    begin, end = readme.find("<!-- claims:begin -->"), readme.find("<!-- claims:end -->")
-    table = readme[begin:end] if 0 <= begin < end else ""
+    science = (ROOT / "docs" / "science.md").read_text(encoding="utf-8")
+    begin, end = science.find("<!-- claims:begin -->"), science.find("<!-- claims:end -->")
+    table = science[begin:end] if 0 <= begin < end else ""
     row = next((x for x in table.splitlines() if x.startswith("| ssm-jump |")), "")
 
     for surface, text in (("gallery", card), ("lesson step 4", step4), ("phase page", page),
-                          ("README", row)):  # fmt: skip
+                          ("claims table", row)):  # fmt: skip
         assert where in text and seeds in text, f"{surface}: {text[:300]}"
         assert statement in text, surface
     assert f"({claim.count_text})" in card and f"| {claim.count_text} |" in row

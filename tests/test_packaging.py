@@ -12,15 +12,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def _first_block(text: str) -> list[str]:
+    """The commands of the first code block in `text`, one per line."""
+    block = re.search(r"^```[a-z]*\n(.*?)^```", text, re.M | re.S)
+    assert block, "no code block"
+    lines = [line.strip() for line in block.group(1).splitlines()]
+    return [line for line in lines if line and not line.startswith("#")]
+
+
 def _quick_start_commands() -> list[str]:
     """The commands in the README's "Quick start" code block, one per line."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = re.search(r"^## Quick start\s*$(.*?)(?=^## |\Z)", readme, re.M | re.S)
     assert section, "README.md has no '## Quick start' section"
-    block = re.search(r"^```[a-z]*\n(.*?)^```", section.group(1), re.M | re.S)
-    assert block, "the Quick start section has no code block"
-    lines = [line.strip() for line in block.group(1).splitlines()]
-    return [line for line in lines if line and not line.startswith("#")]
+    return _first_block(section.group(1))
 
 
 def _ci_commands() -> list[list[str]]:
@@ -65,6 +70,12 @@ def test_index_page_served() -> None:
 
 def test_readme_quick_start_is_run_and_test() -> None:
     assert _quick_start_commands() == ["scripts/run", "scripts/test"]
+
+
+def test_getting_started_gives_the_same_two_commands() -> None:
+    """The documentation's first page of instructions starts with the README's commands."""
+    page = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    assert _first_block(page) == _quick_start_commands()
 
 
 def test_ci_runs_exactly_the_readme_test_command() -> None:

@@ -1,8 +1,9 @@
-"""The README's claims table is generated from the shipped runs, and says what the checks say.
+"""The claims table is generated from the shipped runs, and says what the checks say.
 
-Every number about a claim is computed once (the presets' checks); the README's table is
-written by `scripts/readme_claims` from them. These tests fail when the README and the
-generated text differ, and name the command that regenerates it.
+Every number about a claim is computed once (the presets' checks); the table on the
+documentation's science page (docs/science.md) is written by `scripts/readme_claims` from
+them. These tests fail when the page and the generated text differ, and name the command
+that regenerates it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from tempsup.paper.presets import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "science.md"  # where the generated table lives
 
 
 def _generated_part(text: str) -> str:
@@ -24,15 +26,15 @@ def _generated_part(text: str) -> str:
     return text[start : end + len(claims_table.END)]
 
 
-def test_readme_claims_table_is_the_generated_one() -> None:
-    text = README.read_text(encoding="utf-8")
+def test_the_claims_table_is_the_generated_one() -> None:
+    text = PAGE.read_text(encoding="utf-8")
     assert claims_table.BEGIN in text and claims_table.END in text, (
-        f"README.md has no generated claims table: add the markers {claims_table.BEGIN} and "
-        f"{claims_table.END} and run {claims_table.COMMAND}"
+        f"docs/science.md has no generated claims table: add the markers {claims_table.BEGIN} "
+        f"and {claims_table.END} and run {claims_table.COMMAND}"
     )
     want = claims_table.block(claims_table.shipped_claims())
     assert _generated_part(text) == want, (
-        f"README.md's claims table differs from what the presets' checks give on the "
+        f"docs/science.md's claims table differs from what the presets' checks give on the "
         f"shipped runs: run {claims_table.COMMAND}"
     )
 
@@ -40,7 +42,7 @@ def test_readme_claims_table_is_the_generated_one() -> None:
 def test_every_claim_has_one_row_with_its_sentence_and_count() -> None:
     """Each claim of each full preset appears once, with its verdict, its count (what it
     counts included) and its own sentence, not a list of raw numbers."""
-    part = _generated_part(README.read_text(encoding="utf-8"))
+    part = _generated_part(PAGE.read_text(encoding="utf-8"))
     rows = [line for line in part.splitlines() if line.startswith("| ") and "---" not in line]
     results = claims_table.shipped_claims()
     assert len(rows) - 1 == sum(len(res) for _, res in results)  # less the header row
@@ -53,15 +55,20 @@ def test_every_claim_has_one_row_with_its_sentence_and_count() -> None:
             assert ("| yes |" in row) == r.held
 
 
-def test_no_hand_typed_claim_numbers_outside_the_table() -> None:
+@pytest.mark.parametrize(
+    "path",
+    [README, *sorted((ROOT / "docs").rglob("*.md"))],
+    ids=lambda path: str(path.relative_to(ROOT)),
+)
+def test_no_hand_typed_claim_numbers_outside_the_table(path: Path) -> None:
     """The tables of the past ("measured before issue 9") and locations typed into prose
     are gone: the jump's location appears only inside the generated part."""
-    text = README.read_text(encoding="utf-8")
-    outside = text.replace(_generated_part(text), "")
+    text = path.read_text(encoding="utf-8")
+    outside = text.replace(_generated_part(text), "") if claims_table.BEGIN in text else text
     assert "before the claims of issue 9" not in outside
     assert "| claim | held | seeds | measured (best seed) |" not in outside
     assert not re.search(r"between S = 0\.\d+ and 0\.\d+", outside), (
-        "a jump location typed into the README's prose: read it from the ssm-jump claim"
+        f"a jump location typed into {path.name}'s prose: read it from the ssm-jump claim"
     )
     assert "seeds succeeded" not in outside
 
@@ -78,7 +85,9 @@ def test_the_command_rewrites_only_the_generated_part(tmp_path: Path) -> None:
 
 def test_the_regeneration_command_exists() -> None:
     """The command the failure message names is there, executable, and writes through
-    `claims_table.update` (the only writer of the table)."""
+    `claims_table.update` (the only writer of the table) into docs/science.md."""
     script = ROOT / claims_table.COMMAND
     assert script.is_file() and script.stat().st_mode & 0o111
-    assert "claims_table import update" in script.read_text(encoding="utf-8")
+    text = script.read_text(encoding="utf-8")
+    assert "claims_table import update" in text
+    assert 'update(Path("docs/science.md"))' in text
