@@ -21,12 +21,17 @@ RUN pip install "torch==${TORCH_VERSION}" --index-url https://download.pytorch.o
 #       && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /srv/tempsup
-COPY pyproject.toml README.md gunicorn.conf.py ./
+COPY pyproject.toml README.md gunicorn.conf.py mkdocs.yml ./
 COPY tempsup ./tempsup
 COPY app ./app
 COPY assets ./assets
-# Editable, so that app/ finds the top-level assets/ folder beside it.
-RUN pip install -e .
+COPY docs ./docs
+COPY examples ./examples
+# Editable, so that app/ finds the top-level assets/ folder beside it. With the docs
+# extra, to build the documentation into build/docs/, which the app serves at /docs/
+# (strict, as scripts/docs: a warning or a broken link fails the image's build).
+RUN pip install -e ".[docs]" \
+    && NO_MKDOCS_2_WARNING=1 mkdocs build --strict
 
 RUN useradd --create-home --uid 1000 tempsup \
     && mkdir -p /srv/tempsup/cache \
