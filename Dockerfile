@@ -15,7 +15,7 @@ ARG TORCH_VERSION=2.13.0
 RUN pip install "torch==${TORCH_VERSION}" --index-url https://download.pytorch.org/whl/cpu
 
 # No C compiler in this image: the ReLU RNN trains by PyTorch's time loop (the
-# workers log this once). To have tempsup.fused build its compiled loop in the
+# workers log this once). To have tempsup.training.fused build its compiled loop in the
 # container (about 2.5x faster ReLU RNN jobs, ~100 MB more), add here:
 #   RUN apt-get update && apt-get install -y --no-install-recommends gcc libc6-dev \
 #       && rm -rf /var/lib/apt/lists/*

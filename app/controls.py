@@ -27,8 +27,8 @@ from dash import Input, Output, State, callback, clientside_callback, ctx, dcc, 
 from app import ids
 from app.urlstate import config_from_query, names_a_config, query_from_config, view_from_query
 from app.widgets import choice_group, js, model_choice, number_box, number_field
-from tempsup.config import DEFAULTS, INPUT_DISTS, RunConfig
 from tempsup.errors import TempsupError
+from tempsup.model.config import DEFAULTS, INPUT_DISTS, RunConfig
 
 # Sliders cover the teaching range; larger sizes (the N_h = 100 preset) come from links.
 HIDDEN_MARKS = (1, 2, 3, 5, 10, 16)

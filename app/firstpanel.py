@@ -25,11 +25,11 @@ from app.player import opening_frame
 from app.services import job_queue
 from app.urlstate import config_from_query, view_from_query
 from app.view import RNN, choose_seed
-from tempsup.config import RunConfig
+from tempsup.core.palette import empty_figure
 from tempsup.errors import TempsupError
-from tempsup.palette import empty_figure
-from tempsup.run import Run
-from tempsup.upload import stored_run
+from tempsup.io.run import Run
+from tempsup.io.upload import stored_run
+from tempsup.model.config import RunConfig
 
 EXPLORER = "/"
 PANEL = panels.PANELS[0]  # the explorer's first card: its feature directions

@@ -5,7 +5,7 @@ them and a screen reader does not name them. These HTML buttons issue the figure
 commands — its slider's steps, its play and pause buttons (assets/frame-buttons.js) —
 so they show the same frames and Plotly's slider follows them. The label under them is
 the slider's own text for the frame shown ("frame 41 of 101 (step 800)", written once by
-`tempsup.frames.frame_label`), in a polite live region: a screen reader says where a
+`tempsup.core.frames.frame_label`), in a polite live region: a screen reader says where a
 step or a pause has left the animation. ← and → step while a button has the focus.
 """
 

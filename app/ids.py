@@ -109,7 +109,7 @@ def lab_explain(panel: str) -> str:
 
 
 def explain(panel: str) -> str:
-    """The caption under a panel (each follows the config: `tempsup.captions`)."""
+    """The caption under a panel (each follows the config: `tempsup.analysis.captions`)."""
     return f"explain-{panel}"
 
 

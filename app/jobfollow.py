@@ -6,7 +6,7 @@ a finished run at once, joins a job that is already training, or (for a link) su
 While the job runs, the widget's poll sends the frames past the page's cursor as a
 `dash.Patch` (`app.streams.stream_patch`: read from the store once per web process, never
 resending what the browser already has, each frame with its own status line). While it
-streams, the page shows the seed that leads now (`tempsup.run.leading_seed`: lowest recent
+streams, the page shows the seed that leads now (`tempsup.io.run.leading_seed`: lowest recent
 loss, switching only when another is clearly ahead) and the seed menu says so. When the
 job ends (done, or cancelled with its frames kept) the page shows the whole run, the best
 seed (`Run.best_seed`) unless the user picked one (the seed menu, or a share link's
@@ -41,10 +41,10 @@ from app.streams import (
     streamed_run,
 )
 from app.view import choose_seed, empty_view, full_view, seed_options
-from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
+from tempsup.io.run import Run
 from tempsup.jobs.record import JobState, JobStatus
-from tempsup.run import Run
+from tempsup.model.config import RunConfig
 
 ACTIVE = (JobState.QUEUED, JobState.RUNNING)
 ACTIVE_STATES = tuple(state.value for state in ACTIVE)  # as a JOB store names them
@@ -411,7 +411,7 @@ class RunFollower:
         else:
             shown_pick = shown if picked else None
         # the user's pick, else the seed that leads now (switching only when another is
-        # clearly ahead: tempsup.run.leading_seed)
+        # clearly ahead: tempsup.io.run.leading_seed)
         seed, options = stream_seed(run, shown, shown_pick)
         drawn = int_or_none(job.get("view_feature"))
         new_job = {**job, "cursor": run.n_frames, "seed": seed, "picked": picked,

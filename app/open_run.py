@@ -1,8 +1,8 @@
 """The explorer's "Open a run file": a network trained elsewhere, under the same panels.
 
-The file is checked and read by `tempsup.upload` (a tempsup run file, or a state dict
+The file is checked and read by `tempsup.io.upload` (a tempsup run file, or a state dict
 read with the data law of the controls on screen), kept in the job store under its
-content digest (`tempsup.upload.store_run`, for `KEEP_S`), and the page is loaded again
+content digest (`tempsup.io.upload.store_run`, for `KEEP_S`), and the page is loaded again
 at the run's link: the explorer's query for the run's config plus `run=<digest>`. That
 link is what the share link copies, so anyone opening it on this server sees the same
 run, at the link's frame, seed and feature; opening it never trains (`page`).
@@ -25,10 +25,9 @@ from app.jobwidget import job_key
 from app.services import job_queue
 from app.urlstate import config_from_query, query_from_config, view_from_query
 from app.view import choose_seed, empty_view, full_view, seed_options
-from tempsup.config import DEFAULTS, RunConfig
 from tempsup.errors import TempsupError
-from tempsup.run import Run
-from tempsup.upload import (
+from tempsup.io.run import Run
+from tempsup.io.upload import (
     KEEP_S,
     MAX_BYTES,
     StateLaw,
@@ -37,6 +36,7 @@ from tempsup.upload import (
     stored_run,
     too_large,
 )
+from tempsup.model.config import DEFAULTS, RunConfig
 
 RUN_PARAM = "run"  # the link's name for an opened run: ?…&run=<sha256 of its content>
 GONE = (

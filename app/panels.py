@@ -15,11 +15,11 @@ from typing import Any
 from dash import Input, Output, callback, dcc, html, no_update
 
 from app import ids
-from tempsup.config import DEFAULTS, RunConfig
+from tempsup.core.palette import empty_figure
 from tempsup.errors import TempsupError
 from tempsup.figures import rnn
 from tempsup.figures.panel import PanelEntry
-from tempsup.palette import empty_figure
+from tempsup.model.config import DEFAULTS, RunConfig
 
 PAPER_URL = "https://openreview.net/forum?id=7cMzTpbJHC"
 WAITING = "waiting for the first frame…"  # a card's figure until a run shows
@@ -30,12 +30,13 @@ PANELS = rnn.PANEL_SET.entries  # the cards, in the registry's order
 
 
 def directions_explanation(config: RunConfig) -> str:
-    """The directions panel's caption for this config (`tempsup.captions`)."""
+    """The directions panel's caption for this config (`tempsup.analysis.captions`)."""
     return explanation(rnn.PANEL_SET.entry("directions"), config)
 
 
 def explanation(panel: Panel, config: RunConfig) -> str:
-    """A panel's caption for the config on screen: written per model by `tempsup.captions`."""
+    """A panel's caption for the config on screen: written per model
+    by `tempsup.analysis.captions`."""
     return rnn.panel_captions(config)[panel.name]
 
 

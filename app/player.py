@@ -19,8 +19,8 @@ from dash import ALL, MATCH, Input, Output, State, callback, clientside_callback
 from app import ids
 from app.view import empty_view
 from app.widgets import js, scrubber
+from tempsup.core.frames import frame_label
 from tempsup.figures import NEAR_BEST
-from tempsup.frames import frame_label
 
 TICK_MS = 120  # ~8 frames a second: 100 frames play in about 12 s
 INITIAL_VIEW = empty_view("loading…")
@@ -86,7 +86,7 @@ def opening_frame(view: Any, request: Any = None) -> int:
 
 def label(view: Any, frame: Any) -> str:
     """The line under the player at `frame` (0-based) of `view`, as assets/tempsup.js
-    `draw` writes it: `tempsup.frames.frame_label` and that frame's status line."""
+    `draw` writes it: `tempsup.core.frames.frame_label` and that frame's status line."""
     n = _n_frames(view)
     if not n:
         return str(view.get("message", "")) if isinstance(view, dict) else ""

@@ -1,9 +1,9 @@
 """The class poll over HTTP: JSON routes on the app's Flask server, and the poll's handle.
 
-The lesson page's poll panel (`app.pollpanel`) calls `tempsup.poll` directly
+The lesson page's poll panel (`app.pollpanel`) calls `tempsup.teaching.poll` directly
 from its callbacks; these routes give the same operations to any client (and
 are what a crafted request meets). Every refusal is a JSON `{"error": …}` with
-the status `tempsup.poll.PollRefused` names — never a traceback:
+the status `tempsup.teaching.poll.PollRefused` names — never a traceback:
 
     POST   /poll/api/classes                   → 201 {"code", "key", "link", "expires"}
     POST   /poll/api/classes/CODE/votes        {"step", "choice", "browser"} → 201 {"count"}
@@ -24,10 +24,10 @@ from typing import Any
 import flask
 
 from app.services import job_queue
-from tempsup import lesson
 from tempsup.errors import TempsupError
 from tempsup.jobs.store import StoreUnavailable
-from tempsup.poll import Poll, PollRefused
+from tempsup.teaching import lesson
+from tempsup.teaching.poll import Poll, PollRefused
 
 MAX_BODY = 2048  # bytes: a vote is a few dozen
 

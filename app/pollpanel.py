@@ -7,7 +7,7 @@ class predicted the step on screen, as counts and bars, before the teacher
 reveals the answer. The class's secret key stays in that browser tab
 (session storage). A student who opens the link sees which class they are in;
 "Send my prediction" (or Reveal, if they skip it) sends the prediction
-(`tempsup.poll.Poll.vote`) under a random id their browser made and keeps
+(`tempsup.teaching.poll.Poll.vote`) under a random id their browser made and keeps
 (local storage), so one browser counts once per step; the answer stays theirs
 to reveal, after the teacher has shown the class's counts. The lesson's step
 links keep the class (`step_href`).
@@ -23,9 +23,9 @@ from dash import Input, Output, State, callback, clientside_callback, ctx, dcc, 
 
 from app import ids
 from app.pollapi import class_poll, client_address
-from tempsup import lesson
 from tempsup.errors import TempsupError
-from tempsup.poll import CODE, PollRefused, Results, choice_identity, normal_code
+from tempsup.teaching import lesson
+from tempsup.teaching.poll import CODE, PollRefused, Results, choice_identity, normal_code
 
 PATH = "/lesson"
 REFRESH_MS = 2000

@@ -10,9 +10,9 @@ from __future__ import annotations
 from functools import lru_cache
 
 from app.services import job_queue, preset_mode
+from tempsup.io.run import Run
 from tempsup.jobs.record import JobState
 from tempsup.paper.presets import ClaimResult, Preset, presets
-from tempsup.run import Run
 
 
 def quick() -> bool:

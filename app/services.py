@@ -15,11 +15,11 @@ import contextlib
 import os
 from functools import lru_cache
 
-from tempsup.config import DEFAULTS
 from tempsup.errors import TempsupError
 from tempsup.jobs import BaseQueue, open_queue
 from tempsup.jobs.record import LOW
 from tempsup.jobs.worker import WorkerPool
+from tempsup.model.config import DEFAULTS
 from tempsup.settings import Settings
 
 

@@ -43,9 +43,9 @@ from app.view import (
     streaming_options,
     template_of,
 )
-from tempsup.config import RunConfig
+from tempsup.io.run import ARRAYS, Run, leading_seed
 from tempsup.jobs.record import JobState, JobStatus
-from tempsup.run import ARRAYS, Run, leading_seed
+from tempsup.model.config import RunConfig
 
 FINISHED_KEEP = 8  # decoded finished runs kept per process (a class opens a few at a time)
 STREAMS_KEEP = 16  # jobs whose streamed frames are kept per process
@@ -337,7 +337,7 @@ def stream_whole(config: RunConfig, run: Run, seed: int, feature: int) -> dict[s
 
 def stream_seed(run: Run, shown: int | None, picked: int | None) -> tuple[int, list[Any]]:
     """The seed a streaming page shows (`picked`, the user's, else the one leading now:
-    `tempsup.run.leading_seed`, `shown` being the one on screen) and the seed menu's
+    `tempsup.io.run.leading_seed`, `shown` being the one on screen) and the seed menu's
     options; once per streamed run, frame count and seed on screen."""
 
     def make() -> tuple[Run, int, list[Any]]:

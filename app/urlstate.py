@@ -17,9 +17,9 @@ import re
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlparse
 
-from tempsup.config import DEFAULTS, RunConfig, query_string
+from tempsup.core.frames import frame_index
 from tempsup.errors import TempsupError
-from tempsup.frames import frame_index
+from tempsup.model.config import DEFAULTS, RunConfig, query_string
 
 # Query values longer than this are refused outright (no field needs more).
 MAX_VALUE_LEN = 40
@@ -92,7 +92,9 @@ def config_from_query(search: str | None) -> tuple[RunConfig, list[str]]:
     return config, errors
 
 
-query_from_config = query_string  # the link of a config (tempsup.config, shared with the site)
+query_from_config = (
+    query_string  # the link of a config (tempsup.model.config, shared with the site)
+)
 
 
 def compare_href(left: RunConfig, right: RunConfig) -> str:

@@ -21,7 +21,7 @@ from app.memo import Memo
 from tempsup import figures
 from tempsup.bows import figures as bows_figures
 from tempsup.figures.panel import PanelSet
-from tempsup.run import Run, percent, recent_loss
+from tempsup.io.run import Run, percent, recent_loss
 
 RNN = figures.PANEL_SET
 
@@ -60,7 +60,7 @@ def seed_options(run: Run, picked: int | None = None) -> list[dict[str, Any]]:
 
 def streaming_options(run: Run, shown: int, picked: bool = False) -> list[dict[str, Any]]:
     """Dropdown options while a job streams: every seed with its recent loss
-    (`tempsup.run.recent_loss`); the one shown says why: it leads now, or it is the
+    (`tempsup.io.run.recent_loss`); the one shown says why: it leads now, or it is the
     user's pick."""
     recent = recent_loss(run["loss"])
     options = []
@@ -160,7 +160,7 @@ def shared_parts(run: Any, seed: int, feature: int, figs: PanelSet = RNN) -> dic
 
 def stream_view(run: Any, seed: int, feature: int = 0, figs: PanelSet = RNN) -> dict[str, Any]:
     """The whole store for the frames a job has streamed so far, for one seed: what the
-    page switches to when another seed takes the lead (`tempsup.run.leading_seed`). Not
+    page switches to when another seed takes the lead (`tempsup.io.run.leading_seed`). Not
     lean and not cached: the run is still growing."""
     return _view(run, seed, feature, figs, lean=False)
 

@@ -11,8 +11,8 @@ from typing import Any
 
 from dash import ClientsideFunction, dcc, html
 
-from tempsup.config import MODEL_NAMES
 from tempsup.errors import TempsupError
+from tempsup.model.config import MODEL_NAMES
 
 
 def js(name: str) -> ClientsideFunction:

@@ -1,6 +1,6 @@
 // The explorer's "Open a run file" (app/open_run.py): a file above the limit is refused
 // here, before it is read or sent. dcc.Upload's max_size drops such a file silently; this
-// says why, in the words the server uses (tempsup/upload.py too_large), in the message
+// says why, in the words the server uses (tempsup/io/upload.py too_large), in the message
 // line under the box. The wrapper around the upload names the limit and that line.
 (function () {
   "use strict";

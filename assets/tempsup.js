@@ -78,7 +78,7 @@
       const layout = view.layouts[p] || {};
       return shown({ data: atCorners(data, layout), layout: layout });
     });
-    // "frame 41 of 101 (step 800)" as on every surface (tempsup/frames.py frame_label;
+    // "frame 41 of 101 (step 800)" as on every surface (tempsup/core/frames.py frame_label;
     // app/player.py label is this line in Python), then the status line of this very frame
     const summary = (view.summaries || [])[i];
     const label = "frame " + (i + 1) + " of " + view.n + " (step " + view.steps[i] + ")" +

@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT))
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 
 from app import ids  # noqa: E402
-from tempsup.config import DEFAULTS, query_string  # noqa: E402
+from tempsup.model.config import DEFAULTS, query_string  # noqa: E402
 from tests.browser import app_server, css, make_driver  # noqa: E402
 
 EX = ids.EXPLORER
@@ -192,9 +192,9 @@ def empty_page(driver, url: str) -> tuple[float, float]:
 def export_size() -> tuple[int, int]:
     import plotly.offline
 
-    from tempsup.config import RunConfig
+    from tempsup.analysis.sweeps import train_runs
     from tempsup.figures import export_html
-    from tempsup.sweeps import train_runs
+    from tempsup.model.config import RunConfig
 
     config = RunConfig(steps=2000, snapshot_every=20, batch=64)  # 101 frames, 8 seeds
     (run,) = train_runs([config])

@@ -1,7 +1,7 @@
 """What the loss terms and the expected loss cost on top of training a default run.
 
 Every frame a worker publishes carries the four loss terms and the expected
-loss (`tempsup.run.derived`): the closed form for the linear RNN, the
+loss (`tempsup.io.run.derived`): the closed form for the linear RNN, the
 second-order terms plus a convolution for the SSM, the terms plus a stratified
 Monte Carlo estimate for the ReLU RNN. This script trains each model's default
 explorer run once (the snapshots only: what the trainer costs), then computes
@@ -18,9 +18,9 @@ import time
 
 import torch
 
-from tempsup.config import RunConfig
-from tempsup.run import derived
-from tempsup.trainer import train
+from tempsup.io.run import derived
+from tempsup.model.config import RunConfig
+from tempsup.training.trainer import train
 
 # The explorer's default per model (its sparsity is the model's preset setting).
 DEFAULT_SPARSITY = {"linear": 0.9, "ssm": 0.9, "rnn": 0.97}

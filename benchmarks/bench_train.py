@@ -3,7 +3,7 @@
 The plain baseline is what one would write first: one model at a time, a
 Python loop over time steps, h of shape (B, N_h), Adam. tempsup trains M
 models as one tensor program, each model by its fastest exact loss path
-(`tempsup.losses`). Both are measured side by side in this one process, in
+(`tempsup.training.losses`). Both are measured side by side in this one process, in
 turns (one call of every variant per round, the median of the rounds), and
 the script prints model-steps per second and the ratio to the baseline —
 compare ratios, not seconds, on a shared machine.
@@ -19,7 +19,7 @@ several threads.
 
 Targets (issue 12, one thread, 64 models): linear ≥ 150×, SSM ≥ 60×, ReLU RNN
 ≥ 30×, the single run ≥ 3×; issue 25: ReLU RNN ≥ 60× by the compiled time loop
-(`tempsup.fused`). The ReLU RNN's rows add "torch loop, M=64": the same training
+(`tempsup.training.fused`). The ReLU RNN's rows add "torch loop, M=64": the same training
 with the compiled loop switched off (PyTorch's time loop, the fallback where no
 C compiler builds it), measured in the same turns.
 """
@@ -34,9 +34,9 @@ from functools import partial
 import torch
 from torch import nn
 
-from tempsup import fused
-from tempsup.config import RunConfig
-from tempsup.trainer import train
+from tempsup.model.config import RunConfig
+from tempsup.training import fused
+from tempsup.training.trainer import train
 
 
 def plain_train(model: str, steps: int, cfg: RunConfig, seed: int = 0) -> None:

@@ -107,8 +107,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from app import ids  # noqa: E402 - the explorer's ids (no Dash imported)
-from tempsup.config import DEFAULTS, RunConfig  # noqa: E402
 from tempsup.jobs import JobQueue  # noqa: E402
+from tempsup.model.config import DEFAULTS, RunConfig  # noqa: E402
 from tests.net import free_port, wait_healthy  # noqa: E402
 from tests.services import RedisServer  # noqa: E402
 

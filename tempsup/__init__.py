@@ -26,13 +26,13 @@ __version__ = "0.1.0"
 
 # public name -> the module that defines it
 _EXPORTS = {
-    "RunConfig": "tempsup.config",
-    "Run": "tempsup.run",
+    "RunConfig": "tempsup.model.config",
+    "Run": "tempsup.io.run",
     "train": "tempsup.api",
     "sweep": "tempsup.api",
     "load": "tempsup.api",
-    "from_weights": "tempsup.imported",
-    "from_torch": "tempsup.imported",
+    "from_weights": "tempsup.io.imported",
+    "from_torch": "tempsup.io.imported",
     "TempsupError": "tempsup.errors",
 }
 _SUBPACKAGES = ("bows",)
@@ -53,10 +53,10 @@ __all__ = [
 if TYPE_CHECKING:
     from tempsup import bows
     from tempsup.api import load, sweep, train
-    from tempsup.config import RunConfig
     from tempsup.errors import TempsupError
-    from tempsup.imported import from_torch, from_weights
-    from tempsup.run import Run
+    from tempsup.io.imported import from_torch, from_weights
+    from tempsup.io.run import Run
+    from tempsup.model.config import RunConfig
 
 
 def __getattr__(name: str) -> Any:

@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from tempsup.config import RunConfig
+from tempsup.core.progress import StepBar
 from tempsup.errors import TempsupError
-from tempsup.progress import StepBar
-from tempsup.run import Run
+from tempsup.io.run import Run
+from tempsup.model.config import RunConfig
 
 # `tempsup sweep`'s sparsities when none are given: dense to very sparse
 SWEEP_SPARSITIES = (0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95)
@@ -53,7 +53,7 @@ def train(
 
     `progress` draws a bar (a widget in a notebook); `init` starts every seed from a
     run's best final weights (the CLI's --warm-start)."""
-    from tempsup.sweeps import train_runs
+    from tempsup.analysis.sweeps import train_runs
 
     cfg = _config(config, fields)
     label = f"{cfg.model} k={cfg.k} S={cfg.sparsity:g}"
@@ -73,7 +73,7 @@ def sweep(
 ) -> list[Run]:
     """Train one run per (k, sparsity) point around `config`, all in one batch, as
     `tempsup sweep` does; the runs come k-major, in the order given."""
-    from tempsup.sweeps import sweep_configs, train_runs
+    from tempsup.analysis.sweeps import sweep_configs, train_runs
 
     if isinstance(sparsity, (int, float)) or (k is not None and isinstance(k, int)):
         raise TempsupError("sweep: sparsity and k are lists of values (e.g. sparsity=[0.3, 0.9])")

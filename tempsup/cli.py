@@ -19,9 +19,9 @@ from typing import Any, NoReturn
 
 import numpy as np
 
-from tempsup.config import DEFAULTS, MODEL_NAMES, RunConfig
+from tempsup.core.progress import StepBar
 from tempsup.errors import TempsupError
-from tempsup.progress import StepBar
+from tempsup.model.config import DEFAULTS, MODEL_NAMES, RunConfig
 
 # Help text for each config flag; the defaults' reasons live in config.py.
 FLAG_HELP = {
@@ -127,13 +127,13 @@ def load_warm_start(ref: str | None) -> dict[str, np.ndarray] | None:
     """Final weights of the best seed of the run file `ref`."""
     if ref is None:
         return None
-    from tempsup.run import Run
+    from tempsup.io.run import Run
 
     return Run.load(ref).weights(-1)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
-    from tempsup.sweeps import train_runs
+    from tempsup.analysis.sweeps import train_runs
 
     config = config_from_args(args)
     init = load_warm_start(config.warm_start)
@@ -156,7 +156,7 @@ def cmd_train(args: argparse.Namespace) -> int:
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
-    from tempsup.sweeps import sweep_configs, table_row, train_runs, write_table
+    from tempsup.analysis.sweeps import sweep_configs, table_row, train_runs, write_table
 
     sparsities = args.sparsity or [0.1, 0.3, 0.5, 0.7, 0.8, 0.9, 0.95]
     ks = args.k or [DEFAULTS.k]
@@ -188,9 +188,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_inspect(args: argparse.Namespace) -> int:
     """One seed at one frame of a run file: gauge-free numbers, and the rest in the
-    canonical gauge (`tempsup.describe`)."""
-    from tempsup.describe import describe, lines
-    from tempsup.run import Run
+    canonical gauge (`tempsup.io.describe`)."""
+    from tempsup.io.describe import describe, lines
+    from tempsup.io.run import Run
 
     summary = describe(Run.load(args.run), args.seed, args.frame)
     if args.json:
@@ -202,10 +202,10 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """The explorer's standalone animation of a run file (the app's Export HTML)."""
-    from tempsup.describe import seed_index
+    from tempsup.core.frames import stop_note
     from tempsup.figures import export_html
-    from tempsup.frames import stop_note
-    from tempsup.run import Run
+    from tempsup.io.describe import seed_index
+    from tempsup.io.run import Run
 
     run = Run.load(args.run)
     seed = seed_index(run, args.seed)
@@ -352,7 +352,7 @@ def cmd_presets(args: argparse.Namespace) -> int:
 
 
 def cmd_site(args: argparse.Namespace) -> int:
-    from tempsup.site import build
+    from tempsup.teaching.site import build
 
     start = time.monotonic()
     queue = None if args.no_store else _queue(args.cache)

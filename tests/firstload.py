@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from tempsup.config import query_string
+from tempsup.model.config import query_string
 from tempsup.paper.presets import REGISTRY
 from tests.pw import DASH_READY, PHONE, new_page, throttle
 

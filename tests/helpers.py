@@ -113,7 +113,7 @@ def simulate(
 
 
 def frame_shapes(F: int, M: int, n_h: int, n_x: int) -> dict[str, tuple[int, ...]]:
-    """The shapes of a run file's frame arrays: F frames of M seeds (tempsup.run.ARRAYS)."""
+    """The shapes of a run file's frame arrays: F frames of M seeds (tempsup.io.run.ARRAYS)."""
     return {"step": (F,), "W_x": (F, M, n_h, n_x), "W_h": (F, M, n_h, n_h),
             "W_y": (F, M, n_h, n_x), "b_y": (F, M, n_x), "loss": (F, M), "terms": (F, M, 4),
             "expected_loss": (F, M), "expected_loss_se": (F, M)}  # fmt: skip

@@ -259,7 +259,7 @@ def plots_in(page, background: str) -> None:
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("state", STATES)
 def test_every_page_is_clean_in_light_and_dark(shipped_app, pages, state, size):
-    from tempsup.palette import DARK
+    from tempsup.core.palette import DARK
 
     page = pages[size]
     open_state(page, shipped_app, state)

@@ -46,7 +46,8 @@ def test_import_is_light_and_names_survive_submodule_imports() -> None:
     public train() by the module of a similar name."""
     code = (
         "import sys, tempsup; assert 'torch' not in sys.modules, 'torch imported';"
-        "import tempsup.trainer, tempsup.sweeps, tempsup.bows.trainer, tempsup.bows.sweeps;"
+        "import tempsup.training.trainer, tempsup.analysis.sweeps;"
+        "import tempsup.bows.trainer, tempsup.bows.sweeps;"
         "assert callable(tempsup.train) and callable(tempsup.sweep), tempsup.train;"
         "assert callable(tempsup.bows.train) and callable(tempsup.bows.sweep)"
     )

@@ -14,7 +14,7 @@ import pytest
 from selenium.webdriver.common.keys import Keys
 
 from app import ids
-from tempsup.config import DEFAULTS, query_string
+from tempsup.model.config import DEFAULTS, query_string
 from tempsup.paper.presets import presets
 from tests.browser import (
     app_server,

@@ -12,9 +12,9 @@ from app.controls import FIELD_CONTROLS, config_from_controls, control_values
 from app.player import controls, opening_frame
 from app.urlstate import config_from_query, query_from_config
 from app.view import choose_seed, empty_view, full_view, seed_options, unpacked
-from tempsup.config import DEFAULTS, RunConfig
+from tempsup.analysis.sweeps import train_runs
 from tempsup.errors import TempsupError
-from tempsup.sweeps import train_runs
+from tempsup.model.config import DEFAULTS, RunConfig
 from tests.browser import ROOT, comparable
 
 
@@ -186,7 +186,7 @@ def test_status_lines_are_per_frame_and_match_the_eigen_panel(small_run) -> None
 def test_streamed_chunks_add_up_to_the_full_view(small_run) -> None:
     """What poll appends frame by frame equals what full_view builds at the end."""
     from app.view import frame_data, status_lines
-    from tempsup.run import Run
+    from tempsup.io.run import Run
 
     seed = small_run.best
     full = full_view(small_run, seed)
@@ -208,7 +208,7 @@ def test_streamed_chunks_add_up_to_the_full_view(small_run) -> None:
 
 
 def test_a_cancelled_run_has_a_view_of_its_own(small_run) -> None:
-    from tempsup.run import Run
+    from tempsup.io.run import Run
 
     part = Run(small_run.config, {k: v[:2] for k, v in small_run.arrays.items()})
     assert full_view(part, 0)["n"] == 2 and full_view(small_run, 0)["n"] == small_run.n_frames

@@ -148,10 +148,12 @@ def test_the_checker_sees_imports_inside_functions_and_type_checking_blocks():
     """The graph is only as good as its reader: deferred imports are edges too."""
     tree = ast.parse(
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from tempsup.run import Run\n"
-        "def f():\n    from tempsup.jobs.record import JobState\n    import tempsup.config\n"
+        "if TYPE_CHECKING:\n    from tempsup.io.run import Run\n"
+        "def f():\n    from tempsup.jobs.record import JobState\n    import tempsup.model.config\n"
     )
-    assert {"tempsup.run", "tempsup.jobs.record", "tempsup.config"} <= imported("tempsup.x", tree)
+    assert {"tempsup.io.run", "tempsup.jobs.record", "tempsup.model.config"} <= imported(
+        "tempsup.x", tree
+    )
     cyclic = {"a": {"b"}, "b": {"a"}}
     with pytest.raises(graphlib.CycleError):
         list(graphlib.TopologicalSorter(cyclic).static_order())

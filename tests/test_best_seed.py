@@ -1,6 +1,6 @@
 """The best seed is chosen on the expected loss, not on a noisy batch loss
-(tempsup.run.choose_best), and while a job streams the view follows the seed that leads
-now without flickering (tempsup.run.leading_seed).
+(tempsup.io.run.choose_best), and while a job streams the view follows the seed that leads
+now without flickering (tempsup.io.run.leading_seed).
 
 Exact expected loss (linear, SSM): its argmin, ties within the method's accuracy
 reported. Monte Carlo (ReLU RNN): seeds within two standard errors of the lowest are
@@ -13,13 +13,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import tempsup.run as run_module
-from tempsup.config import RunConfig
-from tempsup.describe import describe, lines
+import tempsup.io.run as run_module
+from tempsup.io.describe import describe, lines
+from tempsup.io.run import Run, choose_best, leading_seed, recent_loss
+from tempsup.model.config import RunConfig
 from tempsup.paper import shipped
 from tempsup.paper.presets import preset
 from tempsup.paper.ties import judge
-from tempsup.run import Run, choose_best, leading_seed, recent_loss
 
 
 def hand_made(config: RunConfig, loss, expected, se=None, weights=None) -> Run:
@@ -102,7 +102,7 @@ def test_refinement_separates_seeds_the_frame_estimate_could_not(vector_k0: Run)
 
 
 def test_a_run_still_training_is_summarised_without_refining(vector_k0: Run) -> None:
-    """A sweep summarises every snapshot (`tempsup.sweeps.sweep_frame`): there the frame's
+    """A sweep summarises every snapshot (`tempsup.analysis.sweeps.sweep_frame`): there the frame's
     own estimates decide, and the seeds within two standard errors are reported tied."""
     pair = two_seeds(vector_k0, [3, 5], expected=[0.1404, 0.1389], se=[0.0014, 0.0015])
     choice = pair.provisional().best_seed
@@ -174,7 +174,7 @@ def test_the_issue_case_vector_input_k0_base_seed_44_shows_a_pentagon() -> None:
     refined expected loss the best seed, and every seed tied with it, is a regular
     pentagon. Trains 8 seeds × 1500 steps: 20 s measured on an idle 2-core machine, 31 min
     when the same machine was loaded by parallel work, hence `slow`."""
-    from tempsup.analysis import final_weights, is_regular_polygon
+    from tempsup.analysis.measures import final_weights, is_regular_polygon
     from tempsup.paper.reproduce import train_configs
 
     p = preset("vector-all-or-none", quick=False)

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tempsup.run import Run
+from tempsup.io.run import Run
 from tests.browser import app_server, make_driver
 from tests.test_app_browser import STATUS, click, config_of, find, frame_count, shown_seed
 from tests.test_app_browser import wait_for as wait_until
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.browser
 
 SSM_LEADER = "model=ssm&sparsity=0.7&seeds=8&steps=600&snapshot_every=20&batch=128"
 # "leads now": the lowest mean loss over the last 5 frames; "clearly": by 5 % (the
-# explorer's own rule, tempsup.run.leading_seed, spelled out here)
+# explorer's own rule, tempsup.io.run.leading_seed, spelled out here)
 WINDOW, MARGIN = 5, 0.05
 
 

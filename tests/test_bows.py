@@ -428,7 +428,7 @@ def test_clip_scales_each_models_gradient_to_the_bound():
 def record_grad_norms(monkeypatch) -> list[np.ndarray]:
     """Per-model gradient norms as the optimizer sees them, at every step."""
     seen: list[np.ndarray] = []
-    from tempsup._training import Adam
+    from tempsup.training.schedule import Adam
 
     original = Adam.step
 

@@ -30,12 +30,12 @@ from tempsup.bows.sweeps import (
     sweep_frame,
     sweep_result,
 )
-from tempsup.config import snapshot_steps
 from tempsup.errors import TempsupError
 from tempsup.jobs import JobQueue
 from tempsup.jobs.kinds import get_kind, kind_of
 from tempsup.jobs.record import JobState
 from tempsup.jobs.worker import WorkerPool
+from tempsup.model.config import snapshot_steps
 from tests.helpers import follow
 
 BASE = BowsConfig(n_samples=512, epochs=4, snapshot_every=2, seeds=2)  # 8 steps, 5 frames

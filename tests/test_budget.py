@@ -1,13 +1,15 @@
-"""Which frames get the loss terms and the expected loss (tempsup.budget), and what NaN means."""
+"""Which frames get the loss terms and the expected loss (tempsup.theory.budget),
+and what NaN means."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from tempsup import budget, figures
-from tempsup.config import RunConfig, snapshot_steps
-from tempsup.run import Run, derived, frame
-from tempsup.snapshot import Snapshot
+from tempsup import figures
+from tempsup.io.run import Run, derived, frame
+from tempsup.model.config import RunConfig, snapshot_steps
+from tempsup.model.snapshot import Snapshot
+from tempsup.theory import budget
 
 
 def snap(config: RunConfig, step: int, seed: int = 0) -> Snapshot:

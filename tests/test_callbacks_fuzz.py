@@ -29,8 +29,8 @@ from typing import Any
 import pytest
 
 from app import ids
-from tempsup.config import RunConfig
-from tempsup.sweeps import SweepSpec, train_runs
+from tempsup.analysis.sweeps import SweepSpec, train_runs
+from tempsup.model.config import RunConfig
 
 CONFIG = RunConfig(steps=20, batch=16, seeds=2, snapshot_every=10)
 SWEEP = SweepSpec(CONFIG, sparsities=(0.5, 0.9))
@@ -217,7 +217,7 @@ def client(tmp_path_factory):
     queue = services.job_queue()
     (run,) = train_runs([CONFIG])
     queue.put_run(run)
-    from tempsup.sweeps import stream_sweep, sweep_result
+    from tempsup.analysis.sweeps import stream_sweep, sweep_result
 
     queue.put_result(SWEEP, sweep_result(SWEEP, list(stream_sweep(SWEEP))))
     from tempsup.bows import sweeps as bows_sweep

@@ -3,8 +3,8 @@
 The explorer's captions (what `app.panels.explanation` puts under each panel), the loss
 panel's legend and the eigen panel's kθ are read the way a reader meets them, for every
 model × N_h × N_x × readout tie × bias the controls offer (their marks, and N_h = 100
-from a link), with what `tempsup.budget` computes for each. Runs are hand-made (weights
-through `tempsup.run.derived`, a few frames), except one ReLU RNN whose weights are a
+from a link), with what `tempsup.theory.budget` computes for each. Runs are hand-made (weights
+through `tempsup.io.run.derived`, a few frames), except one ReLU RNN whose weights are a
 trained run's (S = 0.97), where the canonical kθ is negative.
 """
 
@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 from app.controls import HIDDEN_MARKS, INPUT_MARKS, OPTION_FIELDS
-from tempsup import budget, figures, geometry
-from tempsup.config import MODELS, RunConfig
-from tempsup.run import TERM_NAMES, Run, derived
+from tempsup import figures
+from tempsup.io.run import TERM_NAMES, Run, derived
+from tempsup.model.config import MODELS, RunConfig
+from tempsup.theory import budget, geometry
 from tests.helpers import rot
 
 LARGE = 100  # N_h from a link (the N_h = 100 preset); the sliders stop at 16
@@ -97,7 +98,7 @@ def test_every_caption_says_only_what_holds_for_its_config(model: str) -> None:
 def make_run(cfg: RunConfig, W_x: np.ndarray, W_h: np.ndarray, frames: int = 3) -> Run:
     """A run whose every seed holds these weights (W_x growing over the frames), the tied
     readout W_y := W_k or a fixed free one, and its derived arrays computed as for a
-    trained run (`tempsup.run.derived`: the budget may leave terms or E[L] as NaN)."""
+    trained run (`tempsup.io.run.derived`: the budget may leave terms or E[L] as NaN)."""
     n_h, n_x = W_x.shape
     F, M = frames, cfg.seeds
     scale = (1.0 + np.arange(F) / 10.0)[:, None, None, None]
@@ -246,7 +247,7 @@ def test_every_caption_follows_the_config_store() -> None:
 
 
 def test_the_export_and_the_site_print_the_explorers_captions(runs) -> None:
-    from tempsup import site
+    from tempsup.teaching import site
 
     run = runs[("rnn", 10, 10, True, 8)]  # terms not computed: the captions say so
     page = figures.export_html(run)

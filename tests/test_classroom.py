@@ -20,8 +20,8 @@ from app import ids
 from app.view import unpacked
 from benchmarks.load_test import JOB, POLL, STATUS, DashCalls, PageState
 from tempsup import figures
-from tempsup.config import RunConfig
-from tempsup.sweeps import train_runs
+from tempsup.analysis.sweeps import train_runs
+from tempsup.model.config import RunConfig
 from tests.browser import comparable, merged_frames
 
 CONFIG = RunConfig(steps=400, batch=16, seeds=2, snapshot_every=4)  # 101 frames
@@ -196,7 +196,7 @@ def test_a_poll_reads_and_sends_only_the_frames_the_page_lacks(served, trained):
     0), a poll's answer does not grow with the frames the page already has, and what the
     patches build is the view of the whole stream."""
     from app.view import stream_view
-    from tempsup.run import Run
+    from tempsup.io.run import Run
 
     http, _, queue = served
     pages, read = _class(http, queue, 3)

@@ -15,9 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tempsup.config import RunConfig
-from tempsup.run import Run
-from tempsup.sweeps import TABLE_COLUMNS
+from tempsup.analysis.sweeps import TABLE_COLUMNS
+from tempsup.io.run import Run
+from tempsup.model.config import RunConfig
 from tests.helpers import frame_shapes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -288,13 +288,13 @@ def test_help_lists_every_config_flag(tmp_path: Path) -> None:
 
 def spiral_run(model: str = "ssm", transform: bool = False) -> Run:
     """A 3-frame, 3-seed run of hand-built weights (tied readout, k = 3, N_h = 2) through
-    `tempsup.run.frame`, as the trainer stores it. `transform`: every frame and seed first
+    `tempsup.io.run.frame`, as the trainer stores it. `transform`: every frame and seed first
     goes through its own random admissible change of basis (same function, tie intact):
     a stretch orthogonal to w_k, a rotation and (half the time) a reflection for the linear
     recurrence; positive scalings of the units w_k leaves at 0 and a swap for the ReLU one."""
-    from tempsup import gauge, geometry
-    from tempsup.run import frame
-    from tempsup.snapshot import Snapshot
+    from tempsup.io.run import frame
+    from tempsup.model.snapshot import Snapshot
+    from tempsup.theory import gauge, geometry
 
     cfg = RunConfig(model=model, k=3, seq_len=10, seeds=3, steps=40, snapshot_every=20)
     base = np.random.default_rng(1)

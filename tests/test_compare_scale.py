@@ -11,9 +11,9 @@ import numpy as np
 
 from app.pages.compare import common_scale, own_scales
 from app.view import unpacked
-from tempsup.config import RunConfig
 from tempsup.figures._common import symlog_axis
 from tempsup.figures.loss import symlog_band
+from tempsup.model.config import RunConfig
 
 
 def views(loss_left: dict, loss_right: dict) -> dict:
@@ -85,7 +85,7 @@ def test_each_sides_loss_cursor_crosses_the_range_holding_both() -> None:
     at that axis's range, not one side's."""
     from app.view import _view
     from tempsup.figures import PANEL_SET
-    from tempsup.run import Run
+    from tempsup.io.run import Run
     from tests.test_figures import E1, SPIRAL, make_run
 
     def run(seed: int, scale: float) -> Run:

@@ -1,4 +1,4 @@
-"""RunConfig: validation messages, the stable key, JSON round trips (tempsup.config)."""
+"""RunConfig: validation messages, the stable key, JSON round trips (tempsup.model.config)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import math
 
 import pytest
 
-from tempsup import config as config_module
-from tempsup.config import DEFAULTS, FIELDS, RunConfig, snapshot_steps
 from tempsup.errors import TempsupError
+from tempsup.model import config as config_module
+from tempsup.model.config import DEFAULTS, FIELDS, RunConfig, snapshot_steps
 
 # The key of the default config, pinned on purpose. The key is the job cache's
 # key and the id in every share link: if this test fails, an edit changed the

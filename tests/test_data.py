@@ -1,4 +1,4 @@
-"""Sparse inputs and k-delay targets (tempsup.data; science.md §1 "Task and data")."""
+"""Sparse inputs and k-delay targets (tempsup.model.data; science.md §1 "Task and data")."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 import pytest
 import torch
 
-from tempsup.data import delayed_targets, sample_inputs, sample_values
 from tempsup.errors import TempsupError
-from tempsup.theory import input_moments
+from tempsup.model.data import delayed_targets, sample_inputs, sample_values
+from tempsup.theory.closed_form import input_moments
 
 
 def gen(seed: int = 0) -> torch.Generator:

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from tempsup.config import DEFAULTS
 from tempsup.jobs import JobQueue
 from tempsup.jobs.queue import pid_alive
 from tempsup.jobs.record import JobState
+from tempsup.model.config import DEFAULTS
 from tests.browser import ROOT
 from tests.helpers import wait_for
 from tests.net import free_port, wait_healthy

@@ -1,7 +1,7 @@
 """The expected objective for the SSM: gradient flow on E[L] to second order in p.
 
-`tempsup.losses.relu_readout_expected_loss` is checked against the numpy
-expansion of `tempsup.relu_terms` (its closed-form pair moments, an independent
+`tempsup.training.losses.relu_readout_expected_loss` is checked against the numpy
+expansion of `tempsup.theory.relu_terms` (its closed-form pair moments, an independent
 computation) and against what training on it does to the exact expected loss
 of the frames (`Run["expected_loss"]`, the SSM's convolved closed form).
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tempsup import relu_terms
-from tempsup.config import RunConfig, importance_weights
+from tempsup.analysis.sweeps import train_runs
 from tempsup.errors import TempsupError
-from tempsup.sweeps import train_runs
-from tempsup.trainer import train
+from tempsup.model.config import RunConfig, importance_weights
+from tempsup.theory import relu_terms
+from tempsup.training.trainer import train
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""The training loss's fast paths (tempsup.losses) against the plain per-time-step reference.
+"""The training loss's fast paths (tempsup.training.losses) against the plain per-time-step
+reference.
 
 Every path must give the same per-model loss and the same gradients as the
 model's recurrence run step by step and scored by the textbook formula: for
@@ -16,14 +17,16 @@ import numpy as np
 import pytest
 import torch
 
-from tempsup import geometry, losses, relu_terms, theory
-from tempsup import trainer as train_module
-from tempsup.config import RunConfig, importance_weights
-from tempsup.data import delayed_targets, sample_inputs
 from tempsup.errors import TempsupError
-from tempsup.losses import expected_loss, lagged_gram, lagged_inputs, sampled_loss
-from tempsup.models import CONV_MAX_SIDE, BatchedRNN
-from tempsup.trainer import train
+from tempsup.model.config import RunConfig, importance_weights
+from tempsup.model.data import delayed_targets, sample_inputs
+from tempsup.model.recurrences import CONV_MAX_SIDE, BatchedRNN
+from tempsup.theory import closed_form as theory
+from tempsup.theory import geometry, relu_terms
+from tempsup.training import losses
+from tempsup.training import trainer as train_module
+from tempsup.training.losses import expected_loss, lagged_gram, lagged_inputs, sampled_loss
+from tempsup.training.trainer import train
 
 
 def reference_loss(net: BatchedRNN, x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -181,7 +184,7 @@ def test_training_follows_the_reference_trajectory(model: str, monkeypatch) -> N
 
 
 def theory_expected(cfg: RunConfig, snap) -> np.ndarray:
-    """tempsup.theory's closed form for a snapshot's weights, per model."""
+    """tempsup.theory.closed_form's closed form for a snapshot's weights, per model."""
     mu, nu = theory.input_moments(cfg.input_dist)
     w_s = geometry.feature_directions(snap.W_x, snap.W_h, cfg.seq_len, False)
     A = geometry.projections(snap.W_y, w_s)  # (M, T, N_x, N_x)
@@ -231,7 +234,8 @@ def test_expected_objective_lowers_the_expected_loss_without_noise() -> None:
 
 def test_expected_loss_of_a_sweep_is_theorys_closed_form_per_model() -> None:
     # models that differ in p and k, groups of one and a group of two apart, a non-zero bias,
-    # vector input with importance: each model's E[L] is tempsup.theory's, to float64 rounding
+    # vector input with importance: each model's E[L] is tempsup.theory.closed_form's,
+    # to float64 rounding
     ks, ps, seq_len = [1, 3, 3, 3, 0], [0.3, 0.3, 0.1, 0.3, 0.3], 6
     net = make_net("linear", ks, 3, 3, False, True).double()
     weights = torch.tensor([1.0, 0.7, 0.49], dtype=torch.float64)
@@ -248,7 +252,7 @@ def test_expected_loss_of_a_sweep_is_theorys_closed_form_per_model() -> None:
 
 
 def test_expected_loss_of_an_ssm_sweep_is_the_second_order_expansion_per_model() -> None:
-    # the SSM's objective per (p, k) group, back in model order: tempsup.relu_terms' numpy
+    # the SSM's objective per (p, k) group, back in model order: tempsup.theory.relu_terms' numpy
     # expansion with its closed-form pair moments (tests/test_expected_objective.py: one group)
     ks, ps, seq_len = [1, 3, 3, 3, 0], [0.3, 0.3, 0.1, 0.3, 0.3], 6
     net32 = make_net("ssm", ks, 3, 2, False, False)  # float32, as the trainer builds it

@@ -16,14 +16,15 @@ import plotly.graph_objects as go
 import plotly.offline
 import pytest
 
-from tempsup import figures, gauge, geometry
-from tempsup.config import RunConfig
+from tempsup import figures
+from tempsup.core.palette import ROLE_COLORS, empty_figure
 from tempsup.errors import TempsupError
 from tempsup.figures._common import n_ages
 from tempsup.figures.directions import half_plane_polygon, plane_in_cube
 from tempsup.figures.panel import at_corners
-from tempsup.palette import ROLE_COLORS, empty_figure
-from tempsup.run import Run, derived
+from tempsup.io.run import Run, derived
+from tempsup.model.config import RunConfig
+from tempsup.theory import gauge, geometry
 from tests.helpers import rot
 
 

@@ -17,9 +17,9 @@ import pytest
 
 from app import app, panels
 from app.delivery import PRELOADED
-from tempsup.config import DEFAULTS, RunConfig
+from tempsup.core.palette import empty_figure
 from tempsup.figures import PANEL_SET
-from tempsup.palette import empty_figure
+from tempsup.model.config import DEFAULTS, RunConfig
 from tempsup.paper import shipped
 from tests.firstload import pages
 

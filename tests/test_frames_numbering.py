@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from tempsup.cli import main
-from tempsup.config import RunConfig, query_string
 from tempsup.errors import TempsupError
-from tempsup.run import Run, frame
-from tempsup.snapshot import Snapshot
+from tempsup.io.run import Run, frame
+from tempsup.model.config import RunConfig, query_string
+from tempsup.model.snapshot import Snapshot
 
 # 6 frames: steps 0, 20, 40, 60, 80, 100. Frame 4 (counted from 1) is step 60; 0-based
 # index 4 would be step 80, the off-by-one this file guards against.
@@ -95,8 +95,8 @@ def test_frame_n_is_the_same_step_in_the_app_the_link_inspect_the_export_and_the
 
     assert slider_labels(animation_figure(run).to_plotly_json())[N - 1] == label
     # the static site's page of a preset holding this run
-    from tempsup import site
     from tempsup.paper.preset import Preset
+    from tempsup.teaching import site
 
     preset = Preset(
         name="numbering", title="t", claim="c", configs=(CONFIG,), labels=("only",),
@@ -113,7 +113,7 @@ def test_frame_n_is_the_same_step_in_the_app_the_link_inspect_the_export_and_the
 
 @pytest.mark.parametrize(("number", "index"), [(1, 0), (N, N - 1), (6, 5), (-1, 5), (-6, 0)])
 def test_inspect_counts_frames_from_1_and_from_the_end(run: Run, number: int, index: int) -> None:
-    from tempsup.describe import describe
+    from tempsup.io.describe import describe
 
     d = describe(run, frame=number)
     assert d["frame"] == index + 1 and d["step"] == int(run["step"][index])
@@ -136,8 +136,8 @@ def test_a_frame_out_of_range_names_the_valid_range(
 def test_a_cancelled_run_says_where_it_stopped(
     cancelled: Run, run: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tempsup.describe import describe, lines
     from tempsup.figures import export_html
+    from tempsup.io.describe import describe, lines
 
     note = "stopped at step 60 of 100 (cancelled)"
     assert note in export_html(cancelled)

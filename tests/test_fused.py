@@ -1,4 +1,5 @@
-"""The compiled time loop (tempsup.fused) against PyTorch's (tempsup.losses), and its fallback.
+"""The compiled time loop (tempsup.training.fused) against PyTorch's (tempsup.training.losses),
+and its fallback.
 
 Same loss and gradients to rounding for the three models, tied and free
 readout, with and without bias, N_h up to 100, N_x up to 75, shared or
@@ -16,9 +17,9 @@ import sys
 import pytest
 import torch
 
-from tempsup import fused, losses
-from tempsup.data import sample_inputs
-from tempsup.models import BatchedRNN
+from tempsup.model.data import sample_inputs
+from tempsup.model.recurrences import BatchedRNN
+from tempsup.training import fused, losses
 
 needs_library = pytest.mark.skipif(fused.LIBRARY is None, reason="no compiled time loop here")
 
@@ -102,8 +103,8 @@ def run_python(code: str, **env: str) -> subprocess.CompletedProcess:
 
 
 CHECK = (
-    "from tempsup import fused; from tempsup.config import RunConfig; from tempsup.trainer "
-    "import train; print('library', fused.LIBRARY is not None); "
+    "from tempsup.training import fused; from tempsup.model.config import RunConfig; "
+    "from tempsup.training.trainer import train; print('library', fused.LIBRARY is not None); "
     "snaps = list(train(RunConfig(model='rnn', steps=4, snapshot_every=4))); "
     "print('loss', float(snaps[-1].loss.mean()))"
 )

@@ -1,4 +1,4 @@
-"""The canonical gauge (tempsup.gauge, science.md §1d) on hand-built weights.
+"""The canonical gauge (tempsup.theory.gauge, science.md §1d) on hand-built weights.
 
 Every test applies random *admissible* changes of basis (same function, tie
 intact) and checks that the canonical representative does not notice: for the
@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tempsup import gauge
-from tempsup import geometry as g
 from tempsup.errors import TempsupError
+from tempsup.theory import gauge
+from tempsup.theory import geometry as g
 from tests.helpers import rot
 
 TOL = 1e-6  # the invariance the CLI and the panels rely on (measured: ~1e-12)

@@ -1,12 +1,12 @@
-"""Tests for tempsup.geometry on hand-built matrices (science.md §1 "Feature directions")."""
+"""Tests for tempsup.theory.geometry on hand-built matrices (science.md §1 "Feature directions")."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from tempsup import geometry as g
 from tempsup.errors import TempsupError
+from tempsup.theory import geometry as g
 from tests.helpers import rot
 
 E1 = np.array([[1.0], [0.0]])  # W_x = e_1, scalar input

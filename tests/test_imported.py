@@ -1,4 +1,4 @@
-"""A network trained elsewhere, read into a Run (`tempsup.imported`): the same lens.
+"""A network trained elsewhere, read into a Run (`tempsup.io.imported`): the same lens.
 
 Fast tests: a hand-made spiral sink shows its ρ and kθ; weights of a tempsup run read
 back give that run's own numbers; the exact form of a torch RNN whose readout reads
@@ -16,14 +16,14 @@ import numpy as np
 import pytest
 import torch
 
-from tempsup import geometry
-from tempsup.analysis import kernel
-from tempsup.config import RunConfig
-from tempsup.describe import describe
+from tempsup.analysis.measures import kernel
+from tempsup.analysis.sweeps import train_runs
 from tempsup.errors import TempsupError
-from tempsup.imported import from_torch, from_weights, rectified_readout
-from tempsup.run import Run
-from tempsup.sweeps import train_runs
+from tempsup.io.describe import describe
+from tempsup.io.imported import from_torch, from_weights, rectified_readout
+from tempsup.io.run import Run
+from tempsup.model.config import RunConfig
+from tempsup.theory import geometry
 from tests.helpers import rot
 
 # ---- a hand-made spiral sink ----------------------------------------------------------

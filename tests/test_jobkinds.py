@@ -15,16 +15,16 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from tempsup.config import RunConfig
+from tempsup.analysis.sweeps import MAX_POINTS, SweepResult, SweepSpec
 from tempsup.errors import TempsupError
+from tempsup.io.run import ARRAYS
 from tempsup.jobs import JobQueue, kinds
 from tempsup.jobs.kinds import RUN_ARRAYS, JobKind, get_kind, kind_of, register_kind
 from tempsup.jobs.limits import Limits
 from tempsup.jobs.record import JobState
 from tempsup.jobs.store import config_key, status_key
 from tempsup.jobs.worker import Worker
-from tempsup.run import ARRAYS
-from tempsup.sweeps import MAX_POINTS, SweepResult, SweepSpec
+from tempsup.model.config import RunConfig
 
 BASE = RunConfig(steps=20, batch=32, seeds=2, snapshot_every=10)
 

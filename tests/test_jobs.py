@@ -30,8 +30,15 @@ import pytest
 
 from app.jobwords import describe
 from tempsup import cli
-from tempsup.config import RunConfig, snapshot_steps
+from tempsup.analysis.sweeps import (
+    SWEEP_FRAME_ARRAYS,
+    TABLE_COLUMNS,
+    SweepResult,
+    SweepSpec,
+    train_runs,
+)
 from tempsup.errors import TempsupError
+from tempsup.io.run import ARRAYS, Run, frame
 from tempsup.jobs import JobQueue, open_queue
 from tempsup.jobs import queue as queue_module
 from tempsup.jobs.celery_app import drain_hook
@@ -41,10 +48,9 @@ from tempsup.jobs.record import LOW, NORMAL, JobState, JobStatus
 from tempsup.jobs.redis import RedisQueue
 from tempsup.jobs.store import QUEUE, StoreUnavailable, config_key, run_key, status_key
 from tempsup.jobs.worker import Worker, WorkerPool
-from tempsup.run import ARRAYS, Run, frame
+from tempsup.model.config import RunConfig, snapshot_steps
 from tempsup.settings import Settings
-from tempsup.sweeps import SWEEP_FRAME_ARRAYS, TABLE_COLUMNS, SweepResult, SweepSpec, train_runs
-from tempsup.trainer import train
+from tempsup.training.trainer import train
 from tests.gate import GATED
 from tests.helpers import DEADLINE, FakeClock, follow, wait_for
 from tests.services import RedisServer

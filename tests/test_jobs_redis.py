@@ -28,11 +28,11 @@ import pytest
 import redis
 
 from app.jobwords import describe
-from tempsup.config import RunConfig, snapshot_steps
 from tempsup.jobs import celery_app
 from tempsup.jobs.record import JobState
 from tempsup.jobs.redis import RedisQueue
 from tempsup.jobs.worker import WorkerPool
+from tempsup.model.config import RunConfig, snapshot_steps
 from tests.gate import GATED
 from tests.helpers import DEADLINE, wait_for
 from tests.services import RedisServer

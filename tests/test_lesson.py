@@ -12,9 +12,9 @@ from urllib.parse import urlparse
 import pytest
 from dash import dcc, html
 
-from tempsup import lesson
+from tempsup.analysis.sweeps import train_runs
 from tempsup.paper.presets import preset, presets
-from tempsup.sweeps import train_runs
+from tempsup.teaching import lesson
 
 
 def test_every_step_names_a_preset_run_and_its_claims() -> None:

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from tempsup import figures
-from tempsup.analysis import PENTAGON_DEG, PENTAGON_NORMS
+from tempsup.analysis.measures import PENTAGON_DEG, PENTAGON_NORMS
 from tempsup.figures._common import canonical_weights, select
 from tempsup.paper import shipped
 from tempsup.paper.presets import preset, presets
@@ -106,8 +106,8 @@ def test_the_heatmap_subtitle_says_what_its_cells_show() -> None:
 
 
 def test_every_compared_run_and_every_card_picture_exists_and_no_two_cards_share_one() -> None:
-    from tempsup import lesson
     from tempsup.paper.presets import thumbnail_choice
+    from tempsup.teaching import lesson
 
     for quick in (True, False):
         by_name = {p.name: p for p in presets(quick)}

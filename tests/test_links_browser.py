@@ -38,8 +38,8 @@ def cache(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(cache) -> str:
-    from tempsup.config import DEFAULTS
     from tempsup.jobs import JobQueue
+    from tempsup.model.config import DEFAULTS
 
     with app_server(cache) as url:
         # the start-up job (the default example) is not needed here: cancelled, it leaves

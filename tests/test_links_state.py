@@ -13,8 +13,8 @@ from app.urlstate import (
     phase_query,
     view_from_query,
 )
-from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
+from tempsup.model.config import RunConfig
 
 
 def test_feature_names_are_the_menus_and_the_figures() -> None:

@@ -6,7 +6,7 @@ module. Each test opens a run by its link and reads the figure Plotly drew from 
 runs are the paper's sparse settings: the default SSM (S = 0.9) and a shortened ReLU
 RNN (S = 0.97), where composition interference is negative at every late frame (a log
 axis drew nothing of it), and a ReLU RNN with N_h = N_x = 10, whose terms are not
-computed (`tempsup.budget`).
+computed (`tempsup.theory.budget`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import math
 import pytest
 
 from app import ids
-from tempsup.config import DEFAULTS, RunConfig, query_string
-from tempsup.palette import EXPECTED
-from tempsup.run import TERM_NAMES
+from tempsup.core.palette import EXPECTED
+from tempsup.io.run import TERM_NAMES
+from tempsup.model.config import DEFAULTS, RunConfig, query_string
 from tests.browser import app_server, css, make_driver
 from tests.helpers import wait_for
 
@@ -117,7 +117,7 @@ def test_every_legend_entry_is_drawn_and_composition_below_zero(server, browser,
     for name in TERM_NAMES:  # each term under its own name (not "|mean correction|")
         assert name in names, (name, names)
     # the caption names the colours really used, e.g. E[L] is vermillion (not "purple")
-    from tempsup.palette import COLOR_NAMES
+    from tempsup.core.palette import COLOR_NAMES
 
     (expected,) = [t for t in shown if t["name"] == "expected loss E[L]"]
     assert expected["color"] == EXPECTED

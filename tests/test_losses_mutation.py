@@ -1,4 +1,4 @@
-"""The training loss (tempsup.losses) against independent computations, piece by piece.
+"""The training loss (tempsup.training.losses) against independent computations, piece by piece.
 
 tests/test_fast_paths.py checks every fast path against the model's own time loop;
 these check the pieces against numbers worked out by hand, closed forms, brute-force
@@ -11,12 +11,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from tempsup import fused, losses
-from tempsup.data import delayed_targets, sample_inputs
 from tempsup.errors import TempsupError
-from tempsup.fused.build import BuildError, load
-from tempsup.losses import expected_lagged_gram, expected_loss, sampled_loss
-from tempsup.models import CONV_MAX_SIDE, BatchedRNN
+from tempsup.model.data import delayed_targets, sample_inputs
+from tempsup.model.recurrences import CONV_MAX_SIDE, BatchedRNN
+from tempsup.training import fused, losses
+from tempsup.training.fused.build import BuildError, load
+from tempsup.training.losses import expected_lagged_gram, expected_loss, sampled_loss
 
 
 def test_expected_lagged_gram_by_hand() -> None:
@@ -138,7 +138,8 @@ def test_the_expected_loss_of_an_ssm_with_a_bias_is_refused() -> None:
 def test_the_compiled_loop_gets_the_models_own_weights_and_flags(
     model: str, bias: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """`recurrent_loss` hands a small model to the compiled loop (tempsup.fused) where it is
+    """`recurrent_loss` hands a small model to the compiled loop
+    (tempsup.training.fused) where it is
     built. Mutation runs switch the library off (TEMPSUP_FUSED=0) so that the PyTorch loop
     runs; this test loads it itself to check what the loss hands over."""
     try:

@@ -1,4 +1,4 @@
-"""The batched models and the training loss (tempsup.models, train.SquaredError).
+"""The batched models and the training loss (tempsup.model.recurrences, train.SquaredError).
 
 Checks that the two forward paths compute the same function, that they compute
 the function of science.md §1 (against a hand-written simulation), that the
@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 import torch
 
-from tempsup import geometry
-from tempsup.config import RunConfig, importance_weights
-from tempsup.data import delayed_targets, sample_inputs
-from tempsup.losses import SquaredError
-from tempsup.models import CONV_MAX_SIDE, BatchedRNN
-from tempsup.run import derived
-from tempsup.trainer import model_seeds, train
+from tempsup.io.run import derived
+from tempsup.model.config import RunConfig, importance_weights
+from tempsup.model.data import delayed_targets, sample_inputs
+from tempsup.model.recurrences import CONV_MAX_SIDE, BatchedRNN
+from tempsup.theory import geometry
+from tempsup.training.losses import SquaredError
+from tempsup.training.trainer import model_seeds, train
 
 
 def make(
@@ -305,7 +305,7 @@ def expected(config: RunConfig, net: BatchedRNN) -> np.ndarray:
 
 
 def model_of(config: RunConfig) -> BatchedRNN:
-    """The config's models at their initial weights, as `tempsup.trainer` builds them."""
+    """The config's models at their initial weights, as `tempsup.training.trainer` builds them."""
     k = torch.full((config.seeds,), config.k)
     return BatchedRNN(
         config.model, config.seeds, config.hidden, config.inputs, k, config.tied, config.bias,
@@ -382,7 +382,7 @@ def test_init_depends_on_the_seeds_only_not_on_torchs_global_generator(tied: boo
 def test_kernel_backward_gradcheck(tied: bool, ks: list[int], n_x: int) -> None:
     """The kernel's hand-written backward (doubling suffix sum) against finite differences:
     tied and free readouts, one delay and mixed delays, kernels shorter than k + 1."""
-    from tempsup.models import _Kernel
+    from tempsup.model.recurrences import _Kernel
 
     gen = torch.Generator().manual_seed(sum(ks) + n_x)
     m, n_h = 2, 3

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 from dash import html
 
-from tempsup import lesson
 from tempsup.paper import shipped
 from tempsup.paper.presets import preset
+from tempsup.teaching import lesson
 
 ROOT = Path(__file__).resolve().parents[1]
 NAMES = ("spiral-sink", "ssm-dense-vs-sparse", "ssm-jump", "vector-all-or-none")
@@ -197,8 +197,8 @@ def test_the_phase_page_says_its_own_sweeps_sentence(tmp_path_factory) -> None:
     function from the runs the worker stored."""
 
     from app.pages.phase import build_spec
-    from tempsup.config import DEFAULTS
     from tempsup.jobs import JobQueue
+    from tempsup.model.config import DEFAULTS
     from tempsup.paper.presets import ssm_jump
     from tests.browser import app_server, make_driver
     from tests.helpers import wait_for

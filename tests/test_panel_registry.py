@@ -12,12 +12,13 @@ import numpy as np
 import pytest
 from dash import no_update
 
-from tempsup import captions, site
+from tempsup.analysis import captions
 from tempsup.figures import animation, eigen, rnn
 from tempsup.figures.panel import PanelEntry
+from tempsup.io.run import Run
 from tempsup.paper import shipped
 from tempsup.paper.presets import preset
-from tempsup.run import Run
+from tempsup.teaching import site
 
 
 @pytest.fixture(scope="module")

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import pytest
 
-from tempsup import site
 from tempsup.figures.animation import export_html
 from tempsup.paper import shipped
 from tempsup.paper.presets import presets
+from tempsup.teaching import site
 from tests.pw import DESKTOP, PHONE, new_page, wait_dash
 
 pytestmark = pytest.mark.browser

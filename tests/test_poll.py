@@ -16,9 +16,9 @@ import secrets
 
 import pytest
 
-from tempsup import lesson
 from tempsup.jobs.disk import DiskStore
-from tempsup.poll import (
+from tempsup.teaching import lesson
+from tempsup.teaching.poll import (
     ALPHABET,
     CLASSES,
     DAY,

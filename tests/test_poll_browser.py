@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import segno
 
-from tempsup import lesson
+from tempsup.teaching import lesson
 from tests.pw import PHONE, new_page, serious_violations, wait_dash
 
 pytestmark = pytest.mark.browser

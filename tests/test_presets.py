@@ -18,11 +18,12 @@ import numpy as np
 import pytest
 import torch
 
-from tempsup import analysis, geometry
-from tempsup.config import RunConfig
+from tempsup.analysis import measures as analysis
 from tempsup.errors import TempsupError
+from tempsup.io.run import Run, frame
 from tempsup.jobs import JobQueue
 from tempsup.jobs.record import JobState
+from tempsup.model.config import RunConfig
 from tempsup.paper import presets as pr
 from tempsup.paper.presets import (
     four_terms,
@@ -38,8 +39,8 @@ from tempsup.paper.presets import (
     vector_diagonal,
 )
 from tempsup.paper.reproduce import batches, fill_cache
-from tempsup.run import Run, frame
-from tempsup.trainer import Snapshot
+from tempsup.theory import geometry
+from tempsup.training.trainer import Snapshot
 from tests.helpers import rot
 
 NAMES = [

@@ -25,10 +25,11 @@ from pathlib import Path
 
 import pytest
 
+from tempsup.analysis.sweeps import SweepSpec
 from tempsup.bows.config import BowsConfig
 from tempsup.bows.data import text_sha256
-from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
+from tempsup.io.run import Run, frame
 from tempsup.jobs import JobQueue, lease
 from tempsup.jobs.entries import get_record, spec_entry
 from tempsup.jobs.kinds import get_kind
@@ -43,9 +44,8 @@ from tempsup.jobs.store import (
     status_key,
     write_list,
 )
-from tempsup.run import Run, frame
-from tempsup.sweeps import SweepSpec
-from tempsup.trainer import train
+from tempsup.model.config import RunConfig
+from tempsup.training.trainer import train
 from tests.helpers import FakeClock, wait_for
 
 TINY = {"steps": 40, "batch": 64, "seeds": 2, "snapshot_every": 10}  # 5 frames

@@ -1,4 +1,5 @@
-"""Loss terms for ReLU readouts and the expected loss (tempsup.relu_terms, tempsup.expected_loss).
+"""Loss terms for ReLU readouts and the expected loss (tempsup.theory.relu_terms,
+tempsup.theory.expected_loss).
 
 Every check is against something computed another way: brute-force quadrature,
 the linear closed form (σ the identity), or a Monte Carlo simulation of the
@@ -12,10 +13,11 @@ import math
 import numpy as np
 import pytest
 
-from tempsup import expected_loss as E
-from tempsup import geometry, relu_terms, theory
-from tempsup.config import RunConfig
-from tempsup.sweeps import train_runs
+from tempsup.analysis.sweeps import train_runs
+from tempsup.model.config import RunConfig
+from tempsup.theory import closed_form as theory
+from tempsup.theory import expected_loss as E
+from tempsup.theory import geometry, relu_terms
 from tests.helpers import simulate
 
 T, K = 20, 3

@@ -2,9 +2,9 @@
 
 `tempsup inspect`, `Run.summary()`, the app's panels and the sweeps' tables all read
 ρ(W_h), kθ, ‖w_0‖, a_s, the interference-free counts, E[L] and its four terms from
-`tempsup.describe` → `tempsup.geometry.summary` and the run file's derived arrays
-(`tempsup.run.derived`: `theory`, `relu_terms`, `expected_loss`); the presets read the
-recalls from `tempsup.analysis`. Each test below builds weights by hand so that the
+`tempsup.io.describe` → `tempsup.theory.geometry.summary` and the run file's derived arrays
+(`tempsup.io.run.derived`: `theory`, `relu_terms`, `expected_loss`); the presets read the
+recalls from `tempsup.analysis.measures`. Each test below builds weights by hand so that the
 answer is known without tempsup — a rotation by a known angle, a matrix with
 eigenvalues of different moduli, a delay line — or is computed here from the
 definitions in science.md by a different route: a forward pass of the network on an
@@ -26,9 +26,11 @@ import numpy as np
 import pytest
 
 import tempsup
-from tempsup import analysis, geometry, theory
+from tempsup.analysis import measures as analysis
 from tempsup.cli import main as cli_main
-from tempsup.expected_loss import SSM_REL_ERROR
+from tempsup.theory import closed_form as theory
+from tempsup.theory import geometry
+from tempsup.theory.expected_loss import SSM_REL_ERROR
 
 Z = 4.0  # Monte Carlo tolerance in standard errors: a false alarm once in ~16,000 draws
 F32 = 1e-6  # relative: a run file stores weights and derived numbers in float32

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tempsup.analysis import TOL
+from tempsup.analysis.measures import TOL
 from tempsup.paper.presets import presets
 from tempsup.paper.reproduce import reproduce
 

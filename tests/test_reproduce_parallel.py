@@ -14,11 +14,11 @@ import pytest
 
 import tempsup.paper.preset as pr
 import tempsup.paper.reproduce as rp
-from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
+from tempsup.io.run import Run
+from tempsup.model.config import RunConfig
 from tempsup.paper.parallel import Schedule, batch_cost, priorities, width
 from tempsup.paper.presets import preset_configs
-from tempsup.run import Run
 
 BASE = RunConfig(model="rnn", steps=4, snapshot_every=2, batch=8, seeds=2, seq_len=8)
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tempsup import geometry
-from tempsup.analysis import canonical, final_weights, is_regular_polygon, polygon
-from tempsup.config import RunConfig
+from tempsup.analysis.measures import canonical, final_weights, is_regular_polygon, polygon
+from tempsup.analysis.sweeps import train_runs
+from tempsup.model.config import RunConfig
 from tempsup.paper import presets as pr
 from tempsup.paper.presets import four_terms, linear_any_sparsity, relu_rnn_dense, ssm_jump
-from tempsup.sweeps import train_runs
+from tempsup.theory import geometry
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,4 @@
-"""Runs as data and as files (tempsup.run): frames, shapes, the .npz round trip,
+"""Runs as data and as files (tempsup.io.run): frames, shapes, the .npz round trip,
 damaged or foreign files, and which seeds count as successes."""
 
 from __future__ import annotations
@@ -10,10 +10,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from tempsup import budget, geometry, theory
-from tempsup.config import RunConfig, importance_weights
+from tempsup.analysis.sweeps import train_runs
 from tempsup.errors import TempsupError
-from tempsup.run import (
+from tempsup.io.run import (
     ARRAYS,
     DERIVED,
     SUCCESS_FRACTION,
@@ -24,8 +23,10 @@ from tempsup.run import (
     split_snapshot,
     success_mask,
 )
-from tempsup.sweeps import train_runs
-from tempsup.trainer import Snapshot
+from tempsup.model.config import RunConfig, importance_weights
+from tempsup.theory import budget, geometry
+from tempsup.theory import closed_form as theory
+from tempsup.training.trainer import Snapshot
 from tests.helpers import simulate
 
 TINY = RunConfig(steps=6, snapshot_every=2, batch=16, seeds=3)
@@ -158,7 +159,7 @@ def test_files_of_an_older_derived_version_are_recomputed_where_they_differ(
     """Version-1 files (no `derived_version`) of a ReLU RNN with a readout bias held an
     expected loss that double-counted the silent steps: they are recomputed on load; other
     runs' derived arrays were right and are read as stored."""
-    from tempsup.run import DERIVED_VERSION
+    from tempsup.io.run import DERIVED_VERSION
 
     config = RunConfig(model=model, bias=bias, seeds=2, steps=20, snapshot_every=10, batch=64)
     (r,) = train_runs([config])
@@ -192,7 +193,7 @@ def test_bias_enters_terms_only_when_configured() -> None:
 
 
 def test_a_frame_the_budget_skips_holds_nan_of_the_documented_shapes() -> None:
-    """A wide ReLU RNN gets its derived arrays at a few frames only (tempsup.budget);
+    """A wide ReLU RNN gets its derived arrays at a few frames only (tempsup.theory.budget);
     the others hold NaN, as floats of the usual shapes, so a run still stacks them."""
     config = RunConfig(model="rnn", hidden=16, inputs=4, steps=2000, seeds=2, batch=64)
     step = 20  # not among the frames the budget picks (0, 180, 360, …)
@@ -663,7 +664,7 @@ def test_a_stored_gauge_is_each_seeds_own_solve_bit_for_bit(config: RunConfig) -
     """One batched solve of every frame and seed equals the solve of each seed's frames
     alone (what a web process did for the seed it showed): the stored gauge draws the same
     figures, and survives the run file."""
-    from tempsup import gauge
+    from tempsup.theory import gauge
 
     (r,) = train_runs([config])
     stored = Run.from_bytes(r.with_gauge().to_bytes())
@@ -689,7 +690,8 @@ def test_wide_hidden_states_store_no_gauge_and_a_damaged_one_is_dropped(run: Run
 
 
 def test_panels_of_a_run_with_its_gauge_solve_nothing(run: Run, monkeypatch) -> None:
-    from tempsup import figures, gauge
+    from tempsup import figures
+    from tempsup.theory import gauge
 
     stored = Run.from_bytes(run.with_gauge().to_bytes())
     want = {p: figures.all_frame_traces(p, run, 0) for p in figures.PANELS}

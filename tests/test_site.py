@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tempsup import lesson, site
 from tempsup.jobs.queue import JobQueue
 from tempsup.paper.presets import preset, presets
+from tempsup.teaching import lesson, site
 
 pytestmark = pytest.mark.slow
 # the graphs drawn so far (site.js draws a graph when it comes into view, frames included)
@@ -91,12 +91,12 @@ def test_the_lesson_explains_with_measured_numbers(built) -> None:
 
 def test_a_second_build_reads_the_runs_from_the_store(built, tmp_path, monkeypatch) -> None:
     _, queue = built
-    import tempsup.sweeps
+    import tempsup.analysis.sweeps
 
     def refuse(*_a, **_k):
         raise AssertionError("trained again although the job store has every run")
 
-    monkeypatch.setattr(tempsup.sweeps, "train_runs", refuse)
+    monkeypatch.setattr(tempsup.analysis.sweeps, "train_runs", refuse)
     site.build(tmp_path / "again", quick=True, queue=queue)
     assert (tmp_path / "again" / "index.html").exists()
 

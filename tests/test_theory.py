@@ -1,4 +1,4 @@
-"""Tests for tempsup.theory against Monte Carlo simulation (science.md §1 and §1b).
+"""Tests for tempsup.theory.closed_form against Monte Carlo simulation (science.md §1 and §1b).
 
 A small numpy simulator runs the model on sampled sparse inputs, computes the
 loss exactly as defined (L = Σ_t Σ_i I_i (y_{t,i} − ŷ_{t,i})²) and averages it
@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tempsup import geometry as g
-from tempsup import theory as th
 from tempsup.errors import TempsupError
+from tempsup.theory import closed_form as th
+from tempsup.theory import geometry as g
 from tests.helpers import rot
 
 N_SEQ = 200_000

@@ -1,4 +1,4 @@
-"""The training loop (tempsup.trainer): learning, reproducibility, snapshots, batching,
+"""The training loop (tempsup.training.trainer): learning, reproducibility, snapshots, batching,
 warm start, curriculum, cancellation and the sweep's batchability check."""
 
 from __future__ import annotations
@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 import torch
 
-from tempsup import trainer as train_module
-from tempsup._training import Adam, optimizer_steps, scheduled_lr
-from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
-from tempsup.run import split_snapshot
-from tempsup.trainer import Snapshot, check_batchable, model_seeds, train
+from tempsup.io.run import split_snapshot
+from tempsup.model.config import RunConfig
+from tempsup.training import trainer as train_module
+from tempsup.training.schedule import Adam, optimizer_steps, scheduled_lr
+from tempsup.training.trainer import Snapshot, check_batchable, model_seeds, train
 from tests.helpers import simulate
 
 ARRAYS = ("W_x", "W_h", "W_y", "b_y", "loss")
@@ -183,10 +183,10 @@ def record_lrs(monkeypatch: pytest.MonkeyPatch) -> list[float]:
 
 @pytest.mark.parametrize("model", ["linear", "ssm", "rnn"])
 def test_the_trainers_adam_is_torchs_adam_bit_for_bit(monkeypatch, model: str) -> None:
-    """`tempsup._training.Adam` (torch's functional update, no optimizer object) trains
+    """`tempsup.training.schedule.Adam` (torch's functional update, no optimizer object) trains
     exactly as `torch.optim.Adam` does, with the same fused choice, and so does the lab's
     trainer."""
-    import tempsup._training as training
+    import tempsup.training.schedule as training
     from tempsup.bows.config import BowsConfig
     from tempsup.bows.trainer import train as train_bows
 
@@ -218,7 +218,7 @@ def test_training_steps_use_the_scheduled_lr(monkeypatch, schedule: str) -> None
 
 
 def test_optimizer_steps_pass_the_lr_and_average_the_loss_since_the_last_snapshot() -> None:
-    """The shared step loop (tempsup._training), with a step whose losses the test chooses:
+    """The shared step loop (tempsup.training.schedule), with a step whose losses the test chooses:
     step i gets the scheduled lr (also set on the optimizer) and returns losses (i, 2i), so a
     snapshot's loss is the mean of i over the steps since the previous snapshot."""
     config = SMALL.replace(steps=50, snapshot_every=20, lr=0.02, schedule="cosine")
@@ -330,7 +330,7 @@ def test_warm_start_in_a_sweep_equals_warm_start_alone() -> None:
 def test_runs_of_other_base_seeds_trained_as_one_batch_equal_each_run_alone(
     model: str, objective: str
 ) -> None:
-    """A worker trains a classroom's runs as one batch (tempsup.config.batch_key): runs of
+    """A worker trains a classroom's runs as one batch (tempsup.model.config.batch_key): runs of
     different base seeds, k and sparsity. Each draws its own data stream, so each run's
     every frame equals the run trained alone, to float rounding."""
     base = SMALL.replace(model=model, objective=objective, steps=150, snapshot_every=50, seeds=2)

@@ -1,4 +1,4 @@
-"""Opening a run file or a state dict (`tempsup.upload`, the explorer's "Open a run file").
+"""Opening a run file or a state dict (`tempsup.io.upload`, the explorer's "Open a run file").
 
 Fast, no browser: each accepted format gives the same Run as `from_torch` /
 `from_weights` / `Run.from_bytes`; each refusal is one message naming what is wrong
@@ -17,12 +17,10 @@ import pytest
 import torch
 from safetensors.numpy import save as safetensors_bytes
 
-from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.figures.rnn import PANEL_SET, PANELS
-from tempsup.imported import from_torch, from_weights
-from tempsup.jobs.disk import DiskStore
-from tempsup.upload import (
+from tempsup.io.imported import from_torch, from_weights
+from tempsup.io.upload import (
     KEEP_S,
     MAX_BYTES,
     StateLaw,
@@ -31,6 +29,8 @@ from tempsup.upload import (
     store_run,
     stored_run,
 )
+from tempsup.jobs.disk import DiskStore
+from tempsup.model.config import RunConfig
 
 LAW = StateLaw(model="rnn", k=3, sparsity=0.9)
 

@@ -44,10 +44,10 @@ from app.streams import finished_run
 from app.urlstate import compare_at, compare_href, config_from_query, query_from_config
 from app.view import empty_view, full_view, seed_options
 from app.widgets import js
-from tempsup.config import FIELDS, MODEL_NAMES, RunConfig
+from tempsup.core.palette import empty_figure
 from tempsup.errors import TempsupError
 from tempsup.jobs.record import JobState
-from tempsup.palette import empty_figure
+from tempsup.model.config import FIELDS, MODEL_NAMES, RunConfig
 
 SIDES = ("left", "right")
 SEED_PICKS = {"left": ids.COMPARE_LEFT_SEED, "right": ids.COMPARE_RIGHT_SEED}

@@ -40,9 +40,9 @@ from app.pages import register
 from app.services import job_queue
 from app.urlstate import config_from_query, public_link, view_from_query
 from app.view import choose_seed, full_view
-from tempsup.config import DEFAULTS
 from tempsup.errors import TempsupError
 from tempsup.figures import export_html
+from tempsup.model.config import DEFAULTS
 
 WIDGET = JobWidget(ids.EXPLORER)
 FOLLOWER = RunFollower(ids.EXPLORER)

@@ -22,10 +22,10 @@ from app.services import preset_mode
 from app.urlstate import compare_href, query_from_config
 from tempsup.errors import TempsupError
 from tempsup.figures.thumbnail import THUMB_HEIGHT
+from tempsup.io.run import Run
 from tempsup.paper.preset import ClaimResult, Preset, measured_items
 from tempsup.paper.presets import card_picture as presets_card_picture
 from tempsup.paper.presets import presets
-from tempsup.run import Run
 
 POLL_MS = 3000  # cards refresh while presets are still training
 

@@ -57,9 +57,9 @@ from tempsup.bows.sweeps import (
     progress_figure,
     switch_table,
 )
+from tempsup.core.palette import empty_figure
 from tempsup.errors import TempsupError
 from tempsup.jobs.record import JobState
-from tempsup.palette import empty_figure
 
 MAX_UPLOAD = 2_000_000  # bytes of text a user may upload
 SWEEP_MS = "2, 3, 4, 5, 6, 7, 8, 9, 10, 11"  # the paper's range: circle below 6, pairs from 6

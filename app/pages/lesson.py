@@ -1,4 +1,4 @@
-"""The lesson: the paper's story as six predict-then-reveal steps (`tempsup.lesson`).
+"""The lesson: the paper's story as six predict-then-reveal steps (`tempsup.teaching.lesson`).
 
 A step asks a question first; Reveal then says whether the prediction was
 right, explains the answer with the numbers measured on this server's preset
@@ -22,8 +22,8 @@ from app.frame_buttons import frame_buttons
 from app.pages import register
 from app.services import job_queue
 from app.urlstate import query_from_config
-from tempsup import lesson
 from tempsup.figures.animation import animation_json, side_by_side
+from tempsup.teaching import lesson
 
 PATH = "/lesson"
 

@@ -29,14 +29,14 @@ from app.pages import register
 from app.services import job_queue
 from app.urlstate import phase_from_query, phase_query, query_from_config
 from app.widgets import model_choice, number_field, parse_list
-from tempsup.config import DEFAULTS, MODEL_NAMES
+from tempsup.analysis.sweeps import SweepSpec
+from tempsup.core.palette import empty_figure
 from tempsup.errors import TempsupError
 from tempsup.figures.phase import phase_figure
 from tempsup.jobs.record import JobState
-from tempsup.palette import empty_figure
+from tempsup.model.config import DEFAULTS, MODEL_NAMES
 from tempsup.paper.claims_table import claim_of
 from tempsup.paper.presets import REGISTRY, ssm_jump
-from tempsup.sweeps import SweepSpec
 
 DEFAULT_SPARSITIES = "0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95"
 POLL_MS = 500

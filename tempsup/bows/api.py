@@ -14,8 +14,8 @@ from typing import Any
 
 from tempsup.bows.config import BowsConfig
 from tempsup.bows.run import BowsRun, sweep_configs, train_runs
+from tempsup.core.progress import StepBar
 from tempsup.errors import TempsupError
-from tempsup.progress import StepBar
 
 # `tempsup bows sweep`'s bottlenecks when none are given (those ≤ the data's d are kept)
 SWEEP_MS = (2, 3, 4, 6, 8, 12)

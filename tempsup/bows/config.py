@@ -4,7 +4,7 @@ The lab trains tied-weight autoencoders x̂ = σ(WᵀWx + b), W ∈ R^{m×d}, on
 whose features are correlated (science.md §2; Prieto, Stevinson, Barsbey et
 al., "From Data Statistics to Feature Geometry", arXiv 2603.09972). A config
 names the data (a synthetic structure or a text file), the model and the
-training recipe. Like `tempsup.config.RunConfig` it is the unit every layer
+training recipe. Like `tempsup.model.config.RunConfig` it is the unit every layer
 speaks: validated once here (messages name field, value and allowed range),
 hashed into `.key` (with the kind tag "bows", so it never collides with an
 RNN run), stored as JSON in run files.
@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from tempsup._specs import Config, check_choice, check_float, check_int
+from tempsup.core.specs import Config, check_choice, check_float, check_int
 from tempsup.errors import TempsupError
 
 SHA256 = re.compile(r"[0-9a-f]{64}")  # a text named by its content
@@ -162,7 +162,7 @@ class BowsConfig(Config):
 
     @property
     def n_snapshots(self) -> int:
-        from tempsup.config import snapshot_steps
+        from tempsup.model.config import snapshot_steps
 
         return len(snapshot_steps(self.steps, self.snapshot_every))
 
@@ -191,7 +191,7 @@ class BowsConfig(Config):
         """Multiply-adds of the whole run, the unit of the size limit."""
         return float(self.steps) * self.batch * self.seeds * 4 * self.m * self.d
 
-    # ---- identity (JSON, key, strict from_dict and replace: `tempsup._specs.Config`) ----
+    # ---- identity (JSON, key, strict from_dict and replace: `tempsup.core.specs.Config`) ----
 
     def _key_payload(self) -> dict[str, Any]:
         """The fields, tagged with the kind and the schema version.

@@ -7,7 +7,7 @@ the same W decodes it: x̂ = σ(Wᵀh + b), σ the identity (`linear`) or ReLU
 features share directions.
 
 `BatchedTiedAE` holds M models side by side (a leading model axis, like
-`tempsup.models.BatchedRNN`): seeds and bottleneck sizes together. Models of
+`tempsup.model.recurrences.BatchedRNN`): seeds and bottleneck sizes together. Models of
 different m are batched by zero-padding: W is (M, m_max, d) and a fixed row
 mask keeps rows m_i … m_max−1 of model i at exactly zero (they start at zero,
 get no gradient and weight decay keeps zero at zero), so a model trained in a

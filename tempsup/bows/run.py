@@ -5,7 +5,7 @@ linear decoder and of the model itself attached. `stream_frames(config)`
 yields them while training (frame 0 also carries the data statistics, so a
 consumer that only sees frames has everything a figure needs); a `BowsRun`
 stacks them: axis 0 the frame, axis 1 the seed. The `.npz` run file, in the
-style of tempsup's RNN runs (`tempsup.run`):
+style of tempsup's RNN runs (`tempsup.io.run`):
 
     step       (F,)          optimizer steps at each frame
     W          (F, S, m, d)  encoder = transposed decoder
@@ -33,11 +33,11 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from tempsup import _files
-from tempsup._views import RunViews
 from tempsup.bows import analysis
 from tempsup.bows.config import BowsConfig
 from tempsup.bows.data import Dataset, make_dataset, statistics
+from tempsup.core import files as _files
+from tempsup.core.views import RunViews
 from tempsup.errors import TempsupError
 
 if TYPE_CHECKING:  # training imports torch; reading run files and frames does not need it
@@ -245,7 +245,7 @@ class BowsRun(_files.RunFile, RunViews):
             **nums,
         }
 
-    # ---- the run file (the .npz container and save/load: `tempsup._files`) ------------
+    # ---- the run file (the .npz container and save/load: `tempsup.core.files`) ------------
 
     def to_bytes(self) -> bytes:
         return _files.pack(

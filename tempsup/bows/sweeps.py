@@ -30,7 +30,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import numpy as np
 
-from tempsup._specs import SweepResultBase, SweepSpecBase
 from tempsup.bows import analysis
 from tempsup.bows.config import MAX_WORK, MODELS, SCHEMA_VERSION, BowsConfig
 from tempsup.bows.data import make_dataset
@@ -45,6 +44,7 @@ from tempsup.bows.run import (
     sweep_configs,
     table_row,
 )
+from tempsup.core.specs import SweepResultBase, SweepSpecBase
 from tempsup.errors import TempsupError
 
 if TYPE_CHECKING:
@@ -86,7 +86,7 @@ class BowsSweepSpec(SweepSpecBase):
     model. The base's own m, weight decay and model are otherwise ignored: `key`
     hashes the points' config keys, so two specs with the same points are the same job.
     Checks, JSON and key:
-    `tempsup._specs.SweepSpecBase`, as for the RNN's `tempsup.sweeps.SweepSpec`.
+    `tempsup.core.specs.SweepSpecBase`, as for the RNN's `tempsup.analysis.sweeps.SweepSpec`.
     """
 
     kind: ClassVar[str] = "bows-sweep"
@@ -254,8 +254,8 @@ class BowsSweepResult(SweepResultBase):
 
     `runs` holds the points' BowsRuns only on the worker that trained them (they
     are stored as "bows" jobs of their own, `load_point_runs` reads them back);
-    it is not serialised. Storage and frames: `tempsup._specs.SweepResultBase`,
-    as for the RNN's `tempsup.sweeps.SweepResult`.
+    it is not serialised. Storage and frames: `tempsup.core.specs.SweepResultBase`,
+    as for the RNN's `tempsup.analysis.sweeps.SweepResult`.
     """
 
     spec_type: ClassVar[type] = BowsSweepSpec
@@ -344,8 +344,8 @@ def progress_figure(spec: BowsSweepSpec, published: Frame, title: str = "") -> g
     import plotly.graph_objects as go
 
     from tempsup.bows.figures.sweep import DASHES, MEASURES
+    from tempsup.core.palette import base_layout
     from tempsup.figures._common import rnd
-    from tempsup.palette import base_layout
 
     data = []
     for k, wd in enumerate(spec.weight_decays):

@@ -17,7 +17,7 @@ epoch, from `seed`). The loss is ‖x − x̂‖² summed over features, average
 the batch (`reduction` "sum"), or averaged over features too ("mean", torch's
 MSELoss, the authors'). The linear and the ReLU model train in one batch (a
 grid of both). Seeds, the batching rule, the schedule and the snapshot loop are
-the RNNs' (`tempsup._training`).
+the RNNs' (`tempsup.training.schedule`).
 """
 
 from __future__ import annotations
@@ -28,13 +28,13 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from tempsup import _training
-from tempsup._memory import keep_freed_memory
-from tempsup._training import model_seeds, optimizer_steps
 from tempsup.bows.config import BowsConfig
 from tempsup.bows.data import Dataset, make_dataset
 from tempsup.bows.model import BatchedTiedAE
+from tempsup.core.memory import keep_freed_memory
 from tempsup.errors import TempsupError
+from tempsup.training import schedule as _training
+from tempsup.training.schedule import model_seeds, optimizer_steps
 
 # Fields that may differ between the configs of one batch (a sweep).
 SWEEPABLE = ("m", "weight_decay", "model")

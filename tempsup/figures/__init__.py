@@ -21,10 +21,10 @@ frame (`status.py`).
 
 from __future__ import annotations
 
+from tempsup.core.palette import empty_figure
 from tempsup.figures.animation import animation_figure, export_html
 from tempsup.figures.rnn import PANEL_SET, PANELS
 from tempsup.figures.status import NEAR_BEST, status_line, status_lines
-from tempsup.palette import empty_figure
 
 frame_traces = PANEL_SET.frame_traces
 all_frame_traces = PANEL_SET.all_frame_traces

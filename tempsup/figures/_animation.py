@@ -22,9 +22,9 @@ import plotly.graph_objects as go
 import plotly.io
 import plotly.io.json
 
+from tempsup.core.frames import frame_label
+from tempsup.core.palette import TEMPLATE
 from tempsup.figures import view
-from tempsup.frames import frame_label
-from tempsup.palette import TEMPLATE
 
 FRAME_MS = 120  # play speed: ~8 frames a second, a 100-frame run in 12 s
 
@@ -114,7 +114,7 @@ def play_controls(steps: Sequence[int], y: float, pad_top: int) -> dict[str, lis
         # the buttons' width in pixels, not a fraction: a narrower figure (the lesson's two
         # runs side by side) put the buttons over the slider's "frame … of …" label
         "pad": {"t": pad_top, "l": BUTTONS_PX},
-        # "frame 41 of 101 (step 800)": the numbering of every surface (tempsup.frames)
+        # "frame 41 of 101 (step 800)": the numbering of every surface (tempsup.core.frames)
         "currentvalue": {"prefix": "", "font": {"size": 13, "color": "#222222"}},
         "font": {"color": "rgba(0, 0, 0, 0)"},  # no tick labels: 100 step numbers would collide
         "steps": [

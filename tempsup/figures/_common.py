@@ -14,11 +14,11 @@ from typing import Any
 import cachetools
 import numpy as np
 
-from tempsup import gauge
+from tempsup.core.palette import CURSOR, LOSS
 from tempsup.errors import TempsupError
 from tempsup.figures.panel import Selection
-from tempsup.palette import CURSOR, LOSS
-from tempsup.run import Run
+from tempsup.io.run import Run
+from tempsup.theory import gauge
 
 SIG_DIGITS = 4  # floats in figures: 4 significant digits keeps frames small and plots exact enough
 
@@ -54,12 +54,12 @@ _RECENT_KEEP = 4
 
 
 def canonical_weights(sel: Selection) -> dict[str, np.ndarray]:
-    """Every frame of the selected seed in the canonical gauge (`tempsup.gauge.canonical`):
+    """Every frame of the selected seed in the canonical gauge (`tempsup.theory.gauge.canonical`):
     "W_x", "W_h", "W_y", "b_y" as (F, ...) float arrays. Panels draw gauge-dependent things
     (arrows w_s, ‖w_0‖, kθ) from these, so two runs computing the same function look alike."""
     cfg, s = sel.config, sel.seed
     stored = sel.run.gauged(s) if hasattr(sel.run, "gauged") else None
-    if stored is not None:  # a finished job's run holds it (`tempsup.run.Run.with_gauge`)
+    if stored is not None:  # a finished job's run holds it (`tempsup.io.run.Run.with_gauge`)
         return stored
     for arr, seed, cw in list(_RECENT):
         if arr is sel.run["W_h"] and seed == s:

@@ -21,8 +21,9 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from tempsup import captions
-from tempsup.config import MODEL_NAMES
+from tempsup.analysis import captions
+from tempsup.core.frames import stop_note
+from tempsup.core.palette import TEMPLATE
 from tempsup.figures import rnn
 from tempsup.figures._animation import (
     FRAME_MS,  # noqa: F401 - the play speed, still importable here
@@ -37,9 +38,8 @@ from tempsup.figures._common import feature_name, select
 from tempsup.figures.panel import PanelEntry, Parts, Selection, at_corners
 from tempsup.figures.status import NEAR_BEST, status_line
 from tempsup.figures.view import narrow_meta
-from tempsup.frames import stop_note
-from tempsup.palette import TEMPLATE
-from tempsup.run import Run
+from tempsup.io.run import Run
+from tempsup.model.config import MODEL_NAMES
 
 # The export's summary table: these `Run.summary` keys, in these words.
 SUMMARY_WORDS = {

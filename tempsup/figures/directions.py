@@ -20,7 +20,7 @@ its half-space and count. Only w_k for the others, not every age of every featur
 features at k = 2 would be 60 arrows, and one arrow per feature stays readable at
 N_x = 5 and N_x = 10 (beyond `FEATURE_TRACES` features they share one trace and legend
 entry, their markers still coloured per feature).
-Everything is drawn in the canonical gauge (`tempsup.gauge`: the minimum-norm
+Everything is drawn in the canonical gauge (`tempsup.theory.gauge`: the minimum-norm
 hidden basis, w_y along +h_1, kθ >= 0 for N_h = 2), because the arrows' lengths
 and angles depend on the hidden basis while a_s = w_yᵀw_s (the hover text, the
 half-space count) does not: two runs computing the same function look the same.
@@ -34,8 +34,15 @@ from typing import Any
 
 import numpy as np
 
-from tempsup import geometry
-from tempsup.config import MODEL_NAMES
+from tempsup.core.palette import (
+    HALF_SPACE,
+    HALF_SPACE_EDGE,
+    READOUT,
+    ROLE_COLORS,
+    ROLE_LABELS,
+    ROLES,
+    feature_color,
+)
 from tempsup.figures._common import (
     canonical_weights,
     clipped_range,
@@ -48,17 +55,10 @@ from tempsup.figures._common import (
     rounded,
 )
 from tempsup.figures.panel import MARGIN, Parts, Selection
-from tempsup.palette import (
-    HALF_SPACE,
-    HALF_SPACE_EDGE,
-    READOUT,
-    ROLE_COLORS,
-    ROLE_LABELS,
-    ROLES,
-    feature_color,
-)
+from tempsup.model.config import MODEL_NAMES
+from tempsup.theory import geometry
 
-# The drawn basis is the canonical gauge's (tempsup.gauge); lengths and angles depend on it.
+# The drawn basis is the canonical gauge's (tempsup.theory.gauge); lengths and angles depend on it.
 GAUGE_NOTE = {
     False: "minimum-norm gauge, w<sub>y</sub> along +h<sub>1</sub>",  # linear recurrence
     True: "minimum-norm gauge, units sorted by readout weight",  # ReLU recurrence

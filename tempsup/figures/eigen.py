@@ -5,12 +5,12 @@ arg λ and shrinks by |λ| (science.md §1). The panel notes ρ(W_h), the swept
 angle kθ from w_0 to w_k and ‖w_0‖ (the sources are ambiguous about which
 "radius" the SSM phase transition refers to, so both are shown). The
 eigenvalues and ρ are gauge-free; kθ and ‖w_0‖ depend on the hidden basis, so
-they are measured in the canonical gauge (`tempsup.gauge`, the same basis the
+they are measured in the canonical gauge (`tempsup.theory.gauge`, the same basis the
 directions panel draws) and labelled so, with the sign convention that basis really
-applies (`tempsup.captions.ktheta_note`: kθ ≥ 0 for a linear recurrence with N_h = 2,
+applies (`tempsup.analysis.captions.ktheta_note`: kθ ≥ 0 for a linear recurrence with N_h = 2,
 the sign the unit order gives for the ReLU RNN). The eigenvalues of earlier frames are
 drawn faintly, so the path learning took is visible in every frame. Every number comes
-from `geometry.summary`, the function `tempsup inspect` reads (`tempsup.describe`): the
+from `geometry.summary`, the function `tempsup inspect` reads (`tempsup.io.describe`): the
 panel and the status line under it cannot disagree with the run's summary.
 """
 
@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from tempsup import captions, geometry
+from tempsup.analysis import captions
+from tempsup.core.palette import EIGEN, EIGEN_PATH, UNIT_CIRCLE
 from tempsup.figures._common import (
     canonical_weights,
     corner_text,
@@ -30,14 +31,14 @@ from tempsup.figures._common import (
     thin,
 )
 from tempsup.figures.panel import Parts, Selection
-from tempsup.palette import EIGEN, EIGEN_PATH, UNIT_CIRCLE
+from tempsup.theory import geometry
 
 PATH_POINTS = 1500  # the faint path of earlier eigenvalues keeps at most this many points
 
 
 def prepare(sel: Selection) -> dict[str, Any]:
     """Every frame's spectrum and numbers, from `geometry.summary`: the function
-    `tempsup inspect` (`tempsup.describe`) reads them from, so the two cannot disagree."""
+    `tempsup inspect` (`tempsup.io.describe`) reads them from, so the two cannot disagree."""
     cfg, run, s, f = sel.config, sel.run, sel.seed, sel.feature
     weights = [run[name][:, s] for name in ("W_x", "W_h", "W_y", "b_y")]  # (F, ...)
     geo = geometry.summary(

@@ -24,8 +24,8 @@ trains is drawn where the finished run draws it.
 
 Every curve is signed and every one is inside the axis range (the range covers
 all of them; only other seeds may leave it). The legend and the caption come
-from `tempsup.captions.loss_curves`: a piece the run did not compute (NaN at
-every frame, `tempsup.budget`) is neither drawn nor in the legend, and frames a
+from `tempsup.analysis.captions.loss_curves`: a piece the run did not compute (NaN at
+every frame, `tempsup.theory.budget`) is neither drawn nor in the legend, and frames a
 piece skipped are left out of its line rather than drawn as gaps. The hover
 shows each value as it is (not its axis position). The dotted line is the sum
 of the four terms; beside it the expected loss E[L] (for the linear model the
@@ -42,8 +42,8 @@ from typing import Any
 
 import numpy as np
 
-from tempsup import captions, theory
-from tempsup.config import RunConfig, importance_weights
+from tempsup.analysis import captions
+from tempsup.core.palette import CURSOR
 from tempsup.figures._common import (
     clipped_range,
     cursor_traces,
@@ -55,8 +55,9 @@ from tempsup.figures._common import (
     thin,
 )
 from tempsup.figures.panel import MARGIN, Parts, Selection
-from tempsup.palette import CURSOR
-from tempsup.run import TERM_NAMES
+from tempsup.io.run import TERM_NAMES
+from tempsup.model.config import RunConfig, importance_weights
+from tempsup.theory import closed_form as theory
 
 HISTORY_POINTS = 400  # each curve keeps at most this many steps (long runs are thinned)
 OTHER_SEEDS_SHOWN = 24  # faint curves of at most this many other seeds

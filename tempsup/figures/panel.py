@@ -39,8 +39,8 @@ from typing import Any, Protocol
 import numpy as np
 import plotly.graph_objects as go
 
+from tempsup.core.palette import base_layout
 from tempsup.errors import TempsupError
-from tempsup.palette import base_layout
 
 
 @dataclass(frozen=True)

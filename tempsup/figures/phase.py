@@ -14,7 +14,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from tempsup.palette import READOUT, ROLE_COLORS, TEMPLATE
+from tempsup.core.palette import READOUT, ROLE_COLORS, TEMPLATE
 
 # Reference levels of the paper's two regimes.
 DENSE_ANGLE, SPARSE_ANGLE = 90.0, 270.0

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from tempsup import geometry
+from tempsup.core.palette import DIVERGING, HALF_SPACE, ROLE_COLORS, ROLE_LABELS, ROLES
 from tempsup.figures._common import clipped_range, feature_name, n_ages, rnd, role, rounded
 from tempsup.figures.panel import MARGIN, Parts, Selection
-from tempsup.palette import DIVERGING, HALF_SPACE, ROLE_COLORS, ROLE_LABELS, ROLES
+from tempsup.theory import geometry
 
 
 def prepare(sel: Selection) -> dict[str, Any]:

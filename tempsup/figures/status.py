@@ -3,7 +3,7 @@
 Every number on screen belongs to the frame shown, so the line is built per
 frame, from the same quantities the panels draw: the measured loss of the
 frame, how many seeds are near the best loss *at that frame*
-(`tempsup.run.success_mask`), and ρ(W_h), the swept angle kθ and ‖w_0‖ from
+(`tempsup.io.run.success_mask`), and ρ(W_h), the swept angle kθ and ‖w_0‖ from
 the eigen panel's own computation (kθ and ‖w_0‖ in the canonical gauge),
 rounded as that panel rounds them. The app shows `status_lines(...)[frame]`
 under the scrubber, and the HTML export prints the line of its last frame.
@@ -16,7 +16,7 @@ import numpy as np
 from tempsup.figures import eigen
 from tempsup.figures._common import feature_name, fmt, select
 from tempsup.figures.panel import frame_index, prepared
-from tempsup.run import SUCCESS_FRACTION, Run, success_mask
+from tempsup.io.run import SUCCESS_FRACTION, Run, success_mask
 
 # What "near the best loss" means, for a tooltip or a caption beside the line.
 NEAR_BEST = (

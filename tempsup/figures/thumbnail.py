@@ -16,7 +16,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from tempsup import figures
-from tempsup.run import Run
+from tempsup.io.run import Run
 
 THUMB_HEIGHT = 260  # px: a card's picture
 THUMB_CELL_TEXT = 5  # heatmaps print their values in the cells up to N_x = 5 at card size

@@ -6,7 +6,7 @@
 //   (layout.meta.tempsup.narrow, e.g. the animation's four panels one above the other,
 //   tempsup/figures/animation.py) is drawn with it: a patch of attribute paths, as
 //   Plotly.relayout takes them, for the layout and per trace (`wide`: the way back).
-// - Dark system scheme: drawn with the dark colours of tempsup/palette.py (DARK, set as
+// - Dark system scheme: drawn with the dark colours of tempsup/core/palette.py (DARK, set as
 //   window.tempsupDark before this script).
 //
 // The figure as its page drew it (the server, a callback, the export) is kept as the

@@ -3,7 +3,7 @@
 A figure is drawn by the server (or the export) once, for a wide light screen;
 `view.js` redraws it in the browser with the narrow arrangement it carries
 (`layout.meta["tempsup"]["narrow"]`, see `narrow_meta`) on a phone and with the
-palette's dark colours (`tempsup.palette.DARK`) under a dark system scheme, and
+palette's dark colours (`tempsup.core.palette.DARK`) under a dark system scheme, and
 draws it again from what the page drew when either changes back. The app puts
 `script_tag()` in its page head; the export and the static site inline the same
 text, so the four surfaces share one copy of the logic.
@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from tempsup.palette import DARK
+from tempsup.core.palette import DARK
 
 JS = Path(__file__).with_name("view.js")
 NARROW_PX = 600  # view.js's "(max-width: 600px)": the app's and the site's phone width

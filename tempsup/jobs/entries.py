@@ -10,11 +10,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
 from tempsup.jobs.kinds import JobKind, get_kind
 from tempsup.jobs.record import JobRecord
 from tempsup.jobs.store import Txn, config_key, status_key
+from tempsup.model.config import RunConfig
 
 
 def get_record(db: Txn, key: str) -> JobRecord | None:

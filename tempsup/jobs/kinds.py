@@ -4,8 +4,8 @@ One queue, one worker loop and one status/limit/cancel/dedupe machinery serve
 every kind of job; a `JobKind` says how to train one kind and how its frames
 and result are stored. The kinds:
 
-- "run": a `RunConfig` → `tempsup.run.frame`s → a `Run` (the explorer).
-- "sweep": a `tempsup.sweeps.SweepSpec` → per-snapshot summaries of every point
+- "run": a `RunConfig` → `tempsup.io.run.frame`s → a `Run` (the explorer).
+- "sweep": a `tempsup.analysis.sweeps.SweepSpec` → per-snapshot summaries of every point
   (`SWEEP_FRAME_ARRAYS`, for a phase diagram that grows live) → a `SweepResult`
   (the table rows and the points' run keys). On finish, each point's `Run` is
   stored as a DONE run job of its own, so clicking a point opens it at once.
@@ -44,19 +44,19 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from tempsup.analysis.sweeps import SweepResult, SweepSpec
 from tempsup.bows import sweeps as bows_sweep
 from tempsup.bows.config import BowsConfig
 from tempsup.bows.sweeps import BowsSweepResult, BowsSweepSpec
-from tempsup.config import RunConfig, batch_key
 from tempsup.errors import TempsupError
+from tempsup.io.run import ARRAYS, Run
 from tempsup.jobs.record import JobState
-from tempsup.run import ARRAYS, Run
-from tempsup.sweeps import SweepResult, SweepSpec
+from tempsup.model.config import RunConfig, batch_key
 
 Frame = dict[str, np.ndarray]
 OnStep = Callable[[int], None]
 
-# The arrays of a run frame. tempsup.run imports no torch, so polling needs none.
+# The arrays of a run frame. tempsup.io.run imports no torch, so polling needs none.
 RUN_ARRAYS = ARRAYS
 # The arrays every published bows frame holds (tempsup.bows.run.FRAME_ARRAYS; repeated
 # so that this module imports no torch, tests check that the two agree).
@@ -200,8 +200,8 @@ def _base_warm_start(queue: Results, config: RunConfig):
 
 
 def _run_stream(config: RunConfig, init: Any, on_step: OnStep | None) -> Iterator[Frame]:
-    from tempsup.run import frame
-    from tempsup.trainer import train
+    from tempsup.io.run import frame
+    from tempsup.training.trainer import train
 
     snapshots = train(config, init=init, on_step=on_step)
     try:
@@ -215,8 +215,8 @@ def _run_stream_batch(
     configs: list[RunConfig], _inits: list[Any], on_step: OnStep | None
 ) -> Iterator[list[Frame]]:
     """Runs of one batch key (no warm starts) trained together, cut into their frames."""
-    from tempsup.run import batch_frames
-    from tempsup.trainer import train
+    from tempsup.io.run import batch_frames
+    from tempsup.training.trainer import train
 
     snapshots = train(configs, on_step=on_step)
     try:
@@ -254,7 +254,7 @@ def run_kind(name: str, spec_type: Any, frame_names: tuple[str, ...], **fields: 
 
 
 def sweep_kind(name: str, spec_type: Any, result_type: Any, **fields: Any) -> JobKind:
-    """A kind whose result is a sweep result (`tempsup._specs.SweepResultBase`: `.spec`,
+    """A kind whose result is a sweep result (`tempsup.core.specs.SweepResultBase`: `.spec`,
     `.frames(start)`, `.n_frames`), its frames the result type's `frame_arrays`, registered."""
     source = f"stored {name.replace('-', ' ')}"
     return register_kind(JobKind(
@@ -286,19 +286,19 @@ RUN = run_kind(
 
 
 def _sweep_stream(spec: SweepSpec, init: Any, on_step: OnStep | None) -> Iterator[Frame]:
-    from tempsup.sweeps import stream_sweep
+    from tempsup.analysis.sweeps import stream_sweep
 
     return stream_sweep(spec, init, on_step)
 
 
 def _sweep_publish(spec: SweepSpec, kept: Frame) -> Frame:
-    from tempsup.sweeps import sweep_frame
+    from tempsup.analysis.sweeps import sweep_frame
 
     return sweep_frame(spec, kept)
 
 
 def _sweep_result(spec: SweepSpec, kept: list[Frame], published: list[Frame]) -> SweepResult:
-    from tempsup.sweeps import sweep_result
+    from tempsup.analysis.sweeps import sweep_result
 
     return sweep_result(spec, kept, published)
 

@@ -52,6 +52,7 @@ import diskcache
 import numpy as np
 
 from tempsup.errors import TempsupError
+from tempsup.io.run import Run
 from tempsup.jobs.disk import DiskStore
 from tempsup.jobs.entries import drop_frames, get_record, get_spec, put_record, spec_entry
 from tempsup.jobs.kinds import JobKind, check_untrusted, get_kind, kind_of, text_digest
@@ -81,7 +82,6 @@ from tempsup.jobs.store import (
     run_key,
     write_list,
 )
-from tempsup.run import Run
 
 # The largest blob (an uploaded text) the store takes.
 MAX_BLOB = 2_000_000

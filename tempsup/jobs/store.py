@@ -18,7 +18,7 @@ values are JSON text or bytes, never pickles):
     run:{key}             result.to_bytes() of a DONE job; its frames are served from it
     rate:{client hash}    JSON list of the times a client queued a job (the rate limit)
     blob:{sha256}         content a spec names by its hash (an uploaded text)
-    poll:…                the class poll's entries (`tempsup.poll`), each written with an expiry
+    poll:…                the class poll's entries (`tempsup.teaching.poll`), each with an expiry
 
 `set(name, value, expire=seconds)` writes an entry that the store itself drops
 after that many seconds (diskcache's expire, Redis's PX): data that must not

@@ -9,7 +9,7 @@ claim the next QUEUED job atomically, together with up to `BATCH_JOBS` − 1
 more queued jobs that train in one batch with it (runs that differ only in
 seed, k or sparsity: `JobKind.batch_key`), prepare their inputs (a warm
 start, an uploaded text), then iterate the kind's stream (`tempsup.jobs.kinds`:
-a run's `tempsup.run.frame`s, a sweep's batched frames; `stream_batch` for a
+a run's `tempsup.io.run.frame`s, a sweep's batched frames; `stream_batch` for a
 batch) and store each job's published frames as they come.
 Between snapshots it checks the cancel flag (stop iterating: CANCELLED, frames
 kept); any exception fails the job with its message; SIGTERM/SIGINT give the

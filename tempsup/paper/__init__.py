@@ -4,5 +4,5 @@
 registry type; `tempsup.paper.presets`: one module per preset (its runs, its
 checks, its summary figure) and the registry of them; `tempsup.paper.reproduce`:
 train them all, check every claim, write the report. The measurements the
-checks share are in `tempsup.analysis`.
+checks share are in `tempsup.analysis.measures`.
 """

@@ -3,7 +3,7 @@
 Why processes, one torch thread each: a preset batch's matrix products are small
 (N_h <= 100), so a second torch thread speeds one batch up little, while two
 batches in two processes keep two cores busy. Training is deterministic per
-config and seed (every seed draws from its own generator, `tempsup.trainer`),
+config and seed (every seed draws from its own generator, `tempsup.training.trainer`),
 so a batch trained in a worker gives the numbers it gives in one process, and
 the report does not depend on the number of processes.
 
@@ -35,11 +35,11 @@ from contextlib import contextmanager, suppress
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
-from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
+from tempsup.model.config import RunConfig
 
 if TYPE_CHECKING:
-    from tempsup.run import Run
+    from tempsup.io.run import Run
 
 # Multiply-adds one unit of element-wise work costs as much time as (fit: see above).
 ELEMENT_COST = 64.0
@@ -48,7 +48,7 @@ PROGRESS_EVERY = 25
 # The thread pools a worker caps before torch loads (as the job workers do).
 THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 # What the fork server imports once for all its workers.
-PRELOAD = ("torch", "tempsup.sweeps", "tempsup.trainer", "tempsup.run")
+PRELOAD = ("torch", "tempsup.analysis.sweeps", "tempsup.training.trainer", "tempsup.io.run")
 # Seconds a finished worker may take to exit before it is terminated.
 STOP_TIMEOUT = 5.0
 
@@ -264,7 +264,7 @@ def _serve(conn: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     import torch
 
-    from tempsup.sweeps import train_runs
+    from tempsup.analysis.sweeps import train_runs
 
     torch.set_num_threads(1)
     while True:

@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
-from tempsup.run import Run
+from tempsup.io.run import Run
+from tempsup.model.config import RunConfig
 
 Checker = Callable[[dict[str, Run]], list["ClaimResult"]]
 Figure = Callable[[dict[str, Run]], Any]  # runs by label -> a plotly Figure

@@ -24,13 +24,13 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tempsup.config import MODEL_NAMES, SWEEPABLE, RunConfig, shape_key
 from tempsup.errors import TempsupError
+from tempsup.io.run import Run
 from tempsup.jobs.record import JobState
+from tempsup.model.config import MODEL_NAMES, SWEEPABLE, RunConfig, shape_key
 from tempsup.paper.parallel import PROGRESS_EVERY, batch_cost, train_batches, width
 from tempsup.paper.preset import ClaimResult, Preset, format_measured
 from tempsup.paper.presets import preset_configs, presets
-from tempsup.run import Run
 
 if TYPE_CHECKING:
     from tempsup.jobs.queue import JobQueue
@@ -119,7 +119,7 @@ def train_configs(
     if processes > 1:
         train_batches(groups, labels, processes, init_for, on_step, on_done)
     else:
-        from tempsup.sweeps import train_runs
+        from tempsup.analysis.sweeps import train_runs
 
         for i, group in enumerate(groups):
             steps = group[0].steps
@@ -273,7 +273,7 @@ def render_report(
         + (" --quick" if quick else "")
         + '`. "Held" is the verdict on the best seed of each run (lowest expected loss); '
         "the success rate counts every seed. Conventions (tolerances, recall, alive seeds) "
-        "are in `tempsup/analysis.py`.",
+        "are in `tempsup/analysis/measures.py`.",
         "",
         f"**{n_held} of {n_claims} claims held.**",
         "",
@@ -363,8 +363,8 @@ def write_pages(
 
     import plotly.offline
 
+    from tempsup.core.palette import FONT
     from tempsup.figures import PANELS, panel_figure
-    from tempsup.palette import FONT
 
     (out / PLOTLY_JS).write_text(plotly.offline.get_plotlyjs())
     pages = {}

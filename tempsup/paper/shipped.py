@@ -22,10 +22,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tempsup.config import RunConfig
 from tempsup.errors import TempsupError
+from tempsup.io.run import Run
 from tempsup.jobs.record import JobState
-from tempsup.run import Run
+from tempsup.model.config import RunConfig
 
 if TYPE_CHECKING:
     from tempsup.jobs.queue import BaseQueue

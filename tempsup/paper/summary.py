@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from tempsup.analysis import sorted_by
-from tempsup.palette import base_layout
-from tempsup.run import Run
+from tempsup.analysis.measures import sorted_by
+from tempsup.core.palette import base_layout
+from tempsup.io.run import Run
 
 
 def against_sparsity(runs: dict[str, Run], y: list[float], title: str, name: str) -> go.Figure:

@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from tempsup.run import Run
+from tempsup.io.run import Run
 
 MAX_CHOICES = 256  # combinations of tied seeds tried (beyond: one run's ties at a time)
 

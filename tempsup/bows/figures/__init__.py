@@ -22,7 +22,7 @@ from __future__ import annotations
 from tempsup.bows.figures.animation import animation_figure, export_html
 from tempsup.bows.figures.lab import PANEL_SET, PANELS, status_lines
 from tempsup.bows.figures.sweep import export_sweep_html, sweep_figure
-from tempsup.palette import empty_figure
+from tempsup.core.palette import empty_figure
 
 __all__ = [
     "PANELS",

@@ -16,7 +16,7 @@ from tempsup.errors import TempsupError
 from tempsup.figures.panel import Selection
 
 # Colours of the lab; the shared ones (loss, cursor, diverging heatmaps) come
-# from tempsup.palette, so both labs look alike.
+# from tempsup.core.palette, so both labs look alike.
 # Feature angle: a cyclic scale (cmocean's phase), so 0° and 360° get the same colour. Spelled
 # out: the app hands traces to plotly.js as plain JSON, and plotly.js knows no "Phase" (an
 # unknown name silently falls back to its default, non-cyclic scale).

@@ -20,6 +20,7 @@ from tempsup.bows.config import MODEL_NAMES, STRUCTURE_NAMES
 from tempsup.bows.figures._common import select
 from tempsup.bows.figures.lab import PANEL_SET, panel_captions
 from tempsup.bows.run import BowsRun
+from tempsup.core.palette import TEMPLATE
 from tempsup.figures import _animation
 from tempsup.figures._animation import (
     FRAME_MS,  # noqa: F401 - the play speed, still importable here
@@ -32,7 +33,6 @@ from tempsup.figures._animation import (
     table,
 )
 from tempsup.figures.panel import Selection
-from tempsup.palette import TEMPLATE
 
 # Cells (x0, x1, y0, y1) in paper coordinates: each panel's in the lab's registry.
 CELLS = {e.name: e.cell for e in PANEL_SET.entries}

@@ -20,8 +20,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from tempsup.bows.grid import ROW_NAMES, ROWS, Grid
+from tempsup.core.palette import DIVERGING, base_layout
 from tempsup.figures._common import fmt, rnd
-from tempsup.palette import DIVERGING, base_layout
 
 
 def grid_limit(grid: Grid) -> float:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from tempsup.core.palette import LOSS, OTHER_SEEDS
 from tempsup.figures._common import log_range, loss_axes, positive, step_cursor, thin
 from tempsup.figures.panel import Parts, Selection
-from tempsup.palette import LOSS, OTHER_SEEDS
 
 HISTORY_POINTS = 400
 DECADES = 6

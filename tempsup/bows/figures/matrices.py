@@ -18,9 +18,9 @@ import numpy as np
 
 from tempsup.bows import analysis
 from tempsup.bows.figures._common import MAX_MATRIX, short_labels, shown_features
+from tempsup.core.palette import DIVERGING
 from tempsup.figures._common import fmt, rnd
 from tempsup.figures.panel import Parts, Selection
-from tempsup.palette import DIVERGING
 
 
 def prepare(sel: Selection) -> dict[str, Any]:

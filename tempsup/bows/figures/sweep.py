@@ -21,9 +21,9 @@ import plotly.graph_objects as go
 from tempsup.bows import analysis
 from tempsup.bows.figures._common import LINEAR_R2, MODEL_R2, THRESHOLD
 from tempsup.bows.run import BowsRun
+from tempsup.core.palette import DIVERGING, base_layout
 from tempsup.errors import TempsupError
 from tempsup.figures._common import rnd
-from tempsup.palette import DIVERGING, base_layout
 
 # The claims' measures (`tempsup.bows.analysis`), lettered as the lab's three claims: (a) a
 # small m keeps the covariance's PCA circle, (b) a larger m pairs features antipodally,

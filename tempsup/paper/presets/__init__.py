@@ -28,8 +28,8 @@ import tempsup.paper.presets.ssm_jump as ssm_jump
 import tempsup.paper.presets.vector_all_or_none as vector_all_or_none
 import tempsup.paper.presets.vector_diagonal as vector_diagonal
 from tempsup.figures.thumbnail import figure_thumbnail, thumbnail
+from tempsup.io.run import Run
 from tempsup.paper.preset import ClaimResult, Preset, Registry
-from tempsup.run import Run
 
 REGISTRY = Registry(
     (

@@ -19,10 +19,10 @@ import plotly.graph_objects as go
 import tempsup.paper.presets.relu_rnn_sharp_forgetting as relu_rnn_sharp_forgetting
 import tempsup.paper.presets.spiral_sink as spiral_sink
 import tempsup.paper.presets.ssm_jump as ssm_jump
-from tempsup.analysis import expected_loss, term_values
-from tempsup.palette import base_layout
+from tempsup.analysis.measures import expected_loss, term_values
+from tempsup.core.palette import base_layout
+from tempsup.io.run import Run
 from tempsup.paper.preset import ClaimResult, Preset, card, fixed, num, result, rounded
-from tempsup.run import Run
 
 TERMS_GAP = 0.05  # the four terms (and the expected loss) within 5 % of the measured loss
 TERMS_JUDGED = {"linear": 0.0, "ssm": 0.85, "rnn": 0.95}  # judged from this sparsity up

@@ -12,11 +12,11 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from tempsup.analysis import ALIVE, TOL, diag_stats, projections
-from tempsup.config import RunConfig
-from tempsup.palette import DIVERGING, base_layout
+from tempsup.analysis.measures import ALIVE, TOL, diag_stats, projections
+from tempsup.core.palette import DIVERGING, base_layout
+from tempsup.io.run import Run
+from tempsup.model.config import RunConfig
 from tempsup.paper.preset import ClaimResult, Preset, fixed, num, result, rounded
-from tempsup.run import Run
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
 # the W_yᵀW_k heatmap at scale

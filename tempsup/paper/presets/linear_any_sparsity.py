@@ -18,10 +18,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 import tempsup.paper.presets.spiral_sink as spiral_sink
-from tempsup.analysis import kernel, sorted_by, spiral
+from tempsup.analysis.measures import kernel, sorted_by, spiral
+from tempsup.io.run import Run
 from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, result, rounded
 from tempsup.paper.summary import against_sparsity
-from tempsup.run import Run
 
 SINK_ARG_SPREAD = 8.0  # "nearly the same spiral sink": best seeds' arg λ within this many degrees
 SINK_ABS_SPREAD = 0.1  # ... and |λ| within this

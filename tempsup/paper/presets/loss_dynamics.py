@@ -18,11 +18,11 @@ import numpy as np
 import plotly.graph_objects as go
 
 import tempsup.paper.presets.spiral_sink as spiral_sink
-from tempsup import geometry
-from tempsup.analysis import SETTLE, expected_loss, kernel_history, settle_steps
-from tempsup.palette import base_layout
+from tempsup.analysis.measures import SETTLE, expected_loss, kernel_history, settle_steps
+from tempsup.core.palette import base_layout
+from tempsup.io.run import Run
 from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, result, rounded
-from tempsup.run import Run
+from tempsup.theory import geometry
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
 # a_s over training: align, then separate

@@ -17,9 +17,9 @@ import numpy as np
 
 import tempsup.paper.presets.linear_any_sparsity as linear_any_sparsity
 import tempsup.paper.presets.relu_rnn_sharp_forgetting as relu_rnn_sharp_forgetting
-from tempsup.analysis import kernel, spiral, swept
+from tempsup.analysis.measures import kernel, spiral, swept
+from tempsup.io.run import Run
 from tempsup.paper.preset import ClaimResult, Preset, card, deg, fixed, result, rounded
-from tempsup.run import Run
 
 KERNEL_GAP = 0.1  # a_s of two solutions "approximately equal": max |Δa_s| over s ≤ 2k
 

@@ -17,12 +17,12 @@ import numpy as np
 import plotly.graph_objects as go
 
 import tempsup.paper.presets.spiral_sink as spiral_sink
-from tempsup import geometry
-from tempsup.analysis import ALIVE, EXACT_ZERO, TOL, final_weights, kernel
-from tempsup.config import RunConfig
-from tempsup.palette import base_layout
+from tempsup.analysis.measures import ALIVE, EXACT_ZERO, TOL, final_weights, kernel
+from tempsup.core.palette import base_layout
+from tempsup.io.run import Run
+from tempsup.model.config import RunConfig
 from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, num, result, rounded
-from tempsup.run import Run
+from tempsup.theory import geometry
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
 # the intermediate directions in the half-space

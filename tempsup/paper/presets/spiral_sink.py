@@ -16,10 +16,17 @@ from typing import Any
 
 import numpy as np
 
-from tempsup.analysis import angle_gap, kernel, leading_eigenvalue, staircase, swept, term_values
-from tempsup.config import RunConfig
+from tempsup.analysis.measures import (
+    angle_gap,
+    kernel,
+    leading_eigenvalue,
+    staircase,
+    swept,
+    term_values,
+)
+from tempsup.io.run import Run
+from tempsup.model.config import RunConfig
 from tempsup.paper.preset import ClaimResult, Preset, card, deg, fixed, listed, num, result, rounded
-from tempsup.run import Run
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
 # the spiral: each w_s turned and shrunk
@@ -165,7 +172,7 @@ def staircase_drops(run: Run) -> ClaimResult:
         bool(ok[b]),
         {**stairs[b], "drops_per_seed": [s["drops"] for s in stairs]},
         "per seed, on the exact expected loss over training: ≥ 2 drops whose rate falls "
-        "below half the smaller peak between them (tempsup.analysis.staircase); "
+        "below half the smaller peak between them (tempsup.analysis.measures.staircase); "
         "held on the best seed",
         said=said_staircase,
     )

@@ -16,10 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from tempsup.analysis import ALIVE, TOL, angle_gap, canonical, kernel, leading_eigenvalue, swept
-from tempsup.config import RunConfig
+from tempsup.analysis.measures import (
+    ALIVE,
+    TOL,
+    angle_gap,
+    canonical,
+    kernel,
+    leading_eigenvalue,
+    swept,
+)
+from tempsup.io.run import Run
+from tempsup.model.config import RunConfig
 from tempsup.paper.preset import ClaimResult, Preset, card, deg, fixed, listed, result, rounded
-from tempsup.run import Run
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
 # the sparse run's directions in the interference-free half-space

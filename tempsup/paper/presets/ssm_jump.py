@@ -19,10 +19,18 @@ import numpy as np
 import plotly.graph_objects as go
 
 import tempsup.paper.presets.ssm_dense_vs_sparse as ssm_dense_vs_sparse
-from tempsup.analysis import ALIVE, TOL, angle_gap, kernel, leading_eigenvalue, sorted_by, swept
+from tempsup.analysis.measures import (
+    ALIVE,
+    TOL,
+    angle_gap,
+    kernel,
+    leading_eigenvalue,
+    sorted_by,
+    swept,
+)
+from tempsup.io.run import Run
 from tempsup.paper.preset import ClaimResult, Preset, card, deg, fixed, num, result, rounded
 from tempsup.paper.summary import against_sparsity
-from tempsup.run import Run
 
 JUMP_WIDTH = 0.1  # the best seed switches basin within this much sparsity
 

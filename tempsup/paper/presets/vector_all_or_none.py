@@ -4,7 +4,7 @@ Five features A–E of decreasing importance in N_h = 2: at k = 0 they sit on a 
 as k grows the network drops features to keep the most important ones for all k + 1
 steps (all or none), and A is kept at every k.
 
-A feature's recall is its lone-input gain after k steps (`tempsup.analysis.recall`):
+A feature's recall is its lone-input gain after k steps (`tempsup.analysis.measures.recall`):
 kept at 0.8–1.2, dropped at ≤ 0.2; the kept set should be a prefix A, AB, ….
 
 Sources: science.md §1.
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from tempsup.analysis import (
+from tempsup.analysis.measures import (
     DROPPED,
     KEPT,
     LETTERS,
@@ -33,11 +33,11 @@ from tempsup.analysis import (
     sorted_by,
     task_recall,
 )
-from tempsup.config import RunConfig
-from tempsup.palette import base_layout
+from tempsup.core.palette import base_layout
+from tempsup.io.run import Run
+from tempsup.model.config import RunConfig
 from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, result, rounded
 from tempsup.paper.ties import Verdict, judge
-from tempsup.run import Run
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
 # the k = 0 pentagon: all five features' directions
@@ -49,7 +49,8 @@ TITLE, CLAIM = card(__doc__)
 @dataclass(frozen=True)
 class Recalls:
     """What every claim of this preset reads, computed once: the runs by increasing k and
-    each feature's lone-input recall per seed (`tempsup.analysis.recall`, the costly part)."""
+    each feature's lone-input recall per seed
+    (`tempsup.analysis.measures.recall`, the costly part)."""
 
     runs: dict[str, Run]
     labels: list[str]  # by increasing k

@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from tempsup.analysis import ALIVE, TOL, diag_stats, recall, sorted_by
-from tempsup.config import RunConfig
-from tempsup.palette import base_layout
+from tempsup.analysis.measures import ALIVE, TOL, diag_stats, recall, sorted_by
+from tempsup.core.palette import base_layout
+from tempsup.io.run import Run
+from tempsup.model.config import RunConfig
 from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, num, result, rounded
 from tempsup.paper.ties import Verdict, judge
-from tempsup.run import Run
 
 TIES = "best_seed_ties"  # measured key: the seeds tied with a best seed, and their verdicts
 
@@ -36,7 +36,7 @@ TITLE, CLAIM = card(__doc__)
 @dataclass(frozen=True)
 class Diagonals:
     """What every claim of this preset reads, computed once: the runs by increasing N_h and
-    their W_yᵀW_s statistics per seed (`tempsup.analysis.diag_stats`)."""
+    their W_yᵀW_s statistics per seed (`tempsup.analysis.measures.diag_stats`)."""
 
     runs: dict[str, Run]
     labels: list[str]  # by increasing N_h

@@ -1,0 +1,1 @@
+"""Measurements on runs: the claims' measures, captions, sweeps."""

@@ -1,0 +1,432 @@
+"""Every caption, legend entry and convention note of the RNN panels, written per model.
+
+Why one module: a caption is a claim about the numbers beside it, and those numbers
+depend on the model (linear RNN, SSM, ReLU RNN), N_h, N_x, the readout tie, the bias and
+what the run computed (`tempsup.theory.budget` skips the four terms or E[L] where they cost too
+much). Written once here, as functions of exactly those, the explorer, the HTML export and
+the static site say the same thing, and `tests/test_captions.py` walks every combination
+the app offers and checks the words against the figures.
+
+    Computed          what a run holds: the four terms, E[L] (from `budget.plan` or the run)
+    loss_curves       the loss panel's legend: name, colour, width and dash of every curve
+    loss_title        the loss panel's title and subtitle
+    *_caption         the caption under each panel (the panel registry,
+                      `tempsup.figures.rnn`, says which panel reads which)
+    ktheta_note       the short gauge note the eigen panel prints beside kθ
+    gauge_note        one line on the canonical gauge (export summary)
+
+No dash here: the app (`app/panels.py`) only places these strings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tempsup.core.palette import (
+    COLOR_NAMES,
+    EXPECTED,
+    LOSS,
+    OTHER_SEEDS,
+    REMAINDER,
+    TERM_COLORS,
+)
+from tempsup.io.run import TERM_NAMES
+from tempsup.model.config import RunConfig
+from tempsup.theory import budget
+
+
+@dataclass(frozen=True)
+class Computed:
+    """Which of the derived loss curves a run holds (at some frame at least)."""
+
+    terms: bool  # the four terms (and with them their sum and, for ReLU readouts, the remainder)
+    expected: bool  # the expected loss E[L]
+
+    @classmethod
+    def plan(cls, config: RunConfig) -> Computed:
+        """What `tempsup.io.run.derived` computes for this config (`tempsup.theory.budget`)."""
+        p = budget.plan(config)
+        return cls(p.terms, p.expected)
+
+    @classmethod
+    def of_run(cls, terms: np.ndarray, expected: np.ndarray) -> Computed:
+        """What a run's arrays hold: a piece counts when one of its values is finite."""
+        return cls(bool(np.isfinite(terms).any()), bool(np.isfinite(expected).any()))
+
+
+def _computed(config: RunConfig, computed: Computed | None) -> Computed:
+    return Computed.plan(config) if computed is None else computed
+
+
+# ---- the loss panel's curves ----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One legend entry of the loss panel. `key` names the data it draws: "others",
+    "expected", "loss", "total", "remainder" or a TERM_NAMES entry."""
+
+    key: str
+    name: str
+    color: str
+    width: float
+    dash: str = "solid"
+
+    @property
+    def color_name(self) -> str:
+        return COLOR_NAMES[self.color]
+
+    def words(self) -> str:
+        """How a caption names the curve: 'E[L] (vermillion, thick)'."""
+        style = {"dot": ", dotted", "dashdot": ", dash-dotted", "dash": ", dashed"}
+        extra = style.get(self.dash, "") + (", thick" if self.width >= 3 else "")
+        return f"{_generic(self.name)} ({self.color_name}{extra})"
+
+
+def _generic(name: str) -> str:
+    """A legend name without the shown seed's number ("measured loss (seed 3)")."""
+    return name.split(" (seed ")[0]
+
+
+def loss_curves(
+    config: RunConfig, computed: Computed | None = None, seed: int | None = None, seeds: int = 1
+) -> list[Curve]:
+    """The loss panel's legend in drawing order: only curves the run computed."""
+    c = _computed(config, computed)
+    out = []
+    if seeds > 1:
+        out.append(Curve("others", "other seeds (measured)", OTHER_SEEDS, 1.0))
+    if c.expected:
+        out.append(Curve("expected", "expected loss E[L]", EXPECTED, 3.0))
+    shown = "measured loss" if seed is None else f"measured loss (seed {seed})"
+    out.append(Curve("loss", shown, LOSS, 2.0))
+    if c.terms:
+        out.append(Curve("total", "sum of the four terms", LOSS, 1.5, "dot"))
+        if config.relu_readout and c.expected:  # linear: the terms are exact, nothing remains
+            out.append(Curve("remainder", "remainder (3+ inputs)", REMAINDER, 1.2, "dashdot"))
+        out += [Curve(name, name, TERM_COLORS[name], 1.8) for name in TERM_NAMES]
+    return out
+
+
+def loss_title(config: RunConfig, computed: Computed | None = None) -> str:
+    """Title and subtitle (plotly rich text) of the loss panel, in lines short enough for a
+    phone's panel."""
+    c = _computed(config, computed)
+    if not c.terms:
+        title, exact = "Measured loss" + (" and E[L]" if c.expected else ""), ""
+    else:
+        title = "Loss and its four terms"
+        exact = "exact to second order in p · " if config.relu_readout else "exact: linear model · "
+    lines = [exact + "symmetric log scale"]
+    lines.append(("dotted: sum of the terms · " if c.terms else "") + "dashed: current step")
+    note = budget.plan(config).note
+    if note:
+        lines.append(note)
+    return f"{title}<br><sup>{'<br>'.join(lines)}</sup>"
+
+
+# ---- captions --------------------------------------------------------------------------
+
+
+def _composition_pointer(c: Computed) -> str:
+    """Where the reader finds composition interference: the loss panel, when it draws it."""
+    if c.terms:
+        colour = COLOR_NAMES[TERM_COLORS["composition interference"]]
+        return f"composition interference, the {colour} curve in the loss panel"
+    return "composition interference; its term is not computed at this size"
+
+
+def directions_caption(config: RunConfig, computed: Computed | None = None) -> str:
+    """What w_s is, what the shaded half-space means, (N_h > 3) what the projection's axes
+    are, and which changes of hidden basis leave the function alone."""
+    c = _computed(config, computed)
+    if config.relu_hidden:
+        what = (
+            "Each arrow is where an input s steps old sits in the hidden state when it arrives "
+            "alone: the rectified impulse response w_0 = W_x, w_s = W_h ReLU(w_{s−1}), not "
+            "W_h^s W_x (the ReLU acts at every step). A lone input u ≥ 0 sits at u·w_s; with "
+            "other inputs in the window the ReLU mixes them, and the hidden state is not the "
+            "sum of their arrows. "
+        )
+    else:
+        what = (
+            "Each arrow is where an input s steps old sits in the hidden state: w_s = W_h^s W_x. "
+            "The recurrence is linear, so inputs add up: the hidden state is the sum of every "
+            "input in the window times its arrow. "
+        )
+    task = (
+        "The network must keep the intermediate ones (s < k), read out the output one (s = k) "
+        "and forget the old ones. "
+    )
+    bias = " + b" if config.bias else ""
+    if config.relu_readout:
+        readout = (
+            f"With a ReLU readout, an input whose arrow lies in the shaded half-space "
+            f"(w_yᵀh{bias} ≤ 0) is invisible to the readout if it arrives alone: watch the "
+            "sparse models park intermediate directions there. It is not invisible when it "
+            "arrives with the input k steps back: its negative projection then subtracts from "
+            f"the output ({_composition_pointer(c)}), which is why this works only when inputs "
+            "are sparse. "
+        )
+    else:
+        readout = (
+            "The readout is linear: any a_s = w_yᵀw_s ≠ 0 with s ≠ k leaks into the output, "
+            "whatever its sign, so there is no free half-space. "
+        )
+    axes = ""
+    if config.hidden > 3:
+        second = (
+            "since the tied readout makes w_y = w_k, the plane span(w_y, w_k) would be a line, "
+            "so y is the direction orthogonal to w_y in which the other directions spread most "
+            "at the last frame"
+            if config.tied
+            else "y is along the last frame's w_k (its part orthogonal to w_y): the plane "
+            "span(w_y, w_k)"
+        )
+        axes = (
+            f"N_h = {config.hidden} is drawn as a projection: x is along w_y (so w_yᵀh and the "
+            f"shaded half-plane are exact), and {second}; the axes stay the same in every frame. "
+        )
+    elif config.hidden == 3:
+        axes = "N_h = 3 is drawn in 3-D: drag to rotate. "
+    return what + task + readout + axes + gauge_caption(config)
+
+
+def gauge_caption(config: RunConfig) -> str:
+    """Which changes of hidden basis keep the function (per model and tie), and the one
+    the panels draw in."""
+    if config.relu_hidden:
+        freedom = (
+            "Only a permutation of the hidden units or a positive rescaling of one commutes "
+            "with the ReLU, so only those leave the function unchanged"
+            + (
+                " (with the tied readout, only units the output direction w_k does not use "
+                "may be rescaled)"
+                if config.tied
+                else ""
+            )
+        )
+        pick = (
+            "the smallest weights among those rescalings, units sorted by readout weight "
+            "(largest first)"
+        )
+    else:
+        if not config.tied:
+            freedom = (
+                "Any invertible change of hidden basis G (W_x → G W_x, W_h → G W_h G⁻¹, "
+                "W_y → G⁻ᵀ W_y) leaves the function unchanged"
+            )
+        elif config.inputs >= config.hidden:
+            freedom = (
+                "The tied readout leaves only rotations and reflections of the hidden basis "
+                "free (w_k of the features span the hidden space)"
+            )
+        else:
+            freedom = (
+                "The hidden basis is not fixed by the function: a stretch orthogonal to w_k "
+                "(and any rotation or reflection) changes nothing the network computes"
+            )
+        pick = "the smallest weights computing the same function, w_y along +h_1" + (
+            ", reflected so that kθ ≥ 0" if config.hidden == 2 else ""
+        )
+    return (
+        f"{freedom}; the arrows are drawn in the canonical minimum-norm gauge: {pick}. "
+        "Lengths and angles are that gauge's; the projections w_yᵀw_s in the hover text and "
+        "the half-space count are gauge-free."
+    )
+
+
+def loss_caption(config: RunConfig, computed: Computed | None = None) -> str:
+    """What the loss panel draws, in which colours, and why two terms can be large with
+    opposite signs."""
+    c = _computed(config, computed)
+    parts = []
+    if c.terms:
+        parts.append(
+            "The measured loss against the paper's decomposition of the expected loss: task "
+            "(recall the input k steps back), mean correction, projection interference (an "
+            "other input reaching the readout alone) and composition interference (pairs of "
+            "co-active inputs)."
+        )
+        if config.relu_readout:
+            parts.append(
+                "For ReLU readouts the terms are exact to second order in p (at most two "
+                "co-active inputs)"
+                + (
+                    "; the remainder, E[L] minus their sum, is what takes three or more."
+                    if c.expected
+                    else "."
+                )
+            )
+        else:
+            parts.append("For the linear RNN the terms are exact: their sum is E[L].")
+    else:
+        parts.append(
+            "The measured loss"
+            + (" and the expected loss E[L]" if c.expected else "")
+            + ". The four terms are not computed at this size (too many pairs of input "
+            "slots): the panel's note says so."
+        )
+    curves = loss_curves(config, c, seeds=config.seeds)
+    parts.append(
+        "Curves: " + "; ".join(v.words() for v in curves) + " (black is drawn white in dark mode)."
+    )
+    parts.append(
+        "The y axis is symmetric-logarithmic: decades above and below zero and linear near "
+        "it, so a negative term is drawn below the zero line and every curve stays in view."
+    )
+    if c.terms:
+        parts.append(_opposite_signs(config))
+        if config.bias:
+            parts.append("With a readout bias, all the bias changes is booked under the mean "
+                         "correction.")  # fmt: skip
+    if not config.relu_readout:
+        parts.append(
+            "For the linear RNN the loss comes down in steps as the directions separate in "
+            "temporal order (the gallery's loss-dynamics card measures it, with a smaller "
+            "learning rate than the default, which descends too quickly to show the steps)."
+        )
+    parts.append("All of these are gauge-free.")
+    return " ".join(parts)
+
+
+def _opposite_signs(config: RunConfig) -> str:
+    """Why the mean correction and composition interference can be large with opposite
+    signs (science.md §1c): both are pairs of co-active inputs, split by ℓ = y² − 2yŷ + ŷ²."""
+    common = (
+        "Mean correction and composition interference can both be large with opposite "
+        "signs: they are two halves of the same pairs of co-active inputs, the mean "
+        "correction the cross term −2yŷ and composition the ŷ² term, and only their sum is "
+        "what the pairs cost."
+    )
+    if not config.relu_readout:
+        return common + (
+            " For the linear RNN, once a_k = 1 a pair of an input s with the target adds "
+            "nothing to what s costs alone: its −2p²μ²a_s in the mean correction and "
+            "+2p²μ²a_s·a_k in composition cancel."
+        )
+    how = (
+        "an input parked far on the negative side of the readout (a_s ≪ 0, invisible when "
+        "alone) that arrives with the target erases it: ReLU(a_k·u_k + a_s·u_s) = 0"
+        if not config.relu_hidden
+        else "an input parked where the readout cannot see it that arrives with the target "
+        "lowers or erases the output through the hidden ReLU"
+    )
+    return common + (
+        f" Here {how}. The lost output costs up to +2u_k² in the mean correction (the cross "
+        "term no longer cancels y²) and gives back up to −u_k² in composition (its ŷ² is "
+        "gone). So where inputs are parked this way (the sparse solutions) the mean "
+        "correction is positive and composition negative, and an erased target costs u_k² net."
+    )
+
+
+def projections_caption(config: RunConfig, computed: Computed | None = None) -> str:
+    """What a_s (or the heatmap of W_yᵀW_k) means for this model."""
+    c = _computed(config, computed)
+    text = (
+        "a_s = w_yᵀw_s is how strongly an input of age s reaches the output when it arrives "
+        "alone. Ideal recall is a_k = 1 and a_s = 0 elsewhere"
+    )
+    if config.relu_readout:
+        text += (
+            "; under a ReLU readout a_s ≤ 0 is enough for an input that arrives alone (its "
+            "negative part is cut off), but not for one that arrives with the input k steps "
+            f"back: then it subtracts from the output ({_composition_pointer(c)}). "
+        )
+    else:
+        text += ": the readout is linear, so any a_s ≠ 0 with s ≠ k leaks into the output. "
+    if config.relu_hidden:
+        text += (
+            "The ReLU RNN can cut old inputs off sharply: a_s exactly 0 after s = k once an "
+            "old input's hidden state is rectified away. "
+        )
+    else:
+        text += (
+            "A linear recurrence can only make a_s a sum of damped oscillations (powers of "
+            "the eigenvalues of W_h), so old inputs fade rather than stop. "
+        )
+    if config.inputs > 1:
+        text += (
+            "With vector input (N_x > 1) the panel is a heatmap of W_yᵀW_k instead: row i, "
+            "column j is how strongly feature j of the input k steps back reaches output i "
+            "(ideal: the identity)."
+        )
+    return text.strip()
+
+
+def eigen_caption(config: RunConfig) -> str:
+    """What the eigenvalues say for this recurrence, and the convention kθ is printed in."""
+    if config.relu_hidden:
+        text = (
+            "The ReLU RNN's recurrence is not linear: its eigenvalues describe W_h alone, and "
+            "ρ(W_h) > 1 need not mean divergence. "
+        )
+    else:
+        text = (
+            "For a linear recurrence, complex eigenvalues inside the unit circle mean a spiral "
+            "sink: each step rotates by θ = arg λ and shrinks by |λ|. "
+        )
+    if config.model == "ssm":
+        text += (
+            "The paper's phase transition shows up here: as sparsity grows, the best seed's "
+            "swept angle kθ moves from the ≈ 90° basin (dense) to the ≈ 270° one (sparse) and "
+            "the spectral radius drops; each seed keeps its own basin (the gallery's ssm-jump "
+            "card). "
+        )
+    text += (
+        "kθ is the swept angle, the summed angle turned from w_0 to w_k one step at a time "
+        "(not k·arg λ); it exceeds 360° when the directions wind round more than once. "
+        "The eigenvalues and ρ(W_h) are gauge-free; kθ and ‖w_0‖ depend on the hidden basis "
+        "and are measured in the canonical minimum-norm gauge. "
+    )
+    return text + _ktheta_convention(config)
+
+
+def _ktheta_convention(config: RunConfig) -> str:
+    if config.hidden != 2:
+        return (
+            f"With N_h = {config.hidden} the angles between successive directions are unsigned, "
+            "so kθ ≥ 0."
+        )
+    if config.relu_hidden:
+        return (
+            "With N_h = 2 kθ is signed (counter-clockwise positive). The ReLU RNN's gauge has "
+            "no reflection to choose: its units are ordered by readout weight, and that order "
+            "sets the sign, so kθ may be negative (clockwise); the same network with its two "
+            "units swapped would show −kθ."
+        )
+    return (
+        "With N_h = 2 kθ is signed (counter-clockwise positive) and the gauge's reflection is "
+        "chosen so that kθ ≥ 0."
+    )
+
+
+def ktheta_note(config: RunConfig) -> str:
+    """The eigen panel's note under kθ: the gauge and the sign convention, in a few words."""
+    if config.hidden != 2:
+        return "(minimum-norm gauge;<br>unsigned angles)"
+    if config.relu_hidden:
+        return "(minimum-norm gauge;<br>sign set by the unit order)"
+    return "(minimum-norm gauge;<br>kθ ≥ 0 by convention)"
+
+
+def gauge_note(config: RunConfig) -> str:
+    """One line on the gauge for a run's summary (HTML export)."""
+    return f"minimum-norm (kθ and ‖w_0‖; the rest is gauge-free); {_ktheta_convention(config)}"
+
+
+__all__ = [
+    "Computed",
+    "Curve",
+    "directions_caption",
+    "eigen_caption",
+    "gauge_caption",
+    "gauge_note",
+    "ktheta_note",
+    "loss_caption",
+    "loss_curves",
+    "loss_title",
+    "projections_caption",
+]

@@ -1,0 +1,1 @@
+"""What is trained: the config, the data and the batched recurrences."""

@@ -1,0 +1,296 @@
+"""`RunConfig`: everything that defines one training run, validated and hashed.
+
+A config is the unit the whole system speaks: the CLI builds one from flags,
+the app from its controls and URL, the job queue keys its cache on
+`config.key`, and a run file stores it as JSON. Validation happens here, once,
+with messages that name the field, the value received and the allowed range,
+so no later layer ever sees an impossible run (science.md §1).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from tempsup.core.specs import Config, check_bool, check_choice, check_float, check_int
+from tempsup.errors import TempsupError
+
+MODELS = ("linear", "ssm", "rnn")
+MODEL_NAMES = {
+    "linear": "linear RNN",
+    "ssm": "SSM (linear recurrence, ReLU readout)",
+    "rnn": "nonlinear ReLU RNN",
+}
+SCHEDULES = ("cosine", "constant")
+INPUT_DISTS = ("uniform", "constant", "exponential")
+OBJECTIVES = ("sampled", "expected")
+
+# Bump when the meaning of a config changes (training recipe, data, init), so
+# cached results computed under the old meaning are never served again.
+SCHEMA_VERSION = 2  # 2: a run's loss terms for ReLU readouts are exact to second order
+
+# Fields that may differ between the configs of one batch (a sweep).
+SWEEPABLE = ("sparsity", "k", "curriculum")
+# ... and between runs a worker trains together (`batch_key`): configs of different base
+# seeds draw from their own data streams (tempsup.training.trainer), so each run is
+# what it is alone.
+BATCHABLE = (*SWEEPABLE, "seed")
+
+# Fraction of training over which a sparsity curriculum reaches its target.
+CURRICULUM_FRACTION = 0.5
+
+# The largest job a config may describe: about steps*T*M*B*(N_h^2 + N_h*N_x)
+# multiply-adds. 2e13 is roughly half an hour on two cores; anything larger is
+# a typo, not an experiment.
+MAX_WORK = 2e13
+# Activations kept for backprop: T*M*B*max(N_h, N_x) floats (~4 GB at 1e9).
+MAX_ACTIVATIONS = 2.5e8
+
+
+@dataclass(frozen=True)
+class RunConfig(Config):
+    """One training run of `seeds` models (science.md §1).
+
+    Defaults reproduce the paper's setting as measured in science.md §1b:
+    N_h = 2, k = 3, T = 20, uniform[0,1] inputs, Adam with cosine decay,
+    tied readout, best of 8 seeds. JSON both ways, `key`, `from_dict` and
+    `replace` come from `tempsup.core.specs.Config`, shared with the bows lab.
+    """
+
+    model: str = "ssm"  # the paper's most telling case: linear recurrence, ReLU readout
+    k: int = 3  # delay: y_t = x_{t-k}
+    sparsity: float = 0.9  # S = 1 - p; sparse enough for the interference-free packing
+    hidden: int = 2  # N_h; 2 can be drawn directly
+    inputs: int = 1  # N_x; 1 = scalar input, one feature direction per age s
+    seq_len: int = 20  # T; long enough that old features must be forgotten (T >> k)
+    batch: int = 512  # sequences per step; the loss is a sum over T, mean over batch
+    steps: int = 2000  # enough for every staircase step at lr 1e-2
+    lr: float = 0.01  # Adam; 1e-2 learned every preset in §1b
+    schedule: str = "cosine"  # cosine decay to 0 settles the final geometry
+    seeds: int = 8  # models trained side by side; the best is shown (§1b: best of 8)
+    seed: int = 0  # base seed: init of every model and the data stream
+    tied: bool = True  # W_y := W_{s=k}, the paper's default; fixes the gauge
+    bias: bool = False  # readout bias b_y; removes the mean-correction term
+    importance: float = 0.7  # feature i weighs importance**i in the loss (N_x > 1)
+    input_dist: str = "uniform"  # law of U in x = B*U: uniform[0,1], constant 1, exponential(1)
+    snapshot_every: int = 20  # steps between frames: 100 frames for the default run
+    curriculum: float | None = (
+        None  # sparsity at step 0, moved linearly to `sparsity` by mid-training
+    )
+    warm_start: str | None = None  # a run file (or run key) whose final weights start every seed
+    # sampled: Adam on batches, as the paper trained; expected: gradient flow on the
+    # expected loss (noise-free curves): exact for the linear model, to second order in p
+    # for the SSM (science.md §1c); not for the ReLU RNN
+    objective: str = "sampled"
+
+    def __post_init__(self) -> None:
+        check_choice("model", self.model, MODELS)
+        check_choice("schedule", self.schedule, SCHEDULES)
+        check_choice("input_dist", self.input_dist, INPUT_DISTS)
+        check_choice("objective", self.objective, OBJECTIVES)
+        if self.objective == "expected" and self.model == "rnn":
+            raise TempsupError(
+                "objective: 'expected' needs model 'linear' (exact) or 'ssm' (second order in "
+                "p), got model 'rnn' (its hidden ReLU has no such form); use objective 'sampled'"
+            )
+        if self.objective == "expected" and self.model == "ssm" and self.bias:
+            raise TempsupError(
+                "objective: 'expected' for the SSM needs no readout bias (bias = false)"
+            )
+        check_int("hidden", self.hidden, 1, 256)
+        check_int("inputs", self.inputs, 1, 128)
+        check_int("seq_len", self.seq_len, 2, 500)
+        check_int("k", self.k, 0, self.seq_len - 1, hint="k must be smaller than seq_len (T)")
+        check_int("batch", self.batch, 1, 65536)
+        check_int("steps", self.steps, 1, 200_000)
+        check_int("seeds", self.seeds, 1, 256)
+        check_int("seed", self.seed, 0, 2**31 - 1)
+        check_int("snapshot_every", self.snapshot_every, 1, self.steps, hint="at most `steps`")
+        check_float("sparsity", self.sparsity, 0.0, 1.0, hi_open=True)
+        check_float("lr", self.lr, 0.0, 10.0, lo_open=True)
+        check_float("importance", self.importance, 0.0, 1.0, lo_open=True)
+        if self.curriculum is not None:
+            check_float("curriculum", self.curriculum, 0.0, 1.0, hi_open=True)
+        check_bool("tied", self.tied)
+        check_bool("bias", self.bias)
+        # JSON writes 0.0 as 0: store floats as floats so equal configs hash alike
+        for name in ("sparsity", "lr", "importance", "curriculum"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, float(value))
+        if self.warm_start is not None and (
+            not isinstance(self.warm_start, str) or not self.warm_start.strip()
+        ):
+            raise TempsupError(
+                f"warm_start: expected a run file path or run key, got {self.warm_start!r}"
+            )
+        n = self.seq_len * self.seeds * self.batch
+        if n * max(self.hidden, self.inputs) > MAX_ACTIVATIONS:
+            raise TempsupError(
+                f"run too large: seq_len*seeds*batch*max(hidden, inputs) = "
+                f"{n * max(self.hidden, self.inputs):.3g} exceeds {MAX_ACTIVATIONS:.3g} "
+                "(it would exhaust memory); lower batch or seeds"
+            )
+        if self.work > MAX_WORK:
+            raise TempsupError(
+                f"run too long: steps*seq_len*seeds*batch*(hidden^2 + hidden*inputs) = "
+                f"{self.work:.3g} exceeds {MAX_WORK:.3g} (hours of training); "
+                "lower steps, batch or seeds"
+            )
+
+    # ---- derived quantities -------------------------------------------------
+
+    @property
+    def p(self) -> float:
+        """Probability that an input is active at a time step (p = 1 - S)."""
+        return 1.0 - self.sparsity
+
+    def p_at(self, step: int) -> float:
+        """The input probability in force at optimizer step `step` (0: the initial batch).
+
+        Without a curriculum it is `p`; with one, p moves linearly from
+        1 − curriculum to p over the first CURRICULUM_FRACTION of training.
+        The trainer and the loss terms of a frame both read it from here.
+        """
+        start = 1.0 - (self.curriculum if self.curriculum is not None else self.sparsity)
+        return start + (self.p - start) * curriculum_progress(self.steps, step)
+
+    @property
+    def relu_readout(self) -> bool:
+        return self.model in ("ssm", "rnn")
+
+    @property
+    def relu_hidden(self) -> bool:
+        return self.model == "rnn"
+
+    @property
+    def n_snapshots(self) -> int:
+        """Frames a full run yields: step 0, every `snapshot_every`, and the last."""
+        return len(snapshot_steps(self.steps, self.snapshot_every))
+
+    @property
+    def work(self) -> float:
+        """Multiply-adds of the whole run, the unit of the size limits."""
+        per = self.hidden * self.hidden + self.hidden * self.inputs
+        return float(self.steps) * self.seq_len * self.seeds * self.batch * per
+
+    # ---- identity -------------------------------------------------------------
+
+    def _key_payload(self) -> dict[str, Any]:
+        """The fields and the schema version, which invalidates old caches.
+
+        A field added later stays out while it has its default, so the keys of
+        every config that existed before it (cached runs, shared links) hold.
+        """
+        fields = self.to_dict()
+        if fields["objective"] == "sampled":
+            del fields["objective"]
+        return {"v": SCHEMA_VERSION, **fields}
+
+    # ---- from what people type ----------------------------------------------
+
+    @classmethod
+    def field_value(cls, name: str, value: Any) -> Any:
+        """One field's value as a person typed it — text from a link or a flag, a number
+        from a box — in the field's type: "1"/"true"/"yes"/"on" and "0"/"false"/"no"/"off"
+        for the switches, "" / "none" / "off" for no curriculum or warm start, a whole
+        float such as 8.0 for an integer field. What no field could hold raises a
+        TempsupError naming the field and the value; ranges are checked by the config.
+        """
+        kinds = {f.name: f.type for f in dataclasses.fields(cls)}
+        if name not in kinds:
+            raise TempsupError(
+                f"{name}: not a setting of a run (expected one of {', '.join(kinds)})"
+            )
+        kind = _TYPES[str(kinds[name]).split("|")[0].strip()]
+        optional = "None" in str(kinds[name])
+        if isinstance(value, str):
+            text = value.strip()
+            if optional and text.lower() in ("", "none", "off"):
+                return None
+            try:
+                return _from_text(kind, text)
+            except ValueError:
+                expected = "true/false" if kind is bool else kind.__name__
+                raise TempsupError(f"{name}: expected {expected}, got {value!r}") from None
+        if kind is int and isinstance(value, float) and value.is_integer():
+            return int(value)
+        return value
+
+
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
+
+
+def _from_text(kind: type, text: str) -> Any:
+    """`text` as a `kind` (ValueError when it is not one)."""
+    if kind is bool:
+        if text.lower() in _TRUE + _FALSE:
+            return text.lower() in _TRUE
+        raise ValueError(text)
+    return kind(text)
+
+
+def curriculum_progress(steps: int, step: int) -> float:
+    """Curriculum progress after `step` optimizer steps: 0 until step 1, 1 from the ramp end."""
+    ramp = max(1, int(steps * CURRICULUM_FRACTION))
+    return min(1.0, max(step - 1, 0) / ramp)
+
+
+def importance_weights(config: RunConfig) -> list[float]:
+    """I_i = importance**i: feature A matters most (Toy Models of Superposition)."""
+    return [config.importance**i for i in range(config.inputs)]
+
+
+def snapshot_steps(steps: int, every: int) -> list[int]:
+    """Optimizer steps after which a frame is taken: 0, every, 2*every, ..., steps."""
+    marks = list(range(0, steps, every))
+    return marks + [steps]
+
+
+FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(RunConfig))
+DEFAULTS = RunConfig()
+# Always written in a link, so it states its main settings even when they are defaults.
+MAIN_FIELDS = ("model", "k", "sparsity", "hidden", "inputs")
+
+
+def query_string(config: RunConfig) -> str:
+    """The explorer's link query for `config`: main fields plus every non-default one
+    (short and stable; the app's link parser and the static site both use it)."""
+    from urllib.parse import urlencode
+
+    pairs = []
+    for f in dataclasses.fields(RunConfig):
+        value = getattr(config, f.name)
+        if f.name in MAIN_FIELDS or value != getattr(DEFAULTS, f.name):
+            pairs.append((f.name, _query_text(value)))
+    return "?" + urlencode(pairs)
+
+
+def _query_text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if value is None:
+        return "none"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def shape_key(config: RunConfig, free: tuple[str, ...]) -> str:
+    """Every field of `config` but the `free` ones, as text: configs with equal keys
+    may train as one batch (`free` = SWEEPABLE for a sweep, BATCHABLE for a worker)."""
+    shape = {k: v for k, v in config.to_dict().items() if k not in free}
+    return json.dumps(shape, sort_keys=True)
+
+
+def batch_key(config: RunConfig) -> str | None:
+    """What runs a worker trains as one batch share (`shape_key` over BATCHABLE); None:
+    trains alone.
+
+    A warm start gives every model of a run its source's weights, so a run with
+    one is not batched with others.
+    """
+    return None if config.warm_start is not None else shape_key(config, BATCHABLE)

@@ -1,0 +1,1 @@
+"""The classroom: the guided lesson, the class poll and the static site."""

@@ -1,0 +1,1 @@
+"""Closed forms and geometry: the expected loss, its terms, the gauge, feature directions."""

@@ -1,0 +1,1 @@
+"""How models are trained: the batched loop, its losses, the fused time loop."""
