@@ -41,6 +41,44 @@ JOB_CLASS_LINES = 350
 # modules that may build a job queue: the entry points, and the job service itself
 QUEUE_BUILDERS = {"tempsup.cli", "app.services"}
 QUEUE_CLASSES = {"JobQueue", "RedisQueue", "open_queue"}
+# The library's rooms and which others each may import (`tempsup.X` for a subpackage
+# or a top-level module; "tempsup" is the public `__init__`). A new edge is a design
+# decision: add it here on purpose, or the test below names it. Read bottom-up: errors
+# and core import nothing of ours, the science (model, theory, training) only what is
+# below it, the surfaces (figures, jobs, paper, teaching, cli) sit on top.
+ROOMS: dict[str, set[str]] = {
+    "errors": set(),
+    "settings": {"errors"},
+    "core": {"errors"},
+    "model": {"core", "errors"},
+    "theory": {"core", "errors", "model"},
+    "training": {"core", "errors", "model", "theory"},
+    "io": {"core", "errors", "model", "theory"},
+    "analysis": {"core", "errors", "io", "model", "theory", "training"},
+    "figures": {"analysis", "core", "errors", "io", "model", "theory"},
+    "bows": {"core", "errors", "figures", "model", "training"},
+    "api": {"analysis", "bows", "core", "errors", "io", "model"},
+    "jobs": {"analysis", "bows", "errors", "io", "model", "settings", "training"},
+    "paper": {"analysis", "core", "errors", "figures", "io", "jobs", "model", "theory"},
+    "teaching": {"analysis", "errors", "figures", "io", "jobs", "model", "paper"},
+    "cli": {
+        "analysis",
+        "bows",
+        "core",
+        "errors",
+        "figures",
+        "io",
+        "jobs",
+        "model",
+        "paper",
+        "settings",
+        "teaching",
+    },
+    "tempsup": {"api", "bows", "errors", "io", "model"},
+}
+# the top of the library holds the public API and the entry points, nothing else
+TOP_LEVEL_FILES = {"__init__.py", "api.py", "cli.py", "errors.py", "settings.py"}
+TOP_LEVEL_MAX = 8
 
 
 def module_name(path: Path) -> str:
@@ -157,3 +195,43 @@ def test_the_checker_sees_imports_inside_functions_and_type_checking_blocks():
     cyclic = {"a": {"b"}, "b": {"a"}}
     with pytest.raises(graphlib.CycleError):
         list(graphlib.TopologicalSorter(cyclic).static_order())
+
+
+def room(name: str) -> str:
+    """The room a library module lives in: its subpackage, or itself at the top."""
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 else "tempsup"
+
+
+def test_every_room_imports_only_the_rooms_it_may():
+    crossings: dict[str, set[str]] = {}
+    for name, deps in graph().items():
+        if not name.startswith("tempsup"):
+            continue
+        for dep in deps:
+            if dep.startswith("tempsup") and room(dep) != room(name):
+                crossings.setdefault(room(name), set()).add(room(dep))
+    assert set(crossings) <= set(ROOMS), (
+        f"rooms not in ROOMS: {sorted(set(crossings) - set(ROOMS))}"
+    )
+    for source, targets in crossings.items():
+        extra = targets - ROOMS[source]
+        assert not extra, f"tempsup.{source} imports {sorted(extra)}, not in ROOMS[{source!r}]"
+
+
+def test_the_rooms_table_is_acyclic_and_names_every_room():
+    rooms = {room(name) for name in MODULES if name.startswith("tempsup")}
+    assert rooms == set(ROOMS), f"rooms vs ROOMS: {sorted(rooms ^ set(ROOMS))}"
+    list(graphlib.TopologicalSorter(ROOMS).static_order())
+
+
+def test_the_top_of_the_library_holds_only_the_api_and_entry_points():
+    top = {path.name for path in (ROOT / "tempsup").glob("*.py")}
+    assert len(top) <= TOP_LEVEL_MAX and top == TOP_LEVEL_FILES, sorted(top ^ TOP_LEVEL_FILES)
+
+
+def test_the_public_names_keep_working():
+    import tempsup
+
+    missing = [name for name in tempsup.__all__ if not hasattr(tempsup, name)]
+    assert not missing, missing
