@@ -57,11 +57,12 @@ app.index_string = app.index_string.replace("<html>", '<html lang="en">', 1).rep
 )
 
 # Page and callback modules register themselves on import.
-from app import firstpanel, panels  # noqa: E402
+from app import docs_site, firstpanel, panels  # noqa: E402
 from app.pages import PAGES, compare, explorer, gallery, lab, lesson, ordered, phase  # noqa: E402, F401
 from app.pollapi import blueprint as poll_api  # noqa: E402
 
 server.register_blueprint(poll_api)  # the class poll's JSON routes (/poll/api/…)
+server.register_blueprint(docs_site.blueprint())  # the built documentation (/docs/…)
 # The explorer's first panel comes inside its HTML, drawn before Dash's scripts arrive.
 delivery.first_paint(app, firstpanel.first_panel)
 
@@ -112,7 +113,11 @@ def page_content(pathname: object, query: str | None = None) -> html.Div:
 def nav() -> html.Nav:
     return html.Nav(
         className="nav",
-        children=[dcc.Link(p.name, href=p.path, className="nav-link") for p in ordered()],
+        children=[
+            *[dcc.Link(p.name, href=p.path, className="nav-link") for p in ordered()],
+            # a plain link, not Dash's router: the documentation is static pages beside the app
+            html.A("Docs", href=docs_site.URL, className="nav-link"),
+        ],
     )
 
 
