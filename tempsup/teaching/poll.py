@@ -185,6 +185,25 @@ class Poll:
         db.set(name, str(used + 1), expire=2 * rate.window)
         return None
 
+    def _spend_each(
+        self, db: Txn, now: float, *spends: tuple[str, str, Rate]
+    ) -> PollRefused | None:
+        """Count the request against each (kind, who, rate) in turn; the first refusal
+        stops it, so a request refused for its address does not count against the next."""
+        for kind, who, rate in spends:
+            refused = self._spend(db, kind, who, rate, now)
+            if refused:
+                return refused
+        return None
+
+    def _class_after(
+        self, db: Txn, code: str, now: float, client: str, spend: tuple[str, str, Rate]
+    ) -> dict[str, Any] | PollRefused:
+        """Class `code`'s data once the request is counted (its address's rate, then
+        `spend`): a poll's every read or vote pays before it learns anything."""
+        address = ("address", client, self.limits.per_address)
+        return self._spend_each(db, now, address, spend) or self._class(db, code, now)
+
     def _atomic(self, fn: Callable[[Txn, float], Any]) -> Any:
         """Run `fn(db, now)` as one transaction; a refusal it returns is raised after the
         commit, so the requests it counted stay counted."""
@@ -220,9 +239,10 @@ class Poll:
         key = secrets.token_urlsafe(24)
 
         def fn(db: Txn, now: float) -> Created | PollRefused:
-            refused = self._spend(db, "address", client, self.limits.per_address, now)
-            refused = refused or self._spend(db, "new-classes", client,
-                                             self.limits.new_classes, now)  # fmt: skip
+            address = ("address", client, self.limits.per_address)
+            refused = self._spend_each(
+                db, now, address, ("new-classes", client, self.limits.new_classes)
+            )
             if refused:
                 return refused
             live = self._live(db, now)
@@ -262,11 +282,9 @@ class Poll:
         voter = _hash(f"{code}:{browser}")[:24]  # the store never sees the id itself
 
         def fn(db: Txn, now: float) -> int | PollRefused:
-            refused = self._spend(db, "address", client, self.limits.per_address, now)
-            refused = refused or self._spend(db, "browser", browser, self.limits.per_browser, now)
-            if refused:
-                return refused
-            data = self._class(db, code, now)
+            data = self._class_after(
+                db, code, now, client, ("browser", browser, self.limits.per_browser)
+            )
             if isinstance(data, PollRefused):
                 return data
             votes = data.setdefault("votes", {})
@@ -298,11 +316,7 @@ class Poll:
             raise PollRefused("teacher key: expected the key this class was created with", 403)
 
         def fn(db: Txn, now: float) -> Results | PollRefused:
-            refused = self._spend(db, "address", client, self.limits.per_address, now)
-            refused = refused or self._spend(db, "class", code, self.limits.per_class, now)
-            if refused:
-                return refused
-            data = self._class(db, code, now)
+            data = self._class_after(db, code, now, client, ("class", code, self.limits.per_class))
             if isinstance(data, PollRefused):
                 return data
             if not hmac.compare_digest(str(data.get("key")), _hash(key)):
