@@ -35,6 +35,14 @@ def choice_group(legend: str, choices: Any) -> html.Fieldset:
     )
 
 
+def panel_card(title: str, explain: Any, *children: Any, class_name: str = "") -> html.Div:
+    """A card of the page: its heading, the sentence that says what it is for, its parts."""
+    return html.Div(
+        className=f"card panel {class_name}".strip(),
+        children=[html.H2(title), html.P(explain, className="explain"), *children],
+    )
+
+
 def number_field(
     id_: str,
     label: str,

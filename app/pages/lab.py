@@ -42,7 +42,7 @@ from app.jobwidget import JobWidget, job_status, polled, register_export, submit
 from app.pages import register
 from app.services import job_queue
 from app.view import empty_view, lab_view
-from app.widgets import choice_group, list_field, number_field, parse_list
+from app.widgets import choice_group, list_field, number_field, panel_card, parse_list
 from tempsup.bows import grid as bows_grid
 from tempsup.bows.config import MODELS, SHA256, STRUCTURE_NAMES, BowsConfig
 from tempsup.bows.data import text_report
@@ -200,13 +200,11 @@ def build_config_from(values: dict[str, Any]) -> BowsConfig:
                                               "epochs", "seeds", "text")))  # fmt: skip
 
 
-def layout(query: str | None = None) -> html.Div:
-    """The lab; `query` (a fresh load of a link) sets its controls and what it shows."""
-    values, flags, errors = lab_from_query(query)
-    note = "Ignored from the link: " + "; ".join(errors) if errors else ""
+def controls_card(values: dict[str, Any], note: str) -> html.Div:
+    """The data and model controls, set from `values`; `note` says what a link got wrong."""
     report = _text_words(values["text"], values["file"])
     structures = [s for s in STRUCTURE_NAMES if s != "text"] + ["text"]
-    controls = html.Div(
+    return html.Div(
         className="card controls",
         children=[
             html.Div(note, id=ids.LAB_NOTE, className="error", role="alert"),
@@ -282,11 +280,12 @@ def layout(query: str | None = None) -> html.Div:
             ),
         ],
     )
-    player_card = html.Div(
-        className="card player", children=player.controls(ids.LAB, _empty_view("press Train"))
-    )
+
+
+def panels_card(values: dict[str, Any]) -> html.Div:
+    """One graph per panel of the lab's run, each with its caption for `values`' model."""
     words = _captions(values)
-    panels = html.Div(
+    return html.Div(
         className="panels",
         children=[
             html.Div(
@@ -304,6 +303,15 @@ def layout(query: str | None = None) -> html.Div:
             for p in panels_registry.PANEL_SET.names
         ],
     )
+
+
+def layout(query: str | None = None) -> html.Div:
+    """The lab; `query` (a fresh load of a link) sets its controls and what it shows."""
+    values, flags, errors = lab_from_query(query)
+    note = "Ignored from the link: " + "; ".join(errors) if errors else ""
+    player_card = html.Div(
+        className="card player", children=player.controls(ids.LAB, _empty_view("press Train"))
+    )
     return html.Div(
         children=[
             dcc.Location(id=ids.LAB_URL, refresh="callback-nav"),
@@ -314,13 +322,13 @@ def layout(query: str | None = None) -> html.Div:
             html.Div(
                 className="main",
                 children=[
-                    html.Aside(className="side", children=controls),
+                    html.Aside(className="side", children=controls_card(values, note)),
                     html.Section(
                         className="content",
                         children=[
                             grid_card(),
                             player_card,
-                            panels,
+                            panels_card(values),
                             sweep_card(values["ms"], values["wds"]),
                         ],
                     ),  # fmt: skip
@@ -374,41 +382,38 @@ def grid_card() -> html.Div:
     """The authors' main figure, from the grid that ships (else: press Train grid)."""
     wide, narrow, words = grid_views(_shipped_grid())
     spec = bows_grid.grid_spec()
-    return html.Div(
-        className="card panel lab-grid",
-        children=[
-            html.H2("The authors' grid: covariance beside WᵀW/‖W‖²"),
-            html.P(
-                "The paper's main figure, trained with its authors' recipe (the lab's "
-                f"defaults: binary circular data, {DEFAULT.n_samples:,} of "
-                f"{DEFAULT.n_samples + DEFAULT.n_heldout:,} samples train, AdamW lr 0.01 with "
-                f"a cosine per epoch down to 1e-9, clipping 1, batch {DEFAULT.batch}, "
-                f"{DEFAULT.epochs} epochs; best of {DEFAULT.seeds} seeds): the linear model at "
-                "weight decay 1, the ReLU model at 1 and at 6, at bottlenecks m = "
-                f"{', '.join(str(m) for m in spec.ms)}. WᵀW is divided by ‖W‖² (its trace is "
-                "then 1). Measured from these runs, at each m:",
-                className="explain",
-            ),
-            dcc.Graph(
-                id=ids.LAB_GRID_GRAPH,
-                className="grid-wide",
-                figure=wide,
-                config={"displayModeBar": False, "responsive": True},
-            ),
-            dcc.Graph(
-                id=ids.LAB_GRID_GRAPH_NARROW,
-                className="grid-narrow",
-                figure=narrow,
-                config={"displayModeBar": False, "responsive": True},
-            ),
-            html.Div(words, id=ids.LAB_GRID_TEXT, className="grid-words"),
-            html.P(
-                f"“Train grid” trains these {len(spec.configs)} points × {spec.base.seeds} seeds "
-                "again, in one batch (the ReLU and linear models side by side).",
-                className="explain",
-            ),
-            *GRID.layout("Train grid"),
-        ],
+    return panel_card(
+        "The authors' grid: covariance beside WᵀW/‖W‖²",
+        (
+            "The paper's main figure, trained with its authors' recipe (the lab's "
+            f"defaults: binary circular data, {DEFAULT.n_samples:,} of "
+            f"{DEFAULT.n_samples + DEFAULT.n_heldout:,} samples train, AdamW lr 0.01 with "
+            f"a cosine per epoch down to 1e-9, clipping 1, batch {DEFAULT.batch}, "
+            f"{DEFAULT.epochs} epochs; best of {DEFAULT.seeds} seeds): the linear model at "
+            "weight decay 1, the ReLU model at 1 and at 6, at bottlenecks m = "
+            f"{', '.join(str(m) for m in spec.ms)}. WᵀW is divided by ‖W‖² (its trace is "
+            "then 1). Measured from these runs, at each m:"
+        ),
+        dcc.Graph(
+            id=ids.LAB_GRID_GRAPH,
+            className="grid-wide",
+            figure=wide,
+            config={"displayModeBar": False, "responsive": True},
+        ),
+        dcc.Graph(
+            id=ids.LAB_GRID_GRAPH_NARROW,
+            className="grid-narrow",
+            figure=narrow,
+            config={"displayModeBar": False, "responsive": True},
+        ),
+        html.Div(words, id=ids.LAB_GRID_TEXT, className="grid-words"),
+        html.P(
+            f"“Train grid” trains these {len(spec.configs)} points × {spec.base.seeds} seeds "
+            "again, in one batch (the ReLU and linear models side by side).",
+            className="explain",
+        ),
+        *GRID.layout("Train grid"),
+        class_name="lab-grid",
     )
 
 
@@ -474,47 +479,41 @@ def intro() -> html.P:
 
 def sweep_card(ms: str = SWEEP_MS, wds: str = SWEEP_WDS) -> html.Div:
     """The sweep over m: its values, Run/Cancel/Export, the job bar and the figure."""
-    return html.Div(
-        className="card panel",
-        children=[
-            html.H2("Sweep over m"),
-            html.P(
-                "Trains every (weight decay, m) point with the data and model chosen above, "
-                "all in one batch. At a small bottleneck the columns of W span the covariance's "
-                "top principal components (PCA overlap → 1, the circle); at a larger one "
-                "features pair up antipodally (isolated pairs → 1); weight decay moves the "
-                "switch.",
-                className="explain",
-            ),
-            html.Div(
-                className="grid",
-                children=[
-                    list_field(ids.LAB_SWEEP_MS, "bottlenecks m (comma-separated)", ms),
-                    list_field(ids.LAB_SWEEP_WDS, "weight decays (comma-separated)", wds),
-                ],
-            ),
-            *SWEEP.layout("Run sweep", export="Export sweep HTML"),
-            dcc.Graph(
-                id=ids.LAB_SWEEP_GRAPH,
-                figure=empty_figure("press Run sweep"),
-                config={"displaylogo": False},
-            ),
-            html.Div(id=ids.LAB_SWEEP_TABLE, className="sweep-table"),
-            html.P("The letters in the legend are the lab's three claims:", className="explain"),
-            html.Ul([html.Li(note) for note in MEASURE_NOTES], className="explain"),
-            html.P(
-                "The table: per point (best seed, final frame) the loss, the correlation of "
-                "WᵀW with the projection onto the covariance's top-m principal components "
-                "(the circle: near 1), the fraction of features whose column is antipodal "
-                "(cos < −0.8) to that of the feature opposite on the circle (the circle has "
-                "it too; isolated pairs do not share their direction with any third feature), "
-                "and the features in nonlinear superposition: the model recovers them to R² "
-                "above the line, no linear decoder from h = Wx does. At the paper's line 0.5 an "
-                "isolated antipodal pair of anti-correlated features can never count (a linear "
-                "decoder of x_i − x_j keeps R² ≥ 0.5), hence the stricter line 0.9 beside it.",
-                className="explain",
-            ),
-        ],
+    return panel_card(
+        "Sweep over m",
+        "Trains every (weight decay, m) point with the data and model chosen above, "
+        "all in one batch. At a small bottleneck the columns of W span the covariance's "
+        "top principal components (PCA overlap → 1, the circle); at a larger one "
+        "features pair up antipodally (isolated pairs → 1); weight decay moves the "
+        "switch.",
+        html.Div(
+            className="grid",
+            children=[
+                list_field(ids.LAB_SWEEP_MS, "bottlenecks m (comma-separated)", ms),
+                list_field(ids.LAB_SWEEP_WDS, "weight decays (comma-separated)", wds),
+            ],
+        ),
+        *SWEEP.layout("Run sweep", export="Export sweep HTML"),
+        dcc.Graph(
+            id=ids.LAB_SWEEP_GRAPH,
+            figure=empty_figure("press Run sweep"),
+            config={"displaylogo": False},
+        ),
+        html.Div(id=ids.LAB_SWEEP_TABLE, className="sweep-table"),
+        html.P("The letters in the legend are the lab's three claims:", className="explain"),
+        html.Ul([html.Li(note) for note in MEASURE_NOTES], className="explain"),
+        html.P(
+            "The table: per point (best seed, final frame) the loss, the correlation of "
+            "WᵀW with the projection onto the covariance's top-m principal components "
+            "(the circle: near 1), the fraction of features whose column is antipodal "
+            "(cos < −0.8) to that of the feature opposite on the circle (the circle has "
+            "it too; isolated pairs do not share their direction with any third feature), "
+            "and the features in nonlinear superposition: the model recovers them to R² "
+            "above the line, no linear decoder from h = Wx does. At the paper's line 0.5 an "
+            "isolated antipodal pair of anti-correlated features can never count (a linear "
+            "decoder of x_i − x_j keeps R² ≥ 0.5), hence the stricter line 0.9 beside it.",
+            className="explain",
+        ),
     )
 
 
