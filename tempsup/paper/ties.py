@@ -6,6 +6,11 @@ seed" is then held only if it holds whichever of those tied seeds is taken as be
 they disagree the verdict is "not held" and its note says which seeds disagree and how
 close they are, so a card reads "seeds 3 and 5 within 0.12 %: held on 3, not on 5"
 rather than letting sampling noise decide.
+
+A claim over several runs (N_h = 2, 5, 10; k = 0..4) judges its per-seed test on the best
+seed of every run at once (`judge_every`); a claim's numbers carry the note under `TIES`
+(`noted`) and its sentence closes with it (`said_ties`; `said_per_run` for numbers kept
+run by run), so every preset says a tie the same way.
 """
 
 from __future__ import annotations
@@ -13,10 +18,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
 
 from tempsup.io.run import Run
 
 MAX_CHOICES = 256  # combinations of tied seeds tried (beyond: one run's ties at a time)
+TIES = "best_seed_ties"  # measured key of a claim: the seeds tied with a best seed, their verdicts
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,38 @@ def judge(
     if len(verdicts) > 1:
         return Verdict(False, "; ".join(parts) + ": the tied best seeds disagree, so not held")
     return Verdict(base, "; ".join(parts) + ": tied best seeds, the same verdict on each")
+
+
+def judge_every(
+    runs: Mapping[str, Run],
+    ok_of: Callable[[str], np.ndarray],
+    labels: Sequence[str],
+    name: Callable[[str, int], str] | None = None,
+) -> tuple[np.ndarray, Verdict]:
+    """A per-seed test `ok_of(label)` ((M,) bools) over several runs: every (run, seed)'s
+    verdict, run after run (the claim's success count), and the verdict when it holds on
+    the best seed of every run at once, tied seeds included (`judge`)."""
+    ok = {lab: np.asarray(ok_of(lab)) for lab in labels}
+    verdict = judge(runs, lambda best: all(ok[lab][best[lab]] for lab in labels), labels, name)
+    return np.concatenate([ok[lab] for lab in labels]), verdict
+
+
+def noted(measured: dict[str, Any], verdict: Verdict) -> dict[str, Any]:
+    """A claim's numbers with the verdict's tie note under `TIES` (as they are without ties)."""
+    return {**measured, TIES: verdict.note} if verdict.note else measured
+
+
+def said_ties(measured: dict[str, Any]) -> str:
+    """The tie note of a claim's numbers as a closing sentence ("" without ties)."""
+    note = measured.get(TIES)
+    return f" Ties: {note}." if note else ""
+
+
+def said_per_run(measured: dict[str, Any], phrase: Callable[[Any], str], lead: str = "") -> str:
+    """A claim's numbers kept run by run under their labels ("N_h=5", "k=2") as one sentence:
+    `lead`, "N_h = 5: <phrase of its numbers>" for each run, ";"-joined, and the tie note."""
+    runs = [f"{lab.replace('=', ' = ')}: {phrase(v)}" for lab, v in measured.items() if lab != TIES]
+    return lead + "; ".join(runs) + "." + said_ties(measured)
 
 
 def _seed(label: str, seed: int, name: Callable[[str, int], str] | None) -> str:

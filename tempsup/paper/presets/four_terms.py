@@ -23,6 +23,7 @@ from tempsup.analysis.measures import expected_loss, term_values
 from tempsup.core.palette import base_layout
 from tempsup.io.run import Run
 from tempsup.paper.preset import ClaimResult, Preset, card, fixed, num, result, rounded
+from tempsup.paper.presets._loss_terms import late, terms_sentence
 
 TERMS_GAP = 0.05  # the four terms (and the expected loss) within 5 % of the measured loss
 TERMS_JUDGED = {"linear": 0.0, "ssm": 0.85, "rnn": 0.95}  # judged from this sparsity up
@@ -47,8 +48,7 @@ def terms_add_up(label: str, run: Run) -> ClaimResult | None:
     cfg, b = run.config, run.best
     if cfg.sparsity < TERMS_JUDGED[cfg.model] - 1e-9:
         return None  # dense ReLU readouts: third order and up matter (science.md §1c)
-    n = run.n_frames
-    last = slice(n - max(1, n // 4), None)
+    last = late(run)
     terms = run["terms"].astype(float)  # (F, M, 4)
     measured = run["loss"][last].astype(float).mean(axis=0)  # (M,)
     four = terms[last].sum(axis=-1).mean(axis=0)
@@ -80,12 +80,9 @@ def terms_add_up(label: str, run: Run) -> ClaimResult | None:
 
 def said_sum(m: dict[str, Any]) -> str:
     """The four terms, their sum, E[L] and the measured loss, late in training."""
-    t = m["terms"]
     return (
-        f"task {fixed(t['task'], 4)} + mean correction {fixed(t['mean_correction'], 4)} + "
-        f"projection {fixed(t['projection'], 4)} + composition {fixed(t['composition'], 4)} = "
-        f"{fixed(m['four_terms'], 4)} against a measured {fixed(m['measured_loss'], 4)} "
-        f"({num(100 * m['gap_four_terms'], 2)} % apart; E[L] {fixed(m['expected_loss'], 4)}, "
+        terms_sentence(m["terms"], m["four_terms"], m["measured_loss"])
+        + f" ({num(100 * m['gap_four_terms'], 2)} % apart; E[L] {fixed(m['expected_loss'], 4)}, "
         f"{num(100 * m['gap_expected_loss'], 2)} %)."
     )
 

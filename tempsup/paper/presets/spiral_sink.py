@@ -27,6 +27,7 @@ from tempsup.analysis.measures import (
 from tempsup.io.run import Run
 from tempsup.model.config import RunConfig
 from tempsup.paper.preset import ClaimResult, Preset, card, deg, fixed, listed, num, result, rounded
+from tempsup.paper.presets._loss_terms import late, terms_sentence
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
 # the spiral: each w_s turned and shrunk
@@ -124,7 +125,7 @@ def terms_add_up(run: Run) -> ClaimResult:
     terms = run["terms"]  # (F, M, 4)
     expected = terms.sum(axis=-1)  # (F, M)
     measured = run["loss"]  # (F, M)
-    last = slice(run.n_frames - max(1, run.n_frames // 4), None)
+    last = late(run)
     m_late, e_late = measured[last].mean(axis=0), expected[last].mean(axis=0)
     rel = np.abs(m_late - e_late) / np.maximum(e_late, 1e-12)
     half = slice(run.n_frames // 10, None)
@@ -151,12 +152,9 @@ def terms_add_up(run: Run) -> ClaimResult:
 
 def said_terms(m: dict[str, Any]) -> str:
     """The four terms, their sum and the measured loss."""
-    t = m["terms"]
     return (
-        f"task {fixed(t['task'], 4)} + mean correction {fixed(t['mean_correction'], 4)} + "
-        f"projection {fixed(t['projection'], 4)} + composition {fixed(t['composition'], 4)} = "
-        f"{fixed(m['expected_loss'], 4)} against a measured {fixed(m['measured_loss'], 4)} "
-        f"({num(100 * m['relative_error'], 2)} % apart, late frames)."
+        terms_sentence(m["terms"], m["expected_loss"], m["measured_loss"])
+        + f" ({num(100 * m['relative_error'], 2)} % apart, late frames)."
     )
 
 

@@ -37,7 +37,7 @@ from tempsup.core.palette import base_layout
 from tempsup.io.run import Run
 from tempsup.model.config import RunConfig
 from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, result, rounded
-from tempsup.paper.ties import Verdict, judge
+from tempsup.paper.ties import judge, judge_every, noted, said_per_run, said_ties
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
 # the k = 0 pentagon: all five features' directions
@@ -90,11 +90,6 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
     return out + [all_or_none(r), prefix_kept(r), fewer(r), a_survives(r), only_a(r)]
 
 
-def _tie(measured: dict, v: Verdict) -> dict:
-    """The numbers with the ties among best seeds, said."""
-    return {**measured, "best_seed_ties": v.note} if v.note else measured
-
-
 def _clean(r: np.ndarray) -> np.ndarray:
     """(M,) every feature kept or dropped."""
     return (is_kept(r) | (r <= DROPPED)).all(axis=1)
@@ -129,7 +124,7 @@ def polygon_at_k0(r: Recalls) -> ClaimResult:
         f"({'pentagon' if n_x == 5 else f'{n_x}-gon'}: pure spatial superposition)",
         ok0,
         v0.held,
-        _tie(
+        noted(
             {
                 "gaps_deg": rounded(poly["gaps"][b0], 1),
                 "norms": rounded(poly["norms"][b0], 2),
@@ -152,15 +147,14 @@ def said_polygon(m: dict[str, Any]) -> str:
     return (
         f"angles between neighbouring features {listed(m['gaps_deg'], 0)}°, lengths "
         f"{listed(m['norms'])} (shortest/longest {fixed(m['norm_ratio'], 2)}), recall "
-        f"{listed(m['recall'])}." + _ties(m)
+        f"{listed(m['recall'])}." + said_ties(m)
     )
 
 
 def all_or_none(r: Recalls) -> ClaimResult:
     """k ≥ 1: every feature kept whole or dropped, nothing in between."""
     mem, recs = r.memory, r.recs
-    ok1 = np.concatenate([_clean(recs[lab]) for lab in mem])
-    v1 = judge(r.runs, lambda b: all(_clean(recs[lab])[b[lab]] for lab in mem), mem, r.kept)
+    ok1, v1 = judge_every(r.runs, lambda lab: _clean(recs[lab]), mem, r.kept)
     per_k = {
         f"k={k}": {
             "kept": r.sets[lab][r.best(lab)],
@@ -174,7 +168,7 @@ def all_or_none(r: Recalls) -> ClaimResult:
         "all or none (k ≥ 1): every feature is either kept (recall 0.8–1.2) or dropped (≤ 0.2)",
         ok1,
         v1.held,
-        _tie(per_k, v1),
+        noted(per_k, v1),
         f"per (k ≥ 1, seed): every feature's lone-input recall is within 1 ± "
         f"{1 - KEPT:.1f} or ≤ {DROPPED}; {len(mem)} values of k × seeds; held when the "
         "best seed of every k ≥ 1 is clean",
@@ -184,7 +178,7 @@ def all_or_none(r: Recalls) -> ClaimResult:
 
 def said_all_or_none(m: dict[str, Any]) -> str:
     """Per k, the best seed's kept set and recalls (a recall between 0.2 and 0.8 is neither)."""
-    return _recalls(m) + "." + _ties(m)
+    return said_per_run(m, lambda v: f"keeps {v['kept'] or 'none'} (recall {listed(v['recall'])})")
 
 
 def prefix_kept(r: Recalls) -> ClaimResult:
@@ -194,13 +188,12 @@ def prefix_kept(r: Recalls) -> ClaimResult:
     def ok(lab: str) -> np.ndarray:
         return _clean(recs[lab]) & _prefix(recs[lab])
 
-    ok2 = np.concatenate([ok(lab) for lab in mem])
-    v2 = judge(r.runs, lambda b: all(ok(lab)[b[lab]] for lab in mem), mem, r.kept)
+    ok2, v2 = judge_every(r.runs, ok, mem, r.kept)
     return result(
         "the kept features are the most important ones (A, then B, ...)",
         ok2,
         v2.held,
-        _tie({f"k={k}": r.sets[lab][r.best(lab)] for k, lab in r.by_k}, v2),
+        noted({f"k={k}": r.sets[lab][r.best(lab)] for k, lab in r.by_k}, v2),
         "per (k ≥ 1, seed): all-or-none and the kept set is a prefix A, AB, ABC, ...; "
         "held when it is so for the best seed of every k ≥ 1",
         said=said_prefix,
@@ -209,8 +202,7 @@ def prefix_kept(r: Recalls) -> ClaimResult:
 
 def said_prefix(m: dict[str, Any]) -> str:
     """Per k, the best seed's kept set."""
-    sets = [f"{k.replace('=', ' = ')}: {v or 'none'}" for k, v in m.items() if k.startswith("k=")]
-    return "kept sets " + "; ".join(sets) + "." + _ties(m)
+    return said_per_run(m, lambda kept: kept or "none", "kept sets ")
 
 
 def fewer(r: Recalls) -> ClaimResult:
@@ -233,7 +225,7 @@ def fewer(r: Recalls) -> ClaimResult:
         "as k grows the network represents fewer features (all at k = 0)",
         mono,
         v3.held,
-        _tie(
+        noted(
             {
                 "k": r.ks,
                 "represented_best": best_shown,
@@ -252,7 +244,7 @@ def said_fewer(m: dict[str, Any]) -> str:
     """How many features are represented (and kept whole) at each k."""
     return (
         f"at k = {listed(m['k'])}: {listed(m['represented_best'])} features represented, "
-        f"{listed(m['kept_best'])} kept whole." + _ties(m)
+        f"{listed(m['kept_best'])} kept whole." + said_ties(m)
     )
 
 
@@ -267,7 +259,7 @@ def a_survives(r: Recalls) -> ClaimResult:
         "the most important feature A keeps all k + 1 directions at every k",
         a_kept.all(axis=0),
         v4.held,
-        _tie({f"k={k}": rounded(recs[lab][r.best(lab), 0], 2) for k, lab in r.by_k}, v4),
+        noted({f"k={k}": rounded(recs[lab][r.best(lab), 0], 2) for k, lab in r.by_k}, v4),
         "A's lone-input recall after k steps (it must survive all k + 1 directions to "
         "reach the readout) within 1 ± 0.2; per seed index: at every k; held on the best "
         "seed of every k",
@@ -277,8 +269,7 @@ def a_survives(r: Recalls) -> ClaimResult:
 
 def said_a_survives(m: dict[str, Any]) -> str:
     """A's recall at each k."""
-    per_k = [f"{k.replace('=', ' = ')}: {fixed(v, 2)}" for k, v in m.items() if k.startswith("k=")]
-    return "A's recall " + "; ".join(per_k) + "." + _ties(m)
+    return said_per_run(m, lambda a: fixed(a, 2), "A's recall ")
 
 
 def only_a(r: Recalls) -> ClaimResult:
@@ -291,7 +282,7 @@ def only_a(r: Recalls) -> ClaimResult:
         f"lesser features appear only at small k: at k = {r.ks[-1]} only A is kept",
         ok5,
         v5.held,
-        _tie(
+        noted(
             {
                 "kept": r.sets[last][r.best(last)],
                 "recall": rounded(recs[last][r.best(last)], 2),
@@ -314,25 +305,7 @@ def said_only_a(m: dict[str, Any]) -> str:
     )
     return (
         f"the largest k keeps {m['kept'] or 'none'} (recall {listed(m['recall'])}); {lesser}."
-        + _ties(m)
-    )
-
-
-# ---- pieces the sentences share ------------------------------------------------------------
-
-
-def _ties(m: dict[str, Any]) -> str:
-    """The tie note of the best seeds, as a closing sentence (empty without a tie)."""
-    note = m.get("best_seed_ties")
-    return f" Ties: {note}." if note else ""
-
-
-def _recalls(per_k: dict[str, Any]) -> str:
-    """Per k: the best seed's kept set and its recall of A, B, …"""
-    return "; ".join(
-        f"{k.replace('=', ' = ')}: keeps {v['kept'] or 'none'} (recall {listed(v['recall'])})"
-        for k, v in per_k.items()
-        if isinstance(v, dict)
+        + said_ties(m)
     )
 
 

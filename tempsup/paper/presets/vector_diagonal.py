@@ -22,9 +22,7 @@ from tempsup.core.palette import base_layout
 from tempsup.io.run import Run
 from tempsup.model.config import RunConfig
 from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, num, result, rounded
-from tempsup.paper.ties import Verdict, judge
-
-TIES = "best_seed_ties"  # measured key: the seeds tied with a best seed, and their verdicts
+from tempsup.paper.ties import judge, judge_every, noted, said_per_run, said_ties
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
 # the W_yᵀW_k heatmap
@@ -58,6 +56,17 @@ class Diagonals:
         """The statistic `name` of each N_h's best seed, by label."""
         return {lab: self.stats[lab][name][self.best(lab)] for lab in self.labels}
 
+    def reported(self, **columns: tuple[str, int]) -> dict[str, dict[str, Any]]:
+        """Per N_h, by label, its best seed's statistics as a claim reports them:
+        `name=(statistic, digits)` (`rounded`; counts stay whole)."""
+        return {
+            lab: {
+                name: rounded(self.stats[lab][stat][self.best(lab)], digits)
+                for name, (stat, digits) in columns.items()
+            }
+            for lab in self.labels
+        }
+
     def on(self, lab: str, s: int) -> str:
         return f"{int(self.stats[lab]['n_on'][s])} on the diagonal"
 
@@ -68,10 +77,6 @@ def check(runs: dict[str, Run]) -> list[ClaimResult]:
     return [diagonal(d), other_ages(d), more_on_diagonal(d)]
 
 
-def _tie(measured: dict[str, Any], v: Verdict) -> dict[str, Any]:
-    return {**measured, TIES: v.note} if v.note else measured
-
-
 def diagonal(d: Diagonals) -> ClaimResult:
     """At s = k: a positive diagonal for the kept features, nothing positive off it."""
     labels, stats = d.labels, d.stats
@@ -80,25 +85,14 @@ def diagonal(d: Diagonals) -> ClaimResult:
         st = stats[lab]
         return (st["n_on"] >= 1) & (st["off_max"] <= TOL)
 
-    ok1 = np.concatenate([pos(lab) for lab in labels])
-    v1 = judge(d.runs, lambda b: all(pos(lab)[b[lab]] for lab in labels), labels, d.on)
-    on, diag, off = d.at_best("n_on"), d.at_best("diag"), d.at_best("off_max")
+    ok1, v1 = judge_every(d.runs, pos, labels, d.on)
+    per_n_h = d.reported(on_diagonal=("n_on", 0), diag=("diag", 2), max_off_diagonal=("off_max", 3))
     return result(
         f"W_yᵀW_{{s={d.k}}} has a positive diagonal for the kept features and off-diagonal "
         "entries ≤ 0",
         ok1,
         v1.held,
-        _tie(
-            {
-                lab: {
-                    "on_diagonal": int(on[lab]),
-                    "diag": rounded(diag[lab], 2),
-                    "max_off_diagonal": rounded(off[lab]),
-                }
-                for lab in labels
-            },
-            v1,
-        ),
+        noted(per_n_h, v1),
         f"per (N_h, seed): at least one diagonal gain ≥ {ALIVE} and every off-diagonal "
         f"entry at s = k ≤ {TOL}; held when so for the best seed of every N_h",
         said=said_diagonal,
@@ -107,40 +101,28 @@ def diagonal(d: Diagonals) -> ClaimResult:
 
 def said_diagonal(m: dict[str, Any]) -> str:
     """Per N_h: features on the diagonal and the largest off-diagonal entry."""
-    return (
-        "; ".join(
-            f"{lab.replace('=', ' = ')}: {v['on_diagonal']} on the diagonal, largest "
-            f"off-diagonal {fixed(v['max_off_diagonal'])}"
-            for lab, v in m.items()
-            if lab != TIES
-        )
-        + "."
-        + _ties(m)
+    return said_per_run(
+        m,
+        lambda v: (
+            f"{v['on_diagonal']} on the diagonal, largest off-diagonal "
+            f"{fixed(v['max_off_diagonal'])}"
+        ),
     )
 
 
 def other_ages(d: Diagonals) -> ClaimResult:
     """At every other age s ≠ k: no positive entry."""
-    labels, stats = d.labels, d.stats
-    ok2 = np.concatenate([stats[lab]["other_max"] <= TOL for lab in labels])
-    v2 = judge(d.runs, lambda b: all(stats[lab]["other_max"][b[lab]] <= TOL for lab in labels),
-               labels, d.on)  # fmt: skip
-    top, frac, strict = d.at_best("other_max"), d.at_best("other_frac"), d.at_best("other_strict")
+    ok2, v2 = judge_every(d.runs, lambda lab: d.stats[lab]["other_max"] <= TOL, d.labels, d.on)
+    per_n_h = d.reported(
+        max_entry=("other_max", 3),
+        fraction_le_tol=("other_frac", 4),
+        fraction_le_0=("other_strict", 4),
+    )
     return result(
         f"W_yᵀW_s ≤ 0 at every other age s ≠ {d.k}",
         ok2,
         v2.held,
-        _tie(
-            {
-                lab: {
-                    "max_entry": rounded(top[lab]),
-                    "fraction_le_tol": rounded(frac[lab], 4),
-                    "fraction_le_0": rounded(strict[lab], 4),
-                }
-                for lab in labels
-            },
-            v2,
-        ),
+        noted(per_n_h, v2),
         f"per (N_h, seed): every entry of W_yᵀW_s for s ≠ k, s < T, ≤ {TOL}; held when so "
         "for the best seed of every N_h",
         said=said_other_ages,
@@ -149,15 +131,12 @@ def other_ages(d: Diagonals) -> ClaimResult:
 
 def said_other_ages(m: dict[str, Any]) -> str:
     """Per N_h: the largest entry at other ages and the share of entries ≤ 0."""
-    return (
-        "; ".join(
-            f"{lab.replace('=', ' = ')}: largest entry {fixed(v['max_entry'])}, "
+    return said_per_run(
+        m,
+        lambda v: (
+            f"largest entry {fixed(v['max_entry'])}, "
             f"{num(100 * v['fraction_le_0'], 3)} % of entries ≤ 0 strictly"
-            for lab, v in m.items()
-            if lab != TIES
-        )
-        + "."
-        + _ties(m)
+        ),
     )
 
 
@@ -181,7 +160,7 @@ def more_on_diagonal(d: Diagonals) -> ClaimResult:
         "a larger N_h puts more features on the diagonal",
         grows,
         v3.held,
-        _tie(
+        noted(
             {"N_h": [d.runs[lab].config.hidden for lab in labels], "on_diagonal_best": counts}, v3
         ),
         f"features with diagonal gain ≥ {ALIVE}; per seed index: non-decreasing in N_h and "
@@ -194,7 +173,7 @@ def said_more(m: dict[str, Any]) -> str:
     """Features on the diagonal at each N_h."""
     return (
         f"N_h = {listed(m['N_h'])}: {listed(m['on_diagonal_best'])} features on the diagonal."
-        + _ties(m)
+        + said_ties(m)
     )
 
 
@@ -207,11 +186,6 @@ def figure(runs: dict[str, Run]) -> go.Figure:
         ),
         layout=base_layout("Features on the diagonal of W_yᵀW_k (best seed)"),
     )
-
-
-def _ties(m: dict[str, Any]) -> str:
-    """The seeds tied with a best seed, when there are (`tempsup.paper.ties`)."""
-    return f" Ties: {m[TIES]}." if m.get(TIES) else ""
 
 
 def build(quick: bool = False) -> Preset:
