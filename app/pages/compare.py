@@ -63,108 +63,109 @@ EXAMPLES = {
 }
 
 
-def layout() -> html.Div:
-    examples = [dcc.Link(name, href=compare_href(a, b), className="chip")
-                for name, (a, b) in EXAMPLES.items()]  # fmt: skip
-    columns = [
-        html.Div(
-            className="compare-col",
-            children=[
-                html.Label(
-                    className="compare-seed",
+def compare_column(side: str) -> html.Div:
+    """One side of the comparison: its seed picker above its panels."""
+    return html.Div(
+        className="compare-col",
+        children=[
+            html.Label(
+                className="compare-seed",
+                children=[
+                    f"{side} seed ",
+                    dcc.Dropdown(
+                        id=SEED_PICKS[side],
+                        options=[],
+                        value=None,
+                        clearable=False,
+                        placeholder="best seed",
+                        className="seed-pick",
+                    ),
+                ],
+            ),
+            *[
+                html.Div(
+                    className="card panel",
                     children=[
-                        f"{side} seed ",
-                        dcc.Dropdown(
-                            id=SEED_PICKS[side],
-                            options=[],
-                            value=None,
-                            clearable=False,
-                            placeholder="best seed",
-                            className="seed-pick",
+                        dcc.Graph(
+                            id=ids.compare_graph(side, p.name),
+                            className="compare-graph",
+                            figure=empty_figure("…"),
+                            config={"displaylogo": False},
                         ),
                     ],
+                )
+                for p in PANELS
+            ],
+        ],
+    )
+
+
+def links_card() -> html.Div:
+    """The two explorer links to compare, with examples one click away."""
+    examples = [dcc.Link(name, href=compare_href(a, b), className="chip")
+                for name, (a, b) in EXAMPLES.items()]  # fmt: skip
+    fields = [
+        html.Label(
+            className="field",
+            children=[
+                html.Span(f"{side} run"),
+                dcc.Input(
+                    id=id_,
+                    placeholder=f"{side.lower()}: an explorer link",
+                    className="wide",
+                    debounce=True,
                 ),
-                *[
-                    html.Div(
-                        className="card panel",
-                        children=[
-                            dcc.Graph(
-                                id=ids.compare_graph(side, p.name),
-                                className="compare-graph",
-                                figure=empty_figure("…"),
-                                config={"displaylogo": False},
-                            ),
-                        ],
-                    )
-                    for p in PANELS
-                ],
             ],
         )
-        for side in SIDES
+        for side, id_ in (("Left", ids.COMPARE_LEFT), ("Right", ids.COMPARE_RIGHT))
     ]
+    return html.Div(
+        className="card",
+        children=[
+            html.H2("Compare two runs"),
+            html.Div(className="chips", children=["Examples: ", *examples]),
+            html.Div(
+                className="compare-links",
+                children=[*fields, html.Button("Compare", id=ids.COMPARE_GO, n_clicks=0)],
+            ),
+            html.Div(id=ids.COMPARE_ERROR, className="error", role="alert"),
+            html.Div(id=ids.COMPARE_STATUS, className="status", role="status"),
+        ],
+    )
+
+
+def player_card() -> html.Div:
+    """One scrubber for both runs (percent of training), with its share link."""
+    # the player stays in view while the panels scroll (assets/style.css: .player)
+    return html.Div(
+        className="card player",
+        children=[
+            player.row(
+                ids.COMPARE, maximum=PERCENT, value=PERCENT, marks={0: "start", PERCENT: "end"}
+            ),
+            html.Div(id=ids.COMPARE_LABEL, className="frame-label"),
+            html.A(
+                "share link",
+                id=ids.COMPARE_SHARE,
+                href="",
+                className="share",
+                title="click to copy a link to this comparison at this point",
+            ),
+            html.Span(id=ids.COMPARE_SHARE_FEEDBACK, className="share-feedback", role="status"),
+        ],
+    )
+
+
+def layout() -> html.Div:
     return html.Div(
         children=[
             dcc.Location(id=ids.COMPARE_URL, refresh="callback-nav"),
             dcc.Store(id=ids.COMPARE_VIEWS),
             dcc.Store(id=ids.COMPARE_SENT),
             dcc.Interval(id=ids.COMPARE_POLL, interval=700, disabled=True),
-            html.Div(
-                className="card",
-                children=[
-                    html.H2("Compare two runs"),
-                    html.Div(className="chips", children=["Examples: ", *examples]),
-                    html.Div(
-                        className="compare-links",
-                        children=[
-                            *(
-                                html.Label(
-                                    className="field",
-                                    children=[
-                                        html.Span(f"{side} run"),
-                                        dcc.Input(
-                                            id=id_,
-                                            placeholder=f"{side.lower()}: an explorer link",
-                                            className="wide",
-                                            debounce=True,
-                                        ),
-                                    ],
-                                )
-                                for side, id_ in (
-                                    ("Left", ids.COMPARE_LEFT),
-                                    ("Right", ids.COMPARE_RIGHT),
-                                )
-                            ),
-                            html.Button("Compare", id=ids.COMPARE_GO, n_clicks=0),
-                        ],
-                    ),
-                    html.Div(id=ids.COMPARE_ERROR, className="error", role="alert"),
-                    html.Div(id=ids.COMPARE_STATUS, className="status", role="status"),
-                ],
-            ),
-            # the player stays in view while the panels scroll (assets/style.css: .player)
-            html.Div(
-                className="card player",
-                children=[
-                    player.row(
-                        ids.COMPARE,
-                        maximum=PERCENT,
-                        value=PERCENT,
-                        marks={0: "start", PERCENT: "end"},
-                    ),  # fmt: skip
-                    html.Div(id=ids.COMPARE_LABEL, className="frame-label"),
-                    html.A(
-                        "share link",
-                        id=ids.COMPARE_SHARE,
-                        href="",
-                        className="share",
-                        title="click to copy a link to this comparison at this point",
-                    ),
-                    html.Span(
-                        id=ids.COMPARE_SHARE_FEEDBACK, className="share-feedback", role="status"
-                    ),
-                ],
-            ),
-            html.Div(className="compare-grid", children=columns),
+            links_card(),
+            player_card(),
+            html.Div(className="compare-grid", children=[compare_column(s) for s in SIDES]),
         ]
     )
 
