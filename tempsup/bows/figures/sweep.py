@@ -126,7 +126,24 @@ def sweep_figure(runs: Sequence[BowsRun]) -> go.Figure:
         annotations.append(
             _label(f"wd = {wd:g}", -0.01, y1 - cell_h / 2, "right", "middle", angle=-90)
         )
-    nx = n + 1
+    axes, lines = _measure_lines(by_point, wds, ms, n + 1)
+    layout.update(axes)
+    data.extend(lines)
+    title = "<b>The claims' numbers against m</b> (best seed, final frame)"
+    annotations.append(
+        _label("<br>".join((title, *MEASURE_NOTES)), 0, LINES_TOP + 0.02, "left", "bottom")
+    )
+    layout["annotations"] = annotations
+    return go.Figure({"data": data, "layout": layout})
+
+
+def _measure_lines(
+    by_point: dict[tuple[float, int], BowsRun], wds: Sequence[float], ms: Sequence[int], nx: int
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The lower plot's axes (number `nx`) and its lines: each claim's measure against m,
+    one dash per weight decay."""
+    layout: dict[str, Any] = {}
+    data: list[dict[str, Any]] = []
     layout[f"xaxis{nx}"] = {
         "domain": [0, 1],
         "anchor": f"y{nx}",
@@ -159,12 +176,7 @@ def sweep_figure(runs: Sequence[BowsRun]) -> go.Figure:
                     "hovertemplate": f"m = %{{x}}: {label} = %{{y}} (wd = {wd:g})<extra></extra>",
                 }
             )
-    title = "<b>The claims' numbers against m</b> (best seed, final frame)"
-    annotations.append(
-        _label("<br>".join((title, *MEASURE_NOTES)), 0, LINES_TOP + 0.02, "left", "bottom")
-    )
-    layout["annotations"] = annotations
-    return go.Figure({"data": data, "layout": layout})
+    return layout, data
 
 
 def _label(text: str, x: float, y: float, xa: str, ya: str, angle: float = 0) -> dict[str, Any]:
