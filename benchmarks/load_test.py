@@ -913,8 +913,23 @@ def _classroom(
         cpu_after, load_after = server_cpu(base.pid), load_average()
         queue.close()
     shutil.rmtree(tmp, ignore_errors=True)
+    cpu = {key: cpu_after[key] - cpu_before[key] for key in ("web", "training")}
+    return _class_measures(http, frames, viewers, window, rounds, cpu, (load_before, load_after))
+
+
+def _class_measures(
+    http: Http,
+    frames: list[int],
+    viewers: int,
+    window: float,
+    rounds: int,
+    cpu: dict[str, float],
+    loads: tuple[Any, Any],
+) -> dict[str, Any]:
+    """What one class's window measured: latencies and sizes of the polls, the server's
+    CPU seconds (`cpu`: web and training, over the window), the load before and after."""
     lat, sizes, wire = http.latencies("poll"), http.sizes.get("poll", []), http.wire.get("poll", [])
-    web_s = cpu_after["web"] - cpu_before["web"]
+    web_s = cpu["web"]
     got = statistics.mean(frames) if frames else 0.0  # frames a viewer received
     return {
         "window_s": round(window, 1),
@@ -926,7 +941,7 @@ def _classroom(
         "poll_p50_ms": round(1000 * statistics.median(lat), 1) if lat else None,
         "poll_p95_ms": round(1000 * percentile(lat, 95), 1) if lat else None,
         "web_cpu_s": round(web_s, 2),
-        "training_cpu_s": round(cpu_after["training"] - cpu_before["training"], 1),
+        "training_cpu_s": round(cpu["training"], 1),
         "web_cpu_s_per_viewer_minute": round(web_s / (viewers * window / 60.0), 4),
         # the class is a closed loop (a faster server serves more rounds and more trainer
         # jobs in the same minute): the web's CPU per frame a viewer received, beside it
@@ -936,8 +951,8 @@ def _classroom(
         "frames_per_viewer": round(got, 1),
         "http_5xx": sum(1 for _, s, _ in http.records if s >= 500),
         "http_failed": sum(1 for _, s, _ in http.records if s == 0 or 400 <= s < 500),
-        "load_average_start": load_before,
-        "load_average_end": load_after,
+        "load_average_start": loads[0],
+        "load_average_end": loads[1],
     }
 
 
