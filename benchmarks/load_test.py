@@ -265,19 +265,6 @@ class DashCalls:
         self.show = find("config-store.data")
         self.poll = find(f"{POLL}.n_intervals")
 
-    @staticmethod
-    def _body(dep: dict[str, Any], values: dict[str, Any], changed: str) -> dict[str, Any]:
-        def fill(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            return [{**i, "value": values.get(f"{i['id']}.{i['property']}")} for i in items]
-
-        return {
-            "output": dep["output"],
-            "outputs": _outputs(dep["output"]),
-            "inputs": fill(dep["inputs"]),
-            "state": fill(dep["state"]),
-            "changedPropIds": [changed],
-        }
-
     def train(self, config: RunConfig, client: str) -> dict[str, Any]:
         store = {"config": config.to_dict(), "key": config.key, "autostart": False}
         values = {
@@ -286,7 +273,7 @@ class DashCalls:
             "client-store.data": client,
             "feature-pick.value": 0,
         }
-        return self._body(self.show, values, f"{TRAIN}.n_clicks")
+        return request_body(self.show, values, f"{TRAIN}.n_clicks")
 
     def poll_body(self, config: RunConfig, job: dict[str, Any], n: int) -> dict[str, Any]:
         store = {"config": config.to_dict(), "key": config.key, "autostart": False}
@@ -296,7 +283,7 @@ class DashCalls:
             "config-store.data": store,
             "feature-pick.value": 0,
         }
-        return self._body(self.poll, values, f"{POLL}.n_intervals")
+        return request_body(self.poll, values, f"{POLL}.n_intervals")
 
 
 def _outputs_of(payload: bytes) -> dict[str, Any]:
@@ -712,6 +699,29 @@ def _wire_id(ident: Any) -> Any:
     return json.loads(ident) if isinstance(ident, str) and ident.startswith("{") else ident
 
 
+def request_body(dep: dict[str, Any], values: dict[str, Any], changed: str) -> dict[str, Any]:
+    """The request the renderer sends for callback `dep` fired by `changed`, each input and
+    state read from `values` ("id.prop")."""
+
+    def fill(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return [
+            {
+                "id": _wire_id(i["id"]),
+                "property": i["property"],
+                "value": values.get(f"{i['id']}.{i['property']}"),
+            }
+            for i in items
+        ]
+
+    return {
+        "output": dep["output"],
+        "outputs": _outputs(dep["output"]),
+        "inputs": fill(dep["inputs"]),
+        "state": fill(dep["state"]),
+        "changedPropIds": [changed],
+    }
+
+
 class PageState:
     """What one explorer page holds, as the renderer does: component props by
     "id.prop" (a dict id by its text, `app.ids.text`), updated from each callback answer;
@@ -739,24 +749,7 @@ class PageState:
 
     def body(self, dep: dict[str, Any], changed: str) -> dict[str, Any]:
         """The request the renderer sends for callback `dep` fired by `changed`."""
-
-        def fill(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
-            return [
-                {
-                    "id": _wire_id(i["id"]),
-                    "property": i["property"],
-                    "value": self.values.get(f"{i['id']}.{i['property']}"),
-                }
-                for i in items
-            ]
-
-        return {
-            "output": dep["output"],
-            "outputs": _outputs(dep["output"]),
-            "inputs": fill(dep["inputs"]),
-            "state": fill(dep["state"]),
-            "changedPropIds": [changed],
-        }
+        return request_body(dep, self.values, changed)
 
     def open_link(self, config: RunConfig) -> dict[str, Any]:
         """The teacher's link opened: the config store set with `autostart` fires show_config."""

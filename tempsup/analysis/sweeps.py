@@ -113,11 +113,8 @@ class SweepSpec(SweepSpecBase):
         n = self._check_points(MAX_POINTS)
         b = self.base
         acts = b.seq_len * n * b.seeds * b.batch * max(b.hidden, b.inputs)
-        if acts > MAX_ACTIVATIONS:
-            raise TempsupError(
-                f"sweep too large: seq_len*points*seeds*batch*max(hidden, inputs) = {acts:.3g} "
-                f"exceeds {MAX_ACTIVATIONS:.3g} (it would exhaust memory); lower batch or seeds"
-            )
+        formula = "seq_len*points*seeds*batch*max(hidden, inputs)"
+        self._check_memory(acts, MAX_ACTIVATIONS, formula, "batch or seeds")
         self._check_work(MAX_WORK, "steps, batch, seeds or points")
 
     def _outer_default(self) -> tuple[int, ...]:

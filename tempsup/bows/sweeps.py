@@ -120,11 +120,8 @@ class BowsSweepSpec(SweepSpecBase):
             )
         b = self.base
         elements = b.batch * n * b.seeds * b.d * max(self.ms)
-        if elements > MAX_ELEMENTS:
-            raise TempsupError(
-                f"bows sweep too large: batch*points*seeds*d*max(m) = {elements:.3g} exceeds "
-                f"{MAX_ELEMENTS:.3g} (it would exhaust memory); lower batch, seeds or points"
-            )
+        formula = "batch*points*seeds*d*max(m)"
+        self._check_memory(elements, MAX_ELEMENTS, formula, "batch, seeds or points")
         self._check_work(MAX_WORK, "epochs, seeds or points")
 
     def _outer_default(self) -> tuple[float, ...]:

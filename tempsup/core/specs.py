@@ -233,6 +233,14 @@ class SweepSpecBase(Spec):
             raise TempsupError(f"{self.what}: a point is invalid: {exc}") from None
         return n
 
+    def _check_memory(self, size: float, limit: float, formula: str, lower: str) -> None:
+        """Refuse a sweep whose one batch would exhaust memory, naming what to lower."""
+        if size > limit:
+            raise TempsupError(
+                f"{self.what} too large: {formula} = {size:.3g} exceeds {limit:.3g} "
+                f"(it would exhaust memory); lower {lower}"
+            )
+
     def _check_work(self, max_work: float, lower: str) -> None:
         work = self.work
         if work > max_work:
