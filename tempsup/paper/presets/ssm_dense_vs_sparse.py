@@ -12,6 +12,7 @@ Sources: science.md §1, §1b.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -35,15 +36,48 @@ THUMBNAIL = ("sparse", "directions")
 NAME = "ssm-dense-vs-sparse"
 TITLE, CLAIM = card(__doc__)
 
+# regime -> |kθ| its task features span, the claim after "(S = …): ", the per-seed test
+SPANS = {
+    "dense": (
+        100.0,
+        "the task features span |kθ| ≈ 90–110°",
+        "||kθ| − 100°| ≤ 30° (kθ swept from w_0 to w_k, sign = handedness)",
+    ),
+    "sparse": (270.0, "they span |kθ| ≈ 270°", "||kθ| − 270°| ≤ 30°"),
+}
 
-def largest_free(run: Run, n_largest: int) -> tuple[np.ndarray, list[list[int]]]:
-    """Whether the n largest directions w_s, s ≠ k, s < T, all have a_s ≤ TOL: (M,).
+
+@dataclass(frozen=True)
+class Regimes:
+    """What the claims read, computed once: the dense and the sparse run, their best seeds
+    and their kernels a_s = w_yᵀw_s per seed (gauge free)."""
+
+    dense: Run
+    sparse: Run
+    a_dense: np.ndarray  # (M, T)
+    a_sparse: np.ndarray  # (M, T)
+
+    @classmethod
+    def of(cls, dense: Run, sparse: Run) -> Regimes:
+        return cls(dense, sparse, kernel(dense), kernel(sparse))
+
+    @property
+    def k(self) -> int:
+        return self.sparse.config.k
+
+    @property
+    def best(self) -> tuple[int, int]:
+        """The dense and the sparse best seed."""
+        return self.dense.best, self.sparse.best
+
+
+def largest_free(a: np.ndarray, k: int, n_largest: int) -> tuple[np.ndarray, list[list[int]]]:
+    """Whether the n largest directions w_s, s ≠ k, s < T, all have a_s ≤ TOL: (M,), and
+    their ages per seed, from the kernel `a` (M, T).
 
     "Largest" is ranked by |a_s| = |w_yᵀw_s|, which no change of basis moves
     (science.md §1d): ‖w_s‖ is gauge dependent even under the tied readout.
     """
-    k = run.config.k
-    a = kernel(run)
     size = np.abs(a)
     size[:, k] = -np.inf
     order = np.argsort(-size, axis=1, kind="stable")[:, :n_largest]  # (M, n)
@@ -53,41 +87,27 @@ def largest_free(run: Run, n_largest: int) -> tuple[np.ndarray, list[list[int]]]
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
     """The preset's claims, one function each, on the dense and the sparse run."""
-    dense, sparse = runs["dense"], runs["sparse"]
+    r = Regimes.of(runs["dense"], runs["sparse"])
     return [
-        dense_angle(dense),
-        sparse_angle(sparse),
-        radius_drops(dense, sparse),
-        intermediate_free(dense, sparse),
-        largest_packed(dense, sparse),
+        angle(r.dense, "dense"),
+        angle(r.sparse, "sparse"),
+        radius_drops(r),
+        intermediate_free(r),
+        largest_packed(r),
     ]
 
 
-def dense_angle(dense: Run) -> ClaimResult:
-    """Dense inputs: kθ ≈ 90–110°."""
-    th, b = swept(dense), dense.best
-    ok = angle_gap(np.abs(th), 100.0) <= 30.0
+def angle(run: Run, regime: str) -> ClaimResult:
+    """The angle the task features span: kθ ≈ 90–110° dense, ≈ 270° sparse (`SPANS`)."""
+    target, spans, test = SPANS[regime]
+    th, b = swept(run), run.best
+    ok = angle_gap(np.abs(th), target) <= 30.0
     return result(
-        f"dense (S = {dense.config.sparsity:g}): the task features span |kθ| ≈ 90–110°",
+        f"{regime} (S = {run.config.sparsity:g}): {spans}",
         ok,
         bool(ok[b]),
         {"k_theta_deg": rounded(th[b], 1), "k_theta_deg_per_seed": rounded(th, 0)},
-        "per seed: ||kθ| − 100°| ≤ 30° (kθ swept from w_0 to w_k, sign = handedness); "
-        "held on the best seed",
-        said=said_angle,
-    )
-
-
-def sparse_angle(sparse: Run) -> ClaimResult:
-    """Sparse inputs: kθ ≈ 270°."""
-    th, b = swept(sparse), sparse.best
-    ok = angle_gap(np.abs(th), 270.0) <= 30.0
-    return result(
-        f"sparse (S = {sparse.config.sparsity:g}): they span |kθ| ≈ 270°",
-        ok,
-        bool(ok[b]),
-        {"k_theta_deg": rounded(th[b], 1), "k_theta_deg_per_seed": rounded(th, 0)},
-        "per seed: ||kθ| − 270°| ≤ 30°; held on the best seed",
+        f"per seed: {test}; held on the best seed",
         said=said_angle,
     )
 
@@ -98,9 +118,9 @@ def said_angle(m: dict[str, Any]) -> str:
     return f"kθ = {deg(m['k_theta_deg'], 1)}; the seeds end at {listed(others, 0)}°."
 
 
-def radius_drops(dense: Run, sparse: Run) -> ClaimResult:
+def radius_drops(r: Regimes) -> ClaimResult:
     """ρ(W_h) of the sparse seeds below the dense best seed's."""
-    bd, bs = dense.best, sparse.best
+    (bd, bs), dense, sparse = r.best, r.dense, r.sparse
     rho_d, rho_s = np.abs(leading_eigenvalue(dense)), np.abs(leading_eigenvalue(sparse))
     w0_d = np.asarray(canonical(dense)["w0_norm"], dtype=float)  # canonical gauge
     w0_s = np.asarray(canonical(sparse)["w0_norm"], dtype=float)
@@ -128,10 +148,9 @@ def said_radius(m: dict[str, Any]) -> str:
     )
 
 
-def intermediate_free(dense: Run, sparse: Run) -> ClaimResult:
+def intermediate_free(r: Regimes) -> ClaimResult:
     """Sparse: every intermediate a_s (s < k) ≤ 0, the output one alive."""
-    bd, bs, k = dense.best, sparse.best, sparse.config.k
-    a_s, a_d = kernel(sparse), kernel(dense)
+    (bd, bs), k, a_s, a_d = r.best, r.k, r.a_sparse, r.a_dense
     inter = (a_s[:, :k] <= TOL).all(axis=1) & (a_s[:, k] >= ALIVE)
     return result(
         "sparse: the intermediate directions (s < k) project ≤ 0 on the readout "
@@ -157,12 +176,11 @@ def said_free(m: dict[str, Any]) -> str:
     )
 
 
-def largest_packed(dense: Run, sparse: Run) -> ClaimResult:
+def largest_packed(r: Regimes) -> ClaimResult:
     """Sparse: the k largest |a_s| (s ≠ k) all in the interference-free half-space."""
-    bd, bs, k = dense.best, sparse.best, sparse.config.k
-    a_s, a_d = kernel(sparse), kernel(dense)
-    big_s, order_s = largest_free(sparse, k)
-    big_d, order_d = largest_free(dense, k)
+    (bd, bs), k, a_s, a_d = r.best, r.k, r.a_sparse, r.a_dense
+    big_s, order_s = largest_free(a_s, k, k)
+    big_d, order_d = largest_free(a_d, r.dense.config.k, k)
     ok = big_s & (a_s[:, k] >= ALIVE)
     return result(
         "sparse: the largest directions are packed into the interference-free half-space",
@@ -184,12 +202,15 @@ def largest_packed(dense: Run, sparse: Run) -> ClaimResult:
 
 def said_largest(m: dict[str, Any]) -> str:
     """Which ages have the largest |a_s| and on which side of the readout they lie."""
-    return (
-        f"sparse: the largest |a_s| at s = {listed(m['largest_ages_sparse'])} with a_s = "
-        f"{listed(m['their_a_sparse'])}; dense: s = {listed(m['largest_ages_dense'])} with "
-        f"a_s = {listed(m['their_a_dense'])}"
-        f"{' (also all ≤ 0)' if m['dense_all_free'] else ' (not all ≤ 0)'}."
-    )
+    sparse = _ages(m["largest_ages_sparse"], m["their_a_sparse"])
+    dense = _ages(m["largest_ages_dense"], m["their_a_dense"])
+    free = "also" if m["dense_all_free"] else "not"
+    return f"sparse: the largest |a_s| at {sparse}; dense: {dense} ({free} all ≤ 0)."
+
+
+def _ages(ages: list[int], a: list[float]) -> str:
+    """A run's largest directions for a sentence: "s = 1, 2 with a_s = −0.31, −0.05"."""
+    return f"s = {listed(ages)} with a_s = {listed(a)}"
 
 
 def build(quick: bool = False) -> Preset:
