@@ -213,6 +213,4 @@ def sweep_result(
     ]
     if published is None or len(published) != len(kept):
         published = [sweep_frame(spec, f) for f in kept]
-    arrays = {n: np.stack([f[n] for f in published]) for n in SWEEP_FRAME_ARRAYS}
-    rows = [table_row(run) for run in runs]
-    return SweepResult(spec, rows, [r.config.key for r in runs], arrays, runs=runs)
+    return SweepResult.assemble(spec, runs, published, table_row)

@@ -310,9 +310,7 @@ def sweep_result(
     ]
     if published is None or len(published) != len(kept):
         published = [sweep_frame(spec, f) for f in kept]
-    arrays = {n: np.stack([f[n] for f in published]) for n in SWEEP_FRAME_ARRAYS}
-    rows = [table_row(run) for run in runs]
-    return BowsSweepResult(spec, rows, [r.config.key for r in runs], arrays, runs=runs)
+    return BowsSweepResult.assemble(spec, runs, published, table_row)
 
 
 def store_points(queue: Results, spec: BowsSweepSpec, result: BowsSweepResult) -> None:

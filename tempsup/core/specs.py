@@ -20,7 +20,7 @@ import hashlib
 import json
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -315,6 +315,15 @@ class SweepResultBase:
     keys: list[str]
     arrays: dict[str, np.ndarray]
     runs: list[Any] | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def assemble(
+        cls, spec: Any, runs: list[Any], published: Sequence[dict[str, Any]], row: Callable
+    ) -> Any:
+        """The result of `spec` from its points' runs (`row(run)` makes a table row) and
+        the published frames, stacked by `frame_arrays`."""
+        arrays = {n: np.stack([f[n] for f in published]) for n in cls.frame_arrays}
+        return cls(spec, [row(r) for r in runs], [r.config.key for r in runs], arrays, runs=runs)
 
     @property
     def n_frames(self) -> int:
