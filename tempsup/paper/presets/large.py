@@ -82,13 +82,17 @@ def rest_le_zero(run: Run, st: dict[str, Any]) -> ClaimResult:
 
 def said_rest(m: dict[str, Any]) -> str:
     """The share of the other entries ≤ 0.1 and the largest of them."""
-    return (
-        f"{num(100 * m['fraction_off_diagonal_le_tol'], 3)} % of the off-diagonal entries "
-        f"(largest {fixed(m['max_off_diagonal'], 2)}) and "
-        f"{num(100 * m['fraction_other_ages_le_tol'], 3)} % of the entries at other ages "
-        f"(largest {fixed(m['max_other_ages'], 2)}; {num(100 * m['fraction_other_ages_le_0'], 2)} "
-        "% strictly ≤ 0) are ≤ 0.1."
+    strictly = f"; {num(100 * m['fraction_other_ages_le_0'], 2)} % strictly ≤ 0"
+    off = _share(m["fraction_off_diagonal_le_tol"], "off-diagonal entries", m["max_off_diagonal"])
+    other = _share(
+        m["fraction_other_ages_le_tol"], "entries at other ages", m["max_other_ages"], strictly
     )
+    return f"{off} and {other} are ≤ {TOL}."
+
+
+def _share(fraction: float, entries: str, largest: float, more: str = "") -> str:
+    """One kind of entry for the sentence: "99.9 % of the <entries> (largest 0.05<more>)"."""
+    return f"{num(100 * fraction, 3)} % of the {entries} (largest {fixed(largest, 2)}{more})"
 
 
 # ---- the presets -----------------------------------------------------------------------------

@@ -18,9 +18,10 @@ import numpy as np
 import plotly.graph_objects as go
 
 import tempsup.paper.presets.spiral_sink as spiral_sink
-from tempsup.analysis.measures import kernel, sorted_by, spiral
+from tempsup.analysis.measures import sorted_by, spiral
 from tempsup.io.run import Run
 from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, result, rounded
+from tempsup.paper.presets._sinks import Sinks
 from tempsup.paper.summary import against_sparsity
 
 SINK_ARG_SPREAD = 8.0  # "nearly the same spiral sink": best seeds' arg λ within this many degrees
@@ -36,17 +37,14 @@ TITLE, CLAIM = card(__doc__)
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
     """The preset's claim, on the linear runs over increasing sparsity."""
-    return [same_sink(runs)]
+    return [same_sink(Sinks.of(runs, sorted_by(runs, "sparsity")))]
 
 
-def same_sink(runs: dict[str, Run]) -> ClaimResult:
+def same_sink(s: Sinks) -> ClaimResult:
     """The best seeds of every sparsity: one spiral sink, nearly the same eigenvalue."""
-    labels = sorted_by(runs, "sparsity")
-    sp = {lab: spiral(runs[lab]) for lab in labels}
-    best = {lab: runs[lab].best for lab in labels}
-    args = np.array([sp[lab]["arg"][best[lab]] for lab in labels])
-    mods = np.array([sp[lab]["abs"][best[lab]] for lab in labels])
-    sinks = [bool(sp[lab]["sink"][best[lab]]) for lab in labels]
+    labels, sp, k = s.labels, s.spirals, s.k
+    args, mods = s.at_best("arg"), s.at_best("abs")
+    sinks = [bool(sink) for sink in s.at_best("sink")]
     mid_arg, mid_abs = float(np.median(args)), float(np.median(mods))
     ok = np.concatenate(
         [
@@ -56,8 +54,6 @@ def same_sink(runs: dict[str, Run]) -> ClaimResult:
             for lab in labels
         ]
     )
-    k = runs[labels[0]].config.k
-    kern = np.array([kernel(runs[lab])[best[lab], : 2 * k + 1] for lab in labels])
     held = (
         all(sinks)
         and float(np.ptp(args)) <= SINK_ARG_SPREAD
@@ -68,14 +64,14 @@ def same_sink(runs: dict[str, Run]) -> ClaimResult:
         ok,
         held,
         {
-            "sparsity": [runs[lab].config.sparsity for lab in labels],
+            "sparsity": [s.runs[lab].config.sparsity for lab in labels],
             "arg_lambda_deg": rounded(args, 1),
             "abs_lambda": rounded(mods),
             "k_arg_lambda_deg": rounded(k * args, 1),
             "spiral_sink": sinks,
             "arg_spread_deg": rounded(np.ptp(args), 1),
             "abs_spread": rounded(np.ptp(mods)),
-            "kernel_spread_max": rounded(np.ptp(kern, axis=0).max()),
+            "kernel_spread_max": rounded(np.ptp(s.window(), axis=0).max()),
             "sink_seeds_per_sparsity": [int(sp[lab]["sink"].sum()) for lab in labels],
         },
         f"best seed of every sparsity a spiral sink (complex λ, |λ| < 1, |k·arg λ − 90°| "

@@ -17,9 +17,10 @@ import numpy as np
 
 import tempsup.paper.presets.linear_any_sparsity as linear_any_sparsity
 import tempsup.paper.presets.relu_rnn_sharp_forgetting as relu_rnn_sharp_forgetting
-from tempsup.analysis.measures import kernel, spiral, swept
+from tempsup.analysis.measures import swept
 from tempsup.io.run import Run
 from tempsup.paper.preset import ClaimResult, Preset, card, deg, fixed, result, rounded
+from tempsup.paper.presets._sinks import Sinks
 
 KERNEL_GAP = 0.1  # a_s of two solutions "approximately equal": max |Δa_s| over s ≤ 2k
 
@@ -33,19 +34,16 @@ TITLE, CLAIM = card(__doc__)
 
 def check(runs: dict[str, Run]) -> list[ClaimResult]:
     """The preset's claim, on the dense ReLU RNN beside the linear RNN."""
-    return [dense_sink(runs)]
+    return [dense_sink(Sinks.of(runs, ("rnn", "linear")))]
 
 
-def dense_sink(runs: dict[str, Run]) -> ClaimResult:
+def dense_sink(s: Sinks) -> ClaimResult:
     """The dense ReLU RNN: nearly the linear RNN's spiral sink, a_s peaking at k."""
-    rnn, linear = runs["rnn"], runs["linear"]
-    k = rnn.config.k
-    sp, b = spiral(rnn), rnn.best
-    bl = linear.best
-    a, a_lin = kernel(rnn)[b, : 2 * k + 1], kernel(linear)[bl, : 2 * k + 1]
+    rnn, k = s.runs["rnn"], s.k
+    sp, full, b = s.spirals["rnn"], s.kernels["rnn"], rnn.best
+    a, a_lin = s.window()
     gap = float(np.abs(a - a_lin).max())
     lam = sp["lam"][b]
-    full = kernel(rnn)
     ok = sp["sink"] & (full.argmax(axis=1) == k) & (full[:, k] > 0)  # dead seeds: a = 0
     return result(
         f"dense (S = {rnn.config.sparsity:g}): the ReLU RNN also finds approximately the "
