@@ -31,7 +31,10 @@ bind = f"0.0.0.0:{_settings.port}"
 workers = 1
 threads = 4
 timeout = 60
-graceful_timeout = 5  # callbacks answer in well under a second; a stop must not wait long
+# Callbacks answer in well under a second; a stop must not wait long. A stop takes at most
+# this plus the training pool's STOP_TIMEOUT (`on_exit` stops the pool once the web workers
+# are gone): 3 + 6 s, inside the 10 s a service manager or `docker stop` grants.
+graceful_timeout = 3
 accesslog = "-"
 CALLBACKS = "/_dash-update-component"  # where Dash's renderer sends every callback
 

@@ -32,6 +32,18 @@ from tests.net import free_port, wait_healthy
 STOP_WITHIN = 10.0  # seconds from the signal until no process the server started is left
 
 
+def test_a_stop_is_bounded_within_the_grace_a_service_manager_gives():
+    """gunicorn waits for its web workers, then `on_exit` stops the training pool: the two
+    timeouts run one after the other, so their sum must fit (a busy machine takes all of
+    each: 5 + 6 s once missed the 10 s)."""
+    import runpy
+
+    from tempsup.jobs.pool import STOP_TIMEOUT
+
+    conf = runpy.run_path(str(ROOT / "gunicorn.conf.py"))
+    assert conf["graceful_timeout"] + STOP_TIMEOUT < STOP_WITHIN
+
+
 def _get(url: str) -> tuple[int, bytes]:
     with urllib.request.urlopen(url, timeout=5) as resp:
         return resp.status, resp.read()
