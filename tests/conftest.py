@@ -11,6 +11,10 @@
   fixtures (a server, a browser, trained runs) are built once. The session's
   `quick_preset_runs` are trained once for both, in the background from the
   session's start (tests/quick_runs.py); a test that needs them waits for them.
+- The Selenium browser tests' app (tests/browser.py): `server`, one `python -m app`
+  with one training worker for the test file that asks for it, on its job store
+  `app_cache`, whose queue `store` reads directly (what the worker wrote); `browser`,
+  a fresh headless Chromium for each test. A test file may define its own of any.
 """
 
 from __future__ import annotations
@@ -123,3 +127,37 @@ def shipped_app(shipped_cache):
 
     with app_server(shipped_cache, workers=0, env={"TEMPSUP_PRESETS": "full"}) as url:
         yield url
+
+
+@pytest.fixture(scope="module")
+def app_cache(tmp_path_factory) -> Path:
+    """The job store of the test file's `server`."""
+    return tmp_path_factory.mktemp("app") / "jobs"
+
+
+@pytest.fixture(scope="module")
+def server(app_cache):
+    """`python -m app` with one training worker for the test file; its URL."""
+    from tests.browser import app_server
+
+    with app_server(app_cache) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def store(server, app_cache):
+    """The job queue of the test file's `server`, read directly (what its worker wrote)."""
+    from tests.browser import job_queue
+
+    with job_queue(app_cache) as queue:
+        yield queue
+
+
+@pytest.fixture
+def browser(tmp_path):
+    """A fresh headless Chromium (Selenium) for the test; its downloads land in `tmp_path`
+    (`browser.download_dir`)."""
+    from tests.browser import driver_session
+
+    with driver_session(tmp_path) as driver:
+        yield driver

@@ -15,9 +15,16 @@ import numpy as np
 import pytest
 
 from tempsup.io.run import Run
-from tests.browser import app_server, make_driver
-from tests.test_app_browser import STATUS, click, config_of, find, frame_count, shown_seed
-from tests.test_app_browser import wait_for as wait_until
+from tests.browser import (
+    click,
+    config_of,
+    explorer_selectors,
+    frame_count,
+    gated_app_server,
+    shown_seed,
+    text_of,
+)
+from tests.browser import wait_for as wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -32,35 +39,30 @@ def recent_loss(loss: np.ndarray) -> np.ndarray:
 
 
 @pytest.fixture
-def browser(tmp_path):
-    driver = make_driver(tmp_path)
-    yield driver
-    driver.quit()
-
-
-@pytest.fixture
 def gated_server(tmp_path, gate):
     """A server whose one worker (`tests.gate`) holds jobs at their gate, and its queue."""
-    from tempsup.jobs import JobQueue
-    from tempsup.jobs.worker import WorkerPool
-    from tests.gate import GATED
-
-    cache = tmp_path / "jobs"
-    with app_server(cache, workers=0) as url:
-        queue = JobQueue(cache)
-        with WorkerPool(queue, n=1, threads=1, imports=GATED):
-            yield url, queue
-        queue.close()
+    with gated_app_server(tmp_path / "jobs") as served:
+        yield served
 
 
 def menu_text(driver) -> str:
     """What the seed menu shows (its chosen option's label)."""
-    return find(driver, "#seed-pick").text
+    return text_of(driver, "#seed-pick")
+
+
+def menu_options(driver) -> list[str]:
+    """The entries of the open seed menu."""
+    return [o.text for o in driver.find_elements("css selector", ".dash-dropdown-option")]
+
+
+def status(driver) -> str:
+    """The explorer's job line."""
+    return text_of(driver, explorer_selectors()["status"])
 
 
 def page_and_store(driver, queue, key: str) -> str:
     """What the page and the job store say about the job (a failed wait's message)."""
-    bar = driver.find_elements("css selector", STATUS)
+    bar = driver.find_elements("css selector", explorer_selectors()["status"])
     errors = [e.text for e in driver.find_elements("css selector", ".error") if e.text]
     return (
         f"page at {driver.current_url}; job bar: {bar[0].text if bar else 'none'!r}; "
@@ -82,7 +84,7 @@ def held_at(driver, gate, queue, key: str) -> int:
     except AssertionError as failed:  # say what the page and the store show
         raise AssertionError(f"{failed}; {page_and_store(driver, queue, key)}") from None
     n = int((gate.directory / f"{key}.held").read_text())
-    wait_until(lambda: frame_count(driver) == (n, n), 60, f"frame {n} of {n} drawn")
+    wait_until(lambda: frame_count(driver) == (n, n), what=f"frame {n} of {n} drawn")
     return n
 
 
@@ -96,8 +98,9 @@ def test_the_streamed_view_shows_the_seed_that_leads_now_and_says_why(
     n = held_at(browser, gate, queue, config.key)
     streamed = Run.from_frames(config, queue.frames(config.key, 0))
     first = int(np.argmin(recent_loss(streamed["loss"])))
-    wait_until(lambda: shown_seed(browser) == first, 30, f"seed {first} shown at frame {n}")
-    assert f"seed {first} — leading now (lowest recent loss)" in menu_text(browser)
+    wait_until(lambda: shown_seed(browser) == first, what=f"seed {first} shown at frame {n}")
+    said = f"seed {first} — leading now (lowest recent loss)"
+    wait_until(lambda: said in menu_text(browser), what=f"the menu saying {said!r}")
 
     gate.move_on(config.key, 12)
     n = held_at(browser, gate, queue, config.key)
@@ -106,20 +109,21 @@ def test_the_streamed_view_shows_the_seed_that_leads_now_and_says_why(
     lead = int(np.argmin(recent))
     # the run is the one of the issue: the first leader is now clearly behind
     assert lead != first and recent[lead] < (1 - MARGIN) * recent[first], recent
-    seed = wait_until(lambda: (s := shown_seed(browser)) == lead and s, 30, "the leader shown")
-    assert f"seed {seed} — leading now (lowest recent loss)" in menu_text(browser)
-    assert "Done" not in find(browser, STATUS).text
+    wait_until(lambda: shown_seed(browser) == lead, what=f"the leader, seed {lead}, shown")
+    said = f"seed {lead} — leading now (lowest recent loss)"
+    wait_until(lambda: said in menu_text(browser), what=f"the menu saying {said!r}")
+    assert "Done" not in status(browser)
 
     gate.open(config.key)
-    wait_until(lambda: "Done" in find(browser, STATUS).text, 180, "the job finished")
+    wait_until(lambda: "Done" in status(browser), 180, "the job finished")
     run = queue.run(config.key)
     assert run is not None
-    wait_until(lambda: shown_seed(browser) == run.best, 30, "the best seed after training")
-    assert f"seed {run.best} — best (lowest expected loss" in menu_text(browser)
+    wait_until(lambda: shown_seed(browser) == run.best, what="the best seed after training")
+    said = f"seed {run.best} — best (lowest expected loss"
+    wait_until(lambda: said in menu_text(browser), what=f"the menu saying {said!r}")
     click(browser, "#seed-pick")  # the menu lists every seed; only the best says "best"
     options = wait_until(
-        lambda: [o.text for o in browser.find_elements("css selector", ".dash-dropdown-option")],
-        10,
-        "the seed menu",
+        lambda: len(o := menu_options(browser)) == config.seeds and all(o) and o,
+        what=f"the seed menu's {config.seeds} entries",
     )
-    assert sum("— best" in o for o in options) == 1 and len(options) == config.seeds
+    assert sum("— best" in o for o in options) == 1, options

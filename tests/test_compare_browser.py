@@ -1,6 +1,7 @@
 """Compare in a real browser: both sides on one scale, a seed menu per side kept in the link.
 
-One server (with one training worker) and one Chromium serve the module; the two
+One server (with one training worker: tests/conftest.py's `server`) and one Chromium
+serve the module; the two
 runs are tiny, so the worker trains them in seconds. The page is read as drawn:
 each panel's axis ranges from Plotly's own layout, the seed shown from the line
 under the scrubber ("left: frame 21 of 21 (step 200) · seed 1: loss …").
@@ -9,15 +10,22 @@ under the scrubber ("left: frame 21 of 21 (step 200) · seed 1: loss …").
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
-from urllib.parse import parse_qs, urlencode, urlparse
+from urllib.parse import urlencode
 
 import pytest
 
 from app import ids
 from app.urlstate import config_from_query
-from tests.browser import app_server, css, make_driver, set_viewport, wait_for
+from tests.browser import (
+    click,
+    compare_scrubber,
+    css,
+    driver_session,
+    set_viewport,
+    text_of,
+    url_query,
+    wait_for,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -34,34 +42,13 @@ SEED_MENU = {side: f"#compare-{side}-seed" for side in SIDES}
 
 
 @pytest.fixture(scope="module")
-def cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("cache") / "jobs"
-
-
-@pytest.fixture(scope="module")
-def server(cache) -> Iterator[str]:
-    with app_server(cache) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def store(server, cache):
-    from tempsup.jobs import JobQueue
-
-    queue = JobQueue(cache)
-    yield queue
-    queue.close()
-
-
-@pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    driver = make_driver(tmp_path_factory.mktemp("downloads"))
-    yield driver
-    driver.quit()
+    with driver_session(tmp_path_factory.mktemp("downloads")) as driver:
+        yield driver
 
 
 def label(driver) -> str:
-    return driver.find_element("css selector", css(ids.COMPARE_LABEL)).text
+    return text_of(driver, css(ids.COMPARE_LABEL))
 
 
 def both_done(driver) -> bool:
@@ -103,7 +90,7 @@ def axis_ranges(driver) -> dict[str, dict[str, dict[str, list[float]]]]:
 
 def pick(driver, side: str, seed: int) -> None:
     """Choose `seed` in a side's seed menu, as a user does."""
-    driver.find_element("css selector", SEED_MENU[side]).click()
+    click(driver, SEED_MENU[side])
 
     def choose() -> bool:
         next(
@@ -113,13 +100,13 @@ def pick(driver, side: str, seed: int) -> None:
         ).click()
         return True
 
-    wait_for(choose, 10, f"seed {seed} in the {side} menu")
+    wait_for(choose, what=f"seed {seed} in the {side} menu")
 
 
 def best_seeds(store) -> dict[str, int]:
     out = {}
     for side, query in (("left", LEFT), ("right", RIGHT)):
-        run = wait_for(lambda q=query: store.run(config_from_query(q)[0].key), 90, f"{side} run")
+        run = wait_for(lambda q=query: store.run(config_from_query(q)[0].key), what=f"{side} run")
         out[side] = run.best
     return out
 
@@ -138,11 +125,10 @@ def test_both_sides_are_drawn_on_one_scale(server, browser) -> None:
     bands = loss_bands(LEFT, RIGHT)
     shared = bands[0] == bands[1]
     browser.get(server + PAGE)
-    wait_for(lambda: both_done(browser), 120, "both runs")
+    wait_for(lambda: both_done(browser), what="both runs")
     ranges = wait_for(
         lambda: (r := axis_ranges(browser)) and all(r[s][p] for s in SIDES for p in PANELS) and r,
-        20,
-        "every panel drawn",
+        what="every panel drawn",
     )
     for panel in PANELS:
         left, right = ranges["left"][panel], ranges["right"][panel]
@@ -151,10 +137,15 @@ def test_both_sides_are_drawn_on_one_scale(server, browser) -> None:
             same = left[axis] == pytest.approx(right[axis], rel=1e-6)
             own = panel == "loss" and axis == "yaxis" and not shared
             assert same != own, (panel, axis, bands, ranges)
-    status = browser.find_element("css selector", css(ids.COMPARE_STATUS)).text
-    assert ("each side's loss panel on its own" in status) != shared, (bands, status)
-    # the scrubber at the start: the common scale holds there too (it is the figure's own)
-    browser.find_element("css selector", css(ids.player(ids.PREV, ids.COMPARE))).click()
+    said = "each side's loss panel on its own"
+    wait_for(
+        lambda: (said in text_of(browser, css(ids.COMPARE_STATUS))) != shared,
+        what=f"the status line {'without' if shared else 'with'} {said!r} ({bands})",
+    )
+    # a step back: the common scale holds there too (it is the figure's own)
+    at = compare_scrubber(browser)
+    click(browser, css(ids.player(ids.PREV, ids.COMPARE)))
+    wait_for(lambda: compare_scrubber(browser) == at - 1, what=f"the scrubber at {at - 1} %")
     at_start = axis_ranges(browser)
     assert at_start["left"]["loss"]["xaxis"] == at_start["right"]["loss"]["xaxis"]
     assert (at_start["left"]["loss"]["yaxis"] == at_start["right"]["loss"]["yaxis"]) == shared
@@ -185,13 +176,13 @@ def test_the_half_space_and_its_count_follow_the_common_scale(server, browser, s
     from tempsup.figures._common import CORNER_INSET
 
     browser.get(server + "/compare?" + urlencode({"left": DENSE, "right": SPARSE}))
-    wait_for(lambda: both_done(browser), 120, "both runs")
+    wait_for(lambda: both_done(browser), what="both runs")
     own = {}
     for side, query in (("left", DENSE), ("right", SPARSE)):
-        run = wait_for(lambda q=query: store.run(config_from_query(q)[0].key), 90, side)
+        run = wait_for(lambda q=query: store.run(config_from_query(q)[0].key), what=side)
         own[side] = figures.panel_layout("directions", run, None)["xaxis"]["range"][1]
     assert max(own.values()) > 1.2 * min(own.values()), own  # one side is drawn wider
-    drawn = wait_for(lambda: browser.execute_script(DRAWN_DIRECTIONS), 20, "both drawn")
+    drawn = wait_for(lambda: browser.execute_script(DRAWN_DIRECTIONS), what="both drawn")
     for side in SIDES:
         d = drawn[side]
         (x0, x1), (y0, y1) = d["x"], d["y"]
@@ -205,39 +196,46 @@ def test_the_half_space_and_its_count_follow_the_common_scale(server, browser, s
 
 def test_each_side_has_a_seed_menu_kept_in_the_link(server, browser, store, tmp_path) -> None:
     browser.get(server + PAGE)
-    wait_for(lambda: both_done(browser), 120, "both runs")
+    wait_for(lambda: both_done(browser), what="both runs")
     best = best_seeds(store)
     # each menu opens on its run's best seed, which is the seed drawn
     for side in SIDES:
-        menu = browser.find_element("css selector", SEED_MENU[side])
-        wait_for(lambda m=menu, s=side: re.match(rf"seed {best[s]}\b.*best", m.text), 20, side)
-    assert shown_seeds(browser) == best
+        menu = SEED_MENU[side]
+        wait_for(
+            lambda m=menu, s=side: re.match(rf"seed {best[s]}\b.*best", text_of(browser, m)),
+            what=side,
+        )
+    wait_for(lambda: shown_seeds(browser) == best, what=f"the best seeds {best} drawn")
     assert {css(ids.COMPARE_LEFT_SEED), css(ids.COMPARE_RIGHT_SEED)} == set(SEED_MENU.values())
     # another seed on the left: drawn, written into the link; the right side keeps its best
     other = 1 - best["left"]
     pick(browser, "left", other)
-    wait_for(lambda: shown_seeds(browser)["left"] == other, 20, "the left side redrawn")
+    wait_for(lambda: shown_seeds(browser)["left"] == other, what="the left side redrawn")
     assert shown_seeds(browser)["right"] == best["right"]
-    query = parse_qs(urlparse(browser.current_url).query)
-    assert query.get("left_seed") == [str(other)] and "right_seed" not in query, query
+    query = wait_for(
+        lambda: (q := url_query(browser)).get("left_seed") == [str(other)] and q,
+        what=f"left_seed={other} in the link",
+    )
+    assert "right_seed" not in query, query
     ranges = axis_ranges(browser)
     assert ranges["left"]["directions"] == ranges["right"]["directions"]
     # the link in a fresh browser opens on that seed
-    fresh = make_driver(tmp_path)
-    try:
+    with driver_session(tmp_path) as fresh:
         fresh.get(browser.current_url)
-        wait_for(lambda: both_done(fresh), 60, "both runs in a fresh browser")
-        wait_for(lambda: shown_seeds(fresh) == {"left": other, "right": best["right"]}, 20, "seeds")
-        menu = fresh.find_element("css selector", SEED_MENU["left"])
-        assert menu.text.startswith(f"seed {other}"), menu.text
+        wait_for(lambda: both_done(fresh), what="both runs in a fresh browser")
+        wait_for(
+            lambda: shown_seeds(fresh) == {"left": other, "right": best["right"]}, what="seeds"
+        )
+        wait_for(
+            lambda: text_of(fresh, SEED_MENU["left"]).startswith(f"seed {other}"),
+            what=f"seed {other} in the left menu",
+        )
         # a seed the run does not have is named, and the side shows its best
         fresh.get(server + PAGE + "&right_seed=9")
-        wait_for(lambda: both_done(fresh), 60, "both runs")
-        status = fresh.find_element("css selector", css(ids.COMPARE_STATUS)).text
-        assert "right_seed: expected an integer in [0, 1], got '9'" in status, status
+        wait_for(lambda: both_done(fresh), what="both runs")
+        said = "right_seed: expected an integer in [0, 1], got '9'"
+        wait_for(lambda: said in text_of(fresh, css(ids.COMPARE_STATUS)), what=said)
         assert shown_seeds(fresh)["right"] == best["right"]
-    finally:
-        fresh.quit()
 
 
 @pytest.mark.parametrize("width", [390, 1400])
@@ -252,7 +250,7 @@ def test_every_panel_keeps_its_texts_inside_and_room_to_plot(server, browser, wi
     set_viewport(browser, width, 844)
     try:
         browser.get(server + "/compare?" + urlencode({"left": DENSE, "right": SPARSE}))
-        wait_for(lambda: both_done(browser), 120, "both runs")
+        wait_for(lambda: both_done(browser), what="both runs")
         heights = {}
         for side in SIDES:
             for panel in PANELS:
@@ -261,8 +259,7 @@ def test_every_panel_keeps_its_texts_inside_and_room_to_plot(server, browser, wi
                 browser.execute_script("arguments[0].scrollIntoView()", graph)
                 found = wait_for(
                     lambda g=graph: browser.execute_script(f"return ({MEASURE})(arguments[0])", g),
-                    20,
-                    f"{side} {panel} measured",
+                    what=f"{side} {panel} measured",
                 )
                 if found["texts"]:
                     check_texts_inside(found, f"{side} {panel}")

@@ -23,7 +23,7 @@ from tempsup.analysis.measures import PENTAGON_DEG, PENTAGON_NORMS
 from tempsup.figures._common import canonical_weights, select
 from tempsup.paper import shipped
 from tempsup.paper.presets import preset, presets
-from tests.browser import wait_for
+from tests.browser import driver_session, set_viewport, settled, wait_for
 
 
 def _run(name: str, label: str):
@@ -131,21 +131,15 @@ def test_every_compared_run_and_every_card_picture_exists_and_no_two_cards_share
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory) -> str:
-    from tests.browser import app_server
-
-    cache = tmp_path_factory.mktemp("views") / "jobs"
-    with app_server(cache, workers=0, env={"TEMPSUP_PRESETS": "full"}) as url:
-        yield url
+def server(shipped_app) -> str:
+    """The session's server of the shipped full presets' runs (no worker)."""
+    return shipped_app
 
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    from tests.browser import make_driver
-
-    driver = make_driver(tmp_path_factory.mktemp("views-browser"))
-    yield driver
-    driver.quit()
+    with driver_session(tmp_path_factory.mktemp("views-browser")) as driver:
+        yield driver
 
 
 def reveal(driver, url: str, step: int) -> list[dict]:
@@ -164,7 +158,7 @@ def reveal(driver, url: str, step: int) -> list[dict]:
             clicked.append(True)
         return False
 
-    wait_for(answer, 120, f"step {step} answered")
+    wait_for(answer, what=f"step {step} answered")
     script = """
       const graphs = document.querySelectorAll('#lesson-answer .dash-graph').length;
       const plots = [...document.querySelectorAll('#lesson-answer .js-plotly-plot')];
@@ -186,14 +180,14 @@ def reveal(driver, url: str, step: int) -> list[dict]:
         found = driver.execute_script(script)
         return found if found and all(g["title"] for g in found) else None
 
-    return wait_for(graphs, 120, f"step {step}'s animations")
+    return settled(graphs, what=f"step {step}'s animations, laid out")
 
 
 @pytest.mark.browser
 def test_lesson_steps_animate_the_runs_they_compare_side_by_side_and_stacked_on_a_phone(
     server, browser
 ) -> None:
-    browser.set_window_size(1280, 720)
+    set_viewport(browser, 1280, 720)
     shown = reveal(browser, server, 4)
     titles = [g["title"] for g in shown]
     assert any("S = 0.3" in t for t in titles) and any("S = 0.9" in t for t in titles), titles
@@ -217,7 +211,7 @@ def test_lesson_steps_animate_the_runs_they_compare_side_by_side_and_stacked_on_
     W = canonical_weights(select(run, None))["W_x"][-1]
     data = [t for t in json.loads(k0["data"]) if t.get("xaxis", "x") == "x"]  # directions cell
     assert len({c for _, c in feature_arrows(data, W)}) == 5
-    browser.set_window_size(390, 844)
+    set_viewport(browser, 390, 844)
     shown = reveal(browser, server, 4)
     assert len(shown) == 2 and shown[0]["x"] == shown[1]["x"] and shown[1]["y"] > shown[0]["y"]
     assert max(g["w"] for g in shown) <= 390, "a phone's animation is wider than the screen"
@@ -229,7 +223,7 @@ def test_gallery_cards_show_different_pictures_and_the_pentagon_card_the_k0_run(
 ) -> None:
     from tempsup.figures.thumbnail import thumbnail
 
-    browser.set_window_size(1280, 720)
+    set_viewport(browser, 1280, 720)
     browser.get(f"{server}/gallery")
     n = len(presets())
     script = """
@@ -242,7 +236,7 @@ def test_gallery_cards_show_different_pictures_and_the_pentagon_card_the_k0_run(
         found = browser.execute_script(script)
         return found if len(found) == n and all(d for _, d in found) else None
 
-    cards = wait_for(every_picture, 120, "every card's picture")
+    cards = wait_for(every_picture, what="every card's picture")
     pictures = dict(cards)
     assert len(set(pictures.values())) == n, "two gallery cards show the same picture"
     drawn = json.loads(pictures["preset-vector-all-or-none"])

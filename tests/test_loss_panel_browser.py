@@ -1,12 +1,12 @@
 """The loss panel in a real browser: every curve in its legend is drawn, on screen.
 
-One server (with one training worker) and one headless Chromium serve every test in this
-module. Each test opens a run by its link and reads the figure Plotly drew from the page
-(`_fullData`, `_fullLayout`): what a reader sees, not what the server meant to send. The
-runs are the paper's sparse settings: the default SSM (S = 0.9) and a shortened ReLU
-RNN (S = 0.97), where composition interference is negative at every late frame (a log
-axis drew nothing of it), and a ReLU RNN with N_h = N_x = 10, whose terms are not
-computed (`tempsup.theory.budget`).
+One server (with one training worker: tests/conftest.py's `server`) and one headless
+Chromium serve every test in this module. Each test opens a run by its link and reads
+the figure Plotly drew from the page (`_fullData`, `_fullLayout`): what a reader sees,
+not what the server meant to send. The runs are the paper's sparse settings: the
+default SSM (S = 0.9) and a shortened ReLU RNN (S = 0.97), where composition
+interference is negative at every late frame (a log axis drew nothing of it), and a
+ReLU RNN with N_h = N_x = 10, whose terms are not computed (`tempsup.theory.budget`).
 """
 
 from __future__ import annotations
@@ -19,14 +19,20 @@ from app import ids
 from tempsup.core.palette import EXPECTED
 from tempsup.io.run import TERM_NAMES
 from tempsup.model.config import DEFAULTS, RunConfig, query_string
-from tests.browser import app_server, css, make_driver
-from tests.helpers import wait_for
+from tests.browser import (
+    click,
+    css,
+    driver_session,
+    explorer_status,
+    frame_count,
+    settled,
+    wait_for,
+)
 
 pytestmark = pytest.mark.browser
 
 LOSS = css(ids.graph(ids.EXPLORER, "loss"))
 CAPTION = css(ids.explain("loss"))
-STATUS = css(ids.job(ids.TEXT, ids.EXPLORER))
 TRAIN = css(ids.job(ids.RUN, ids.EXPLORER))
 
 # the default SSM (the server trains it at start-up anyway) and the ReLU RNN at S = 0.97,
@@ -37,32 +43,28 @@ WIDE = RunConfig(model="rnn", hidden=10, inputs=10, steps=10, batch=64, snapshot
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory) -> str:
-    with app_server(tmp_path_factory.mktemp("cache") / "jobs") as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    driver = make_driver(tmp_path_factory.mktemp("downloads"))
-    yield driver
-    driver.quit()
+    with driver_session(tmp_path_factory.mktemp("downloads")) as driver:
+        yield driver
 
 
 def open_run(browser, server: str, config: RunConfig) -> dict:
     """Open the config's link, train it if the page asks for Train, and return the loss
-    figure as drawn once the job is done: legend traces, the y range, the caption."""
+    figure as drawn once the job is done and its last frame shown: legend traces, the y
+    range, the caption."""
     browser.get(f"{server}/{query_string(config)}")
 
     def done() -> bool:
-        found = browser.find_elements("css selector", STATUS)  # none until the page renders
-        text = found[0].text if found else ""
-        if "press Train" in text:
-            browser.find_element("css selector", TRAIN).click()
+        text = explorer_status(browser)
+        if "press Train" in text:  # one click, then what it does
+            click(browser, TRAIN)
+            wait_for(lambda: "press Train" not in explorer_status(browser), what="Train taken")
         return "Done" in text
 
-    wait_for("the run trained", done)
-    return wait_for("the loss panel drawn", lambda: _drawn(browser))
+    wait_for(done, what="the run trained")
+    n = config.n_snapshots
+    wait_for(lambda: frame_count(browser) == (n, n), what=f"frame {n} of {n} shown")
+    return settled(lambda: _drawn(browser), what="the loss panel drawn")
 
 
 def _drawn(browser) -> dict | None:

@@ -28,7 +28,7 @@ from tempsup.figures.animation import export_html
 from tempsup.paper import shipped
 from tempsup.paper.presets import presets
 from tempsup.teaching import site
-from tests.pw import DESKTOP, PHONE, new_page, wait_dash
+from tests.pw import DESKTOP, PHONE, new_page, wait_dash, wait_settled
 
 pytestmark = pytest.mark.browser
 
@@ -171,18 +171,10 @@ def brightness(color: str) -> float:
 
 
 def measure(page, selector: str) -> dict:
-    """The figure at `selector` once view.js has settled it (it redraws after the first plot)."""
+    """The figure at `selector` once view.js has drawn it as the screen asks (it redraws
+    after the first plot) and Plotly has settled it (it redraws when a margin grows)."""
     page.locator(selector).first.scroll_into_view_if_needed()
-    page.wait_for_function(
-        """(sel) => { const gd = document.querySelector(sel);
-          return gd && gd._fullLayout && gd.querySelector('.main-svg') &&
-            (gd.layout._tempsupState || 'light') === (
-              (window.tempsupView.isDark() ? 'dark' : 'light') +
-              (window.tempsupView.isNarrow() ? '-narrow' : '')); }""",
-        arg=selector,
-        timeout=30_000,
-    )
-    page.wait_for_timeout(150)  # Plotly's margin redraw after the settled plot
+    wait_settled(page, selector)
     return page.eval_on_selector(selector, MEASURE)
 
 
@@ -238,7 +230,7 @@ def reveal(page, base: str, step: int) -> None:
     wait_dash(page)
     page.locator(".lesson-step input[type=radio]").first.check()
     page.get_by_role("button", name="Reveal").click()
-    page.wait_for_selector(".lesson-run .js-plotly-plot .main-svg", timeout=60_000)
+    page.wait_for_selector(".lesson-run .js-plotly-plot .main-svg")
 
 
 def test_the_lessons_animations_stack_on_a_phone_in_both_schemes(pw_browser, shipped_app) -> None:

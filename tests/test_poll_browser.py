@@ -19,7 +19,7 @@ import pytest
 import segno
 
 from tempsup.teaching import lesson
-from tests.pw import PHONE, new_page, serious_violations, wait_dash
+from tests.pw import PHONE, new_page, serious_violations, until, wait_dash, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -42,11 +42,10 @@ def shot(page, name: str) -> None:
         page.screenshot(path=str(Path(folder) / f"{name}.png"), full_page=True)
 
 
-def counts_become(page, expected: list[int], timeout_ms: float = 30_000) -> None:
+def counts_become(page, expected: list[int]) -> None:
     page.wait_for_function(
         f"(want) => JSON.stringify(({COUNTS_JS})()) === JSON.stringify(want)",
         arg=list(expected),
-        timeout=timeout_ms,
     )
 
 
@@ -59,7 +58,6 @@ def vote(page, place: int, before: str = "") -> str:
         "(before) => { const p = document.querySelector('#poll-note p');"
         " return p && p.innerText !== before; }",
         arg=before,
-        timeout=20_000,
     )
     return page.locator("#poll-note p").inner_text()
 
@@ -70,7 +68,7 @@ def test_class_poll_thirty_students_and_a_teacher(pw_browser, shipped_app):
     teacher.goto(shipped_app + "/lesson")
     wait_dash(teacher)
     teacher.get_by_role("button", name="Start a class poll").click()
-    teacher.locator("#poll-results .poll-row").first.wait_for(timeout=20_000)
+    teacher.locator("#poll-results .poll-row").first.wait_for()
     code = teacher.locator(".poll h2 .poll-code").inner_text()
     link = teacher.locator("a.poll-link").get_attribute("href")
     assert link == f"{shipped_app}/lesson?class={code}"
@@ -92,8 +90,9 @@ def test_class_poll_thirty_students_and_a_teacher(pw_browser, shipped_app):
         student = new_page(pw_browser, PHONE)
         student.goto(link, wait_until="commit")  # Dash drawn is what counts: wait_dash
         wait_dash(student)
-        said = student.locator(".poll-student").inner_text()
-        assert f"You are in class {code}" in said and "anonymously" in said
+        joined = student.locator(".poll-student", has_text=f"You are in class {code}")
+        joined.first.wait_for()  # (the page's callback writes it)
+        assert "anonymously" in joined.first.inner_text()
         if i == 0:
             shot(student, "student-before")
         note = vote(student, place)
@@ -122,12 +121,12 @@ def test_class_poll_thirty_students_and_a_teacher(pw_browser, shipped_app):
     assert serious_violations(kept, "student: ") == []
 
     # the first student tries again: another choice and the button, then a crafted request
-    refreshes: list[int] = []
+    refreshes: list[int] = []  # the teacher's view asking for the counts, answered
     teacher.on(
-        "response",
+        "requestfinished",
         lambda r: (
             refreshes.append(1)
-            if "_dash-update-component" in r.url and "poll-results" in (r.request.post_data or "")
+            if "_dash-update-component" in r.url and "poll-results" in (r.post_data or "")
             else None
         ),
     )
@@ -136,18 +135,19 @@ def test_class_poll_thirty_students_and_a_teacher(pw_browser, shipped_app):
     browser_id = kept.evaluate("JSON.parse(localStorage.getItem('poll-browser'))")
     crafted = kept.evaluate(CRAFTED_VOTE, [code, 1, browser_id])
     assert crafted[0] == 409 and "already counted" in crafted[1]["error"], crafted
-    while len(refreshes) < 2:  # the teacher's view refreshed since: the count stays
-        teacher.wait_for_timeout(200)
+    # the teacher's view refreshed twice since, and drew the answers: the count stays
+    until(teacher, lambda: len(refreshes) >= 2, "two refreshes of the teacher's view")
+    wait_idle(teacher)
     assert teacher.evaluate(COUNTS_JS) == list(SPREAD)
 
     # the teacher ends the poll: the offer comes back, the class's code stops working
     teacher.get_by_role("button", name="End the poll").click()
-    teacher.get_by_role("button", name="Start a class poll").wait_for(timeout=20_000)
+    teacher.get_by_role("button", name="Start a class poll").wait_for()
     ended = kept.evaluate(CRAFTED_VOTE, [code, 2, browser_id])
     assert ended[0] == 404 and "not running" in ended[1]["error"], ended
     kept.goto(link)
     wait_dash(kept)
-    assert f"Class {code} is not running" in kept.locator(".poll").inner_text()
+    kept.locator(".poll", has_text=f"Class {code} is not running").first.wait_for()
     kept.context.close()
     teacher.context.close()
 
@@ -173,12 +173,8 @@ def _held_callbacks(page, output: str) -> list:
     return held
 
 
-def _wait_held(page, held: list, timeout_ms: float = 20_000) -> None:
-    waited = 0.0
-    while not held:
-        assert waited < timeout_ms, "the page never asked for that callback"
-        page.wait_for_timeout(100)
-        waited += 100
+def _wait_held(page, held: list) -> None:
+    until(page, lambda: held, "the page asking for that callback")
 
 
 @pytest.mark.parametrize("query", ["?step=2", "?class=ABCDEF"])
@@ -193,9 +189,10 @@ def test_a_prediction_picked_while_the_page_reads_its_url_is_kept(pw_browser, sh
     wait_dash(page)
     _wait_held(page, held)
     page.locator("#lesson-choice input[type=radio]").nth(2).check()
-    with page.expect_response(lambda r: _CALLBACK(r.url)):
-        held.pop().continue_()
-    page.wait_for_timeout(300)  # let a redraw, if one came, reach the page
+    route = held.pop()
+    with page.expect_request_finished(lambda r: r.post_data == route.request.post_data):
+        route.continue_()
+    wait_idle(page)  # the answer drawn, if it redraws anything, and what it set off
     assert page.locator("#lesson-choice input[type=radio]").nth(2).is_checked()
     page.context.close()
 
@@ -210,9 +207,10 @@ def test_start_pressed_while_the_panel_reads_the_url_starts_one_class(pw_browser
     _wait_held(page, held)
     first = held.pop()
     page.get_by_role("button", name="Start a class poll").click()
-    page.locator("#poll-results .poll-row").first.wait_for(timeout=20_000)
-    first.continue_()
-    page.wait_for_timeout(500)
+    page.locator("#poll-results .poll-row").first.wait_for()
+    with page.expect_request_finished(lambda r: r.post_data == first.request.post_data):
+        first.continue_()
+    wait_idle(page)  # the late answer drawn, if it redraws anything, and what it set off
     assert page.locator("#poll-results .poll-row").count() == 4
     assert page.get_by_role("button", name="Start a class poll").count() == 0
     page.get_by_role("button", name="End the poll").click()

@@ -22,7 +22,7 @@ import pytest
 import torch
 
 from tempsup.figures.rnn import PANELS
-from tests.pw import DESKTOP, new_page, serious_violations, wait_dash
+from tests.pw import DESKTOP, new_page, serious_violations, wait_dash, wait_idle
 
 pytestmark = pytest.mark.browser
 
@@ -34,6 +34,12 @@ ALL_DRAWN = """(names) => names.every((name) => {
   const g = document.querySelector(`[id*='"panel":"${name}"'] .js-plotly-plot`);
   return !!g && Array.isArray(g.data) && g.data.length > 0 && !!g.querySelector('.main-svg');
 })"""
+
+
+# the explorer's controls show what the file held: the ReLU RNN chosen, each box's value
+CONTROLS_READ = """(boxes) =>
+  !!document.querySelector("#ctl-model input[value='rnn']:checked") &&
+  Object.entries(boxes).every(([sel, v]) => (document.querySelector(sel) || {}).value === v)"""
 
 
 class Gadget:  # a Python object: its pickle names a class to rebuild
@@ -100,7 +106,6 @@ def test_a_pt_state_dict_opens_with_every_panel_and_its_link_and_bad_files_are_r
             page.wait_for_function(
                 "([sel, text]) => (document.querySelector(sel).textContent || '').startsWith(text)",
                 arg=[MESSAGE, said],
-                timeout=30_000,
             )
             message = page.locator(MESSAGE)
             assert message.get_attribute("role") == "alert"
@@ -114,14 +119,12 @@ def test_a_pt_state_dict_opens_with_every_panel_and_its_link_and_bad_files_are_r
 
         # the same page, still usable: the good file opens at its link
         page.set_input_files(FILE_INPUT, str(files["net.pt"]))
-        page.wait_for_url("**run=*", timeout=60_000)
+        page.wait_for_url("**run=*")
         wait_dash(page)
-        page.wait_for_function(ALL_DRAWN, arg=list(PANELS), timeout=60_000)
-        assert "Opened from a file" in page.locator(".jobbar").text_content()
+        page.wait_for_function(ALL_DRAWN, arg=list(PANELS))
+        page.locator(".jobbar", has_text="Opened from a file").first.wait_for()
         # the controls show what was read: the ReLU RNN's exact form (k + 1, N_h + N_x)
-        assert page.locator("#ctl-model input[value='rnn']").is_checked()
-        assert page.locator("#ctl-k-box").input_value() == "4"
-        assert page.locator("#ctl-hidden-box").input_value() == "4"
+        page.wait_for_function(CONTROLS_READ, arg={"#ctl-k-box": "4", "#ctl-hidden-box": "4"})
         share = page.locator("#share-link")
         page.wait_for_function(
             "() => /run=[0-9a-f]{64}/.test(document.querySelector('#share-link').href)"
@@ -129,6 +132,7 @@ def test_a_pt_state_dict_opens_with_every_panel_and_its_link_and_bad_files_are_r
         link = share.get_attribute("href")
         digest = link.split("run=")[1][:64]
         assert digest in page.url
+        wait_idle(page)
         summary = page.locator(".frame-label").first.text_content()
         page.screenshot(path=str(SHOTS / "opened-net.pt.png"), full_page=True)
         page.locator(".open-run").screenshot(path=str(SHOTS / "open-run-card.png"))
@@ -139,8 +143,9 @@ def test_a_pt_state_dict_opens_with_every_panel_and_its_link_and_bad_files_are_r
         try:
             other.goto(link)
             wait_dash(other)
-            other.wait_for_function(ALL_DRAWN, arg=list(PANELS), timeout=60_000)
-            assert digest[:12] in other.locator(".jobbar").text_content()
+            other.wait_for_function(ALL_DRAWN, arg=list(PANELS))
+            other.locator(".jobbar", has_text=digest[:12]).first.wait_for()
+            wait_idle(other)
             assert other.locator(".frame-label").first.text_content() == summary
             for panel in PANELS:
                 sel = f'[id*=\'"panel":"{panel}"\'] .js-plotly-plot'
