@@ -113,6 +113,19 @@ def explain(panel: str) -> str:
     return f"explain-{panel}"
 
 
+def headline(panel: str) -> str:
+    """A caption's headline: the run's numbers once one shows (`app.panels`)."""
+    return f"explain-{panel}-headline"
+
+
+def why(panel: str) -> str:
+    """A caption's explanation, inside its "Why?" disclosure."""
+    return f"explain-{panel}-why"
+
+
+CAPTIONS = "captions"  # the captions of the config on screen, before its run shows
+
+
 # export
 EXPORT_HTML = "btn-export-html"
 EXPORT_NPZ = "btn-export-npz"

@@ -310,8 +310,9 @@ def _finish(view: dict[str, Any], cursor: int) -> dict[str, Any]:
     patch["summaries"].extend(view["summaries"][cursor:])
     patch["steps"].extend(view["steps"][cursor:])
     patch["n"] = view["n"]
-    for name in ("layouts", "base", "moving", "template", "message"):
-        patch[name] = view[name]
+    for name in ("layouts", "base", "moving", "template", "message", "captions"):
+        if name in view:  # the headlines: a panel set that writes them (`shared_parts`)
+            patch[name] = view[name]
     return patch.to_plotly_json()
 
 

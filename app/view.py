@@ -149,13 +149,20 @@ def shared_parts(run: Any, seed: int, feature: int, figs: PanelSet = RNN) -> dic
     """What every frame shares: layouts, the full traces of the last frame, moving indices.
 
     Re-sent on every poll while training (axis ranges and the loss history grow).
-    What differs per frame (`frame_data`, `status_lines`) is appended instead.
+    What differs per frame (`frame_data`, `status_lines`) is appended instead. Where the
+    panel set writes captions with a run's numbers (`PanelSet.run_captions`), their
+    headlines too, by panel: the page shows them under the panels (`app.panels`); the
+    explanations are the config's, which the page has already.
     """
-    return {
+    parts: dict[str, Any] = {
         "layouts": {p: figs.panel_layout(p, run, seed, feature) for p in figs.names},
         "base": {p: figs.frame_traces(p, run, seed, -1, feature) for p in figs.names},
         "moving": {p: figs.moving_traces(p, run, seed, feature) for p in figs.names},
     }
+    if figs.run_captions is not None:
+        words = figs.run_captions(run, seed, feature)
+        parts["captions"] = {p: c.headline for p, c in words.items()}
+    return parts
 
 
 def stream_view(run: Any, seed: int, feature: int = 0, figs: PanelSet = RNN) -> dict[str, Any]:

@@ -266,7 +266,7 @@ def test_a_refused_control_names_what_is_kept() -> None:
 def test_the_directions_caption_says_what_w_s_is_for_each_model(model: str) -> None:
     from app.panels import directions_explanation
 
-    text = directions_explanation(RunConfig(model=model))
+    text = directions_explanation(RunConfig(model=model)).why
     if model == "rnn":
         assert "rectified impulse response w_0 = W_x, w_s = W_h ReLU(w_{s−1})" in text
         assert "w_s = W_h^s W_x" not in text and "arrives alone" in text
@@ -284,14 +284,15 @@ def test_the_directions_caption_says_what_w_s_is_for_each_model(model: str) -> N
 def test_the_directions_caption_names_the_projection_axes(tied: bool) -> None:
     from app.panels import directions_explanation
 
-    text = directions_explanation(RunConfig(model="ssm", hidden=6, tied=tied))
+    text = directions_explanation(RunConfig(model="ssm", hidden=6, tied=tied)).why
     assert "N_h = 6 is drawn as a projection: x is along w_y" in text
     assert "the same in every frame" in text
     if tied:
         assert "w_y = w_k" in text and "spread most at the last frame" in text
     else:
         assert "last frame's w_k" in text
-    assert "bias" not in text and "+ b ≤ 0" in directions_explanation(DEFAULTS.replace(bias=True))
+    assert "bias" not in text
+    assert "+ b ≤ 0" in directions_explanation(DEFAULTS.replace(bias=True)).why
 
 
 def test_the_caption_follows_the_config_store() -> None:
@@ -301,11 +302,11 @@ def test_the_caption_follows_the_config_store() -> None:
     from app.panels import directions_explanation, update_captions
 
     config = RunConfig(model="rnn", hidden=5)
-    assert update_captions(config_store(config, autostart=False))[0] == directions_explanation(
-        config
-    )
-    assert update_captions({"config": {"model": "nope"}}) == [no_update] * 4
-    assert update_captions(None) == [no_update] * 4
+    store = update_captions(config_store(config, autostart=False))
+    assert store["key"] == config.key
+    assert store["captions"]["directions"] == directions_explanation(config).to_dict()
+    assert update_captions({"config": {"model": "nope"}}) is no_update
+    assert update_captions(None) is no_update
 
 
 def _tied_frames(n_frames: int = 4, n: int = 6, n_h: int = 5, k: int = 2, seed: int = 0):

@@ -5,7 +5,11 @@ panel's legend and the eigen panel's kθ are read the way a reader meets them, f
 model × N_h × N_x × readout tie × bias the controls offer (their marks, and N_h = 100
 from a link), with what `tempsup.theory.budget` computes for each. Runs are hand-made (weights
 through `tempsup.io.run.derived`, a few frames), except one ReLU RNN whose weights are a
-trained run's (S = 0.97), where the canonical kθ is negative.
+trained run's (S = 0.97), where the canonical kθ is negative, and the shipped runs of the
+gallery's presets, where the headlines are checked against the panels' own numbers.
+
+A caption is read at a glance (issue 41): a headline of at most 25 words, the run's own
+numbers in it, and the explanation behind a native "Why?" disclosure on every surface.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ import pytest
 
 from app.controls import HIDDEN_MARKS, INPUT_MARKS, OPTION_FIELDS
 from tempsup import figures
+from tempsup.analysis.captions import HEADLINE_WORDS, WHY, Caption
+from tempsup.analysis.captions import words as word_count
+from tempsup.figures import rnn
 from tempsup.io.run import TERM_NAMES, Run, derived
 from tempsup.model.config import MODELS, RunConfig
 from tempsup.theory import budget, geometry
@@ -41,12 +48,17 @@ COLOUR_WORD = re.compile(r"\b(black|vermillion|orange|sky blue|(?:reddish )?purp
                          r"(?:bluish )?green|(?:faint )?grey|red|blue)\b")  # fmt: skip
 
 
-def caption(panel: str, config: RunConfig) -> str:
-    """The caption the explorer shows under `panel` for `config`."""
+def caption(panel: str, config: RunConfig) -> Caption:
+    """The caption the explorer shows under `panel` for `config` before its run shows."""
     from app.panels import PANELS, explanation
 
     (p,) = [p for p in PANELS if p.name == panel]
     return explanation(p, config)
+
+
+def why(panel: str, config: RunConfig) -> str:
+    """The explanation behind the "Why?" of `panel`'s caption for `config`."""
+    return caption(panel, config).why
 
 
 def offered() -> list[RunConfig]:
@@ -64,7 +76,7 @@ def offered() -> list[RunConfig]:
 def test_every_caption_says_only_what_holds_for_its_config(model: str) -> None:
     for cfg in (c for c in offered() if c.model == model):
         plan = budget.plan(cfg)
-        words = {p: caption(p, cfg) for p in ("directions", "loss", "projections", "eigen")}
+        words = {p: why(p, cfg) for p in ("directions", "loss", "projections", "eigen")}
         where = f"{model} N_h={cfg.hidden} N_x={cfg.inputs} tied={cfg.tied} bias={cfg.bias}"
         linear_recurrence = not cfg.relu_hidden
         # the gauge: a stretch orthogonal to w_k is a symmetry of a tied linear recurrence
@@ -175,13 +187,22 @@ def test_the_loss_legend_is_what_is_drawn_and_what_the_caption_names(runs, spec)
         assert (name in names) == plan.terms, (spec, name, names)
     assert ("sum of the four terms" in names) == plan.terms, spec
     assert ("expected loss E[L]" in names) == plan.expected, spec
-    # the caption names each curve with the colour the legend draws it in, and no colour
-    # the panel does not use
-    text = caption("loss", cfg)
+    # at most five curves drawn when the panel opens; the rest one click away in the legend
+    drawn = [t["name"] for t in shown if t.get("visible", True) is True]
+    hidden = [t["name"] for t in shown if t.get("visible") == "legendonly"]
+    assert len(drawn) <= 5 and len(drawn) + len(hidden) == len(shown), (spec, names)
+    assert any(n.startswith("measured loss") for n in drawn), spec
+    if plan.terms:
+        assert set(TERM_NAMES) <= set(drawn), (spec, drawn)
+    # the explanation names each curve with the colour the legend draws it in, says which
+    # are hidden, and names no colour the panel does not use
+    text = why("loss", cfg)
+    clicked = text.split("one click away in the legend:")[1] if hidden else ""
     for t in shown:
         word = WORDS[t["line"]["color"]]
         generic = t["name"].split(" (seed ")[0]
         assert f"{generic} ({word}" in text, (spec, generic, word)
+        assert (f"{generic} ({word}" in clicked) == (t["name"] in hidden), (spec, generic)
     used = {WORDS[t["line"]["color"]] for t in shown}
     for word in COLOUR_WORD.findall(text):
         assert word in used, (spec, word, used)
@@ -204,8 +225,12 @@ def test_the_default_ssm_draws_its_negative_composition_below_zero() -> None:
     (comp,) = [t for t in traces if t["name"] == "composition interference"]
     drawn = inside(layout, comp["y"])
     assert len(drawn) == run.n_frames and max(drawn) < 0
-    text = caption("loss", cfg)
+    text = why("loss", cfg)
     assert "erases it" in text and "composition negative" in text
+    # and the headline gives the two with their signs, the numbers the panel draws
+    head = figures.rnn.run_captions(run)["loss"].headline
+    mean, comp = (f"{v:+.3g}" for v in terms[[1, 3]])
+    assert f"mean correction {mean} against composition {comp}" in head, head
 
 
 TRAINED_RNN = {  # best seed of the ReLU RNN, S = 0.97, tied (kθ = −212° in the canonical gauge)
@@ -224,7 +249,7 @@ def test_the_relu_rnn_prints_the_sign_convention_it_applies() -> None:
     run = make_run(cfg, TRAINED_RNN["W_x"], TRAINED_RNN["W_h"])
     value = ktheta(run)
     assert value < 0  # its units, sorted by readout weight, turn clockwise
-    words = caption("eigen", cfg)
+    words = why("eigen", cfg)
     assert "kθ ≥ 0" not in words and "may be negative" in words
     (note,) = [t for t in figures.frame_traces("eigen", run) if t.get("mode") == "text"]
     assert "unit order" in note["text"][0]
@@ -233,7 +258,7 @@ def test_the_relu_rnn_prints_the_sign_convention_it_applies() -> None:
 @pytest.mark.parametrize("spec", RUNS, ids=["-".join(map(str, s)) for s in RUNS])
 def test_the_printed_ktheta_satisfies_the_stated_convention(runs, spec) -> None:
     run = runs[spec]
-    if "kθ ≥ 0" in caption("eigen", run.config):
+    if "kθ ≥ 0" in why("eigen", run.config):
         assert ktheta(run) >= -1e-6, spec
 
 
@@ -243,19 +268,225 @@ def test_every_caption_follows_the_config_store() -> None:
 
     for cfg in (RunConfig(model="rnn", hidden=10, inputs=10), RunConfig(model="linear")):
         out = update_captions(config_store(cfg, autostart=False))
-        assert list(out) == [caption(p.name, cfg) for p in PANELS]
+        assert out["key"] == cfg.key
+        assert out["captions"] == {p.name: caption(p.name, cfg).to_dict() for p in PANELS}
+
+
+# ---- read at a glance: one sentence each, the run's numbers, the rest behind "Why?" ------
+
+
+def test_every_headline_is_one_short_sentence_before_a_run() -> None:
+    """Before a run shows, each panel's headline (the config's) is one sentence of at
+    most 25 words, for every combination the controls offer."""
+    for cfg in offered():
+        for panel, c in rnn.panel_captions(cfg).items():
+            assert word_count(c.headline) <= HEADLINE_WORDS, (cfg.key, panel, c.headline)
+            assert c.headline.count(". ") == 0 and c.headline.endswith("."), c.headline
+            assert len(c.why) > len(c.headline), (cfg.key, panel)
+
+
+@pytest.mark.parametrize("spec", RUNS, ids=["-".join(map(str, s)) for s in RUNS])
+def test_every_headline_of_a_run_is_one_short_sentence(runs, spec) -> None:
+    """With a run, each headline is one sentence of at most 25 words: with the summary's
+    "Why?", what a reader sees under a panel before opening anything is at most 40."""
+    run = runs[spec]
+    for panel, c in rnn.run_captions(run).items():
+        assert word_count(c.headline) <= HEADLINE_WORDS, (spec, panel, c.headline)
+        assert word_count(c.headline) + word_count(WHY) <= 40
+        assert c.headline.endswith(".") and ". " not in c.headline.rstrip("."), c.headline
+        assert not c.headline.startswith("Train to see"), (spec, panel)  # the run's own
+
+
+def shipped_runs() -> dict[str, Run]:
+    """One shipped run per model kind and input kind the gallery has: the linear RNN, the
+    SSM sparse and dense, the ReLU RNN, vector input (ReLU RNN, k = 2) and N_h = 100 (SSM,
+    where neither the terms nor E[L] are computed)."""
+    from tempsup.paper import shipped
+    from tempsup.paper.presets import preset
+
+    out = {}
+    for name, pick in (("spiral-sink", 0), ("ssm-dense-vs-sparse", 0), ("ssm-dense-vs-sparse", 1),
+                       ("relu-rnn-sharp-forgetting", 0), ("vector-all-or-none", 2),
+                       ("large", 0)):  # fmt: skip
+        cfg = preset(name).configs[pick]
+        run = shipped.load(cfg)
+        assert run is not None, cfg.key
+        out[f"{name}-{pick}"] = run
+    return out
+
+
+@pytest.fixture(scope="module")
+def shipped() -> dict[str, Run]:
+    return shipped_runs()
+
+
+def numbers(text: str) -> list[float]:
+    return [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", text.replace("−", "-"))]
+
+
+def corner(run: Run, panel: str, name: str) -> str:
+    """A panel's corner text at the last frame, as plain text."""
+    from tempsup.figures.thumbnail import plain
+
+    (t,) = [t for t in figures.frame_traces(panel, run, None, -1) if t.get("name") == name]
+    return plain(t["text"][0])
+
+
+def test_the_headlines_cite_the_numbers_the_panels_draw(shipped) -> None:
+    """Each headline's numbers are the panel's: the directions panel's half-space count,
+    the eigen panel's ρ and kθ, the loss panel's label, the bars a_s; every panel, every
+    model kind the gallery ships, each within 25 words."""
+    from tempsup.analysis import measures
+
+    for label, run in shipped.items():
+        cfg, heads = run.config, {p: c.headline for p, c in rnn.run_captions(run).items()}
+        for panel, head in heads.items():
+            assert word_count(head) <= HEADLINE_WORDS, (label, panel, head)
+        m = rnn.measured(run)
+        eigen_note = corner(run, "eigen", "spectrum summary")
+        rho, swept = (re.search(p, eigen_note).group(1) for p in
+                      (r"ρ\(W_h\) = (\S+)", r"kθ = (\S+)°"))  # fmt: skip
+        if cfg.relu_readout:  # the sparse point: directions parked in the free half-space
+            count = corner(run, "directions", "count")
+            free, others = (int(v) for v in re.search(r"(\d+) of (\d+) directions", count).groups())
+            assert f"{free} of {others} directions" in heads["directions"], (label, count)
+            assert "interference-free half-space" in heads["directions"], label
+            assert (free, others) == (m.free, m.others)
+        else:  # the linear RNN: the arrows' turn, the eigen panel's kθ
+            assert f"kθ = {swept}°" in heads["directions"], (label, heads["directions"])
+        # the eigen panel's numbers, printed as the panel prints them
+        if cfg.model == "linear":
+            sink = bool(measures.spiral(run)["sink"][run.best])
+            assert heads["eigen"].startswith("A spiral sink") == sink, label
+            assert f"kθ = {swept}°" in heads["eigen"], (label, heads["eigen"])
+        else:
+            assert f"kθ = {swept}°" in heads["eigen"], (label, heads["eigen"], eigen_note)
+            assert f"ρ(W_h) = {rho}" in heads["eigen"], (label, heads["eigen"], eigen_note)
+        # the loss panel's label, the measured loss of the status line
+        share = corner(run, "loss", "explained")
+        if share:
+            pct = re.search(r"([\d.]+) % of E\[L\]", share).group(1)
+            assert f"{pct} % of E[L]" in heads["loss"], (label, share, heads["loss"])
+        else:
+            assert "computed at this size" in heads["loss"], label
+        final = float(run["loss"][-1, run.best])
+        assert any(abs(v - final) <= 1e-3 * abs(final) for v in numbers(heads["loss"])), label
+        # the projections: a_k as the bars draw it, or the heatmap's subtitle's counts
+        if cfg.inputs > 1:
+            subtitle = figures.panel_layout("projections", run)["title"]["text"]
+            dp = re.search(r"diagonal (\d+) of (\d+) positive", subtitle).groups()
+            assert f"{dp[0]} of {dp[1]} diagonal entries positive" in heads["projections"]
+        else:
+            bars = [t for t in figures.frame_traces("projections", run) if t["type"] == "bar"]
+            (out,) = [t for t in bars if t["name"].startswith("output")]
+            a_k = out["y"][0]
+            assert numbers(heads["projections"])[0] == pytest.approx(a_k, rel=5e-3), label
+
+
+def test_the_sparse_relu_readout_headline_is_the_half_space(shipped) -> None:
+    """The sparse SSM's and the sparse ReLU RNN's directions headline: the directions park
+    in the shaded interference-free half-space, with the measured count (all k intermediate
+    ones for the ReLU RNN, science.md §1)."""
+    for label in ("ssm-dense-vs-sparse-1", "relu-rnn-sharp-forgetting-0"):
+        run = shipped[label]
+        head = rnn.run_captions(run)["directions"].headline
+        m = rnn.measured(run)
+        k = run.config.k
+        assert head.startswith(f"{m.free} of {m.others} directions ({m.free_intermediate} of {k}")
+        assert "park in the shaded interference-free half-space" in head
+    sharp = rnn.run_captions(shipped["relu-rnn-sharp-forgetting-0"])
+    assert sharp["projections"].headline.endswith("sharp forgetting.")
+
+
+def test_the_dash_cards_fold_each_explanation_under_a_native_disclosure() -> None:
+    """Each card's caption: the headline as a paragraph, then html.Details whose first
+    child is html.Summary("Why?") and whose body is the explanation: a native disclosure,
+    reachable by keyboard without a script. The phase page's side text too."""
+    from dash import dcc
+    from dash import html as dhtml
+
+    from app import ids, panels
+    from app.pages import phase
+    from tempsup.analysis.captions import phase_caption
+
+    cfg = RunConfig(model="ssm")
+    grid = panels.grid(cfg).children
+    assert isinstance(grid[0], dcc.Store) and grid[0].id == ids.CAPTIONS
+    for card in grid[1:]:
+        heading, graph, block = card.children
+        name = graph.id["panel"]
+        c = rnn.panel_captions(cfg)[name]
+        headline, details = block.children
+        assert isinstance(headline, dhtml.P) and headline.children == c.headline
+        assert headline.id == ids.headline(name)
+        assert isinstance(details, dhtml.Details)
+        summary, body = details.children
+        assert isinstance(summary, dhtml.Summary) and summary.children == WHY
+        assert body.children == c.why and body.id == ids.why(name)
+        visible = word_count(c.headline) + word_count(WHY)  # what shows before a click
+        assert visible <= 40, (name, visible)
+
+    def nodes(c):
+        yield c
+        children = getattr(c, "children", None)
+        for child in children if isinstance(children, (list, tuple)) else [children]:
+            if child is not None and not isinstance(child, str):
+                yield from nodes(child)
+
+    (block,) = [n for n in nodes(phase.layout()) if getattr(n, "id", None) == ids.explain("phase")]
+    headline, details = block.children
+    assert headline.children == phase_caption().headline
+    assert (
+        details.children[0].children == WHY and details.children[1].children == phase_caption().why
+    )
+    assert word_count(phase_caption().headline) <= HEADLINE_WORDS
+
+
+def test_the_view_store_carries_the_runs_headlines(runs) -> None:
+    """The page shows the run's headlines from its view store (the browser puts them in
+    place): the finished view's, and a stream's, whose patches carry their changes."""
+    from app.view import full_view, stream_view
+
+    run = runs[("ssm", 2, 1, True, 2)]
+    want = {p: c.headline for p, c in rnn.run_captions(run, 0).items()}
+    assert full_view(run, 0)["captions"] == want
+    assert stream_view(run, 0)["captions"] == want
+    first = Run(run.config, {name: run[name][:1] for name in run.arrays})
+    early = stream_view(first, 0)["captions"]
+    assert early == {p: c.headline for p, c in rnn.run_captions(first, 0).items()}
 
 
 def test_the_export_and_the_site_print_the_explorers_captions(runs) -> None:
+    """The export and the site print each panel's caption for the run: its headline, then
+    its explanation under a native <details> whose <summary> is "Why?"."""
     from tempsup.teaching import site
 
     run = runs[("rnn", 10, 10, True, 8)]  # terms not computed: the captions say so
     page = figures.export_html(run)
     pieces = site.panel_captions_html(run)
-    for panel in ("directions", "loss", "projections", "eigen"):
-        words = html.escape(caption(panel, run.config))
-        assert words in page and words in pieces, panel
-    assert "not computed" in caption("loss", run.config)
+    captions = rnn.run_captions(run)
+    for panel, c in captions.items():
+        printed = c.html()
+        assert printed in page and printed in pieces, panel
+        assert f'<p class="headline">{html.escape(c.headline)}</p>' in printed
+        assert (
+            f'<details class="why"><summary>{WHY}</summary><p>{html.escape(c.why)}</p>' in printed
+        )
+    for text in (page, pieces):
+        assert text.count(f"<summary>{WHY}</summary>") == len(captions)
+    assert "not computed" in captions["loss"].headline and "not computed" in captions["loss"].why
+
+
+def test_the_static_site_folds_every_explanation(shipped, tmp_path) -> None:
+    """A preset page of the static site, as built: under each animation, four headlines
+    and four "Why?" disclosures."""
+    from tempsup.teaching import site
+
+    run = shipped["spiral-sink-0"]
+    body = site.panel_captions_html(run)
+    assert body.count("<details") == body.count("<summary>Why?</summary>") == 4
+    for c in rnn.run_captions(run).values():
+        assert c.html() in body
 
 
 def test_a_streamed_frame_draws_its_loss_where_the_finished_run_does(runs) -> None:

@@ -81,8 +81,9 @@ def test_a_dense_and_a_sparse_run_have_loss_bands_a_decade_apart() -> None:
 
 def test_each_sides_loss_cursor_crosses_the_range_holding_both() -> None:
     """Two runs of one config (one band) whose losses differ a hundredfold: on the common
-    scale each side's cursor line still crosses the whole loss axis, and autoscale stops
-    at that axis's range, not one side's."""
+    scale each side's cursor line still reaches the bottom of the whole loss axis and the
+    top of its own curves (above them is the band of the label in the corner, which the
+    cursor does not enter), and autoscale stops at that axis's range, not one side's."""
     from app.view import _view
     from tempsup.figures import PANEL_SET
     from tempsup.io.run import Run
@@ -105,7 +106,11 @@ def test_each_sides_loss_cursor_crosses_the_range_holding_both() -> None:
         (line,) = [
             t for t in unpacked(out[side]["base"]["loss"]) if t.get("name") == "current step"
         ]
-        assert line["y"][0] < lo and line["y"][1] > hi, (line["y"], lo, hi)
+        top = views[side]["layouts"]["loss"]["yaxis"]["range"][1]  # its own, with the band
+        assert line["y"][0] < lo and line["y"][1] < top <= hi, (line["y"], lo, hi)
+        curves = [t for t in unpacked(out[side]["base"]["loss"]) if t.get("mode") == "lines"]
+        drawn = [y for t in curves if t is not line and "seeds" not in t["name"] for y in t["y"]]
+        assert line["y"][1] >= max(y for y in drawn if y is not None), side
 
 
 def test_each_sides_interference_free_band_fills_the_range_holding_both() -> None:

@@ -288,8 +288,11 @@ def test_loss_cursor_sits_at_the_frame_step(ssm):
         cursor = by_name(traces, "current step")
         step = int(ssm["step"][f])
         assert cursor["x"] == [step, step]
-        low, high = layout["yaxis"]["range"]  # symlog units: the line crosses the whole axis
-        assert cursor["y"][0] < low - 10 and cursor["y"][1] > high + 10  # and a wider one
+        low, high = layout["yaxis"]["range"]  # symlog units: from below the axis (and a
+        assert cursor["y"][0] < low - 10  # wider one) up to the curves' top, under the label
+        curves = [t for t in traces if t.get("mode") == "lines" and "seeds" not in t["name"]]
+        top = max(y for t in curves if t is not cursor for y in t["y"] if y is not None)
+        assert top <= cursor["y"][1] < high
         clip = layout["yaxis"]["autorangeoptions"]  # autoscale stops at the axis's range
         assert [clip["clipmin"], clip["clipmax"]] == [low, high]
         dot = by_name(traces, "current loss")
@@ -305,18 +308,23 @@ def test_loss_cursor_sits_at_the_frame_step(ssm):
 
 
 def test_loss_panel_says_how_much_of_the_loss_the_terms_explain(ssm):
-    """The label at the cursor is the frame's Σ terms / E[L], and it moves with the frame."""
+    """The label in the corner is the frame's Σ terms / E[L]: its words move with the frame,
+    its place is the top-left corner of the axes (of the frames so far), not the cursor."""
+    from tempsup.figures.loss import LABEL_INSET, x_range
+
     for f in (0, -1):
         label = by_name(figures.frame_traces("loss", ssm, None, f), "explained")
         want = 100 * ssm["terms"][f, 0].sum() / ssm["expected_loss"][f, 0]
         assert label["text"] == [f"four terms:<br>{want:.1f} % of E[L]"]
-        assert label["x"] == [int(ssm["step"][f])]
+        x0, x1 = x_range(int(ssm["step"][f]))
+        assert label["x"] == [pytest.approx(x0 + LABEL_INSET * (x1 - x0), rel=1e-3)]
+        assert label["meta"] == {"corner": LABEL_INSET} and label["textposition"] == "bottom right"
     moving = figures.moving_traces("loss", ssm, 0)
     traces = figures.frame_traces("loss", ssm, None, -1)
     assert [traces[i]["name"] for i in moving] == ["current step", "current loss", "explained"]
 
 
-def test_the_label_at_the_cursor_hangs_in_a_band_above_every_curve(ssm):
+def test_the_label_in_the_corner_hangs_in_a_band_above_every_curve(ssm):
     """The label (three lines hanging from the axis top) must not be drawn over the loss,
     which sits at the top of the curves' range once trained: the axis leaves a band above
     them at least a fifth of the plot's height, and its ticks stay the curves' own."""
@@ -333,6 +341,48 @@ def test_the_label_at_the_cursor_hangs_in_a_band_above_every_curve(ssm):
     assert label["y"][0] > top and label["textposition"].startswith("bottom")  # hangs down
     assert (high - top) / (high - low) >= LABEL_ROOM / (1 + LABEL_ROOM) - 1e-3 >= 0.2
     assert max(layout["yaxis"]["tickvals"]) <= top + 0.1 * (high - low)  # no tick in the band
+
+
+# The label's three lines, as a share of the plot's height: 3 × 15 px of the shortest
+# plot a loss panel gets (a phone's stacked panel, 270 px: tempsup.figures.animation NARROW).
+LABEL_HEIGHT = 3 * 15 / 270
+
+
+def test_the_label_never_touches_the_cursor(ssm):
+    """At every frame, as the page and the export draw it (corners placed on the axes
+    drawn): the label stays in its corner whatever the step (it does not follow the
+    cursor), and its lines end above the cursor's top, so the two never meet; once the
+    cursor has moved a third of the way along, they are apart sideways too."""
+    layout = figures.panel_layout("loss", ssm, None)
+    (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
+    places = set()
+    for f in range(ssm.n_frames):
+        data = figures.panel_figure("loss", ssm, None, f).to_plotly_json()["data"]
+        label, cursor = by_name(data, "explained"), by_name(data, "current step")
+        places.add((label["x"][0], label["y"][0]))
+        bottom = label["y"][0] - LABEL_HEIGHT * (y1 - y0)  # its last line's foot
+        assert cursor["y"][1] < bottom, (f, cursor["y"], label["y"])
+        if (cursor["x"][0] - x0) / (x1 - x0) > 1 / 3:
+            assert abs(cursor["x"][0] - label["x"][0]) > 0.25 * (x1 - x0), f
+    xs, ys = zip(*places, strict=True)  # one place, the top-left corner, in every frame
+    assert max(xs) - min(xs) <= 1e-3 * (x1 - x0) and max(ys) - min(ys) <= 1e-3 * (y1 - y0)
+    assert xs[0] - x0 < 0.05 * (x1 - x0) and y1 - ys[0] < 0.05 * (y1 - y0)
+
+
+def test_at_most_five_loss_curves_are_drawn_and_the_rest_are_one_click_away(ssm):
+    """Nine legend entries, five drawn when the panel opens (the measured loss and the four
+    terms); E[L], the sum, the remainder and the other seeds are in the legend, hidden
+    (Plotly's "legendonly": one click shows them)."""
+    from tempsup.io.run import TERM_NAMES
+
+    traces = figures.frame_traces("loss", ssm, None, -1)
+    entries = [t for t in traces if t.get("showlegend", True)]
+    drawn = [t["name"] for t in entries if t.get("visible", True) is True]
+    hidden = [t["name"] for t in entries if t.get("visible") == "legendonly"]
+    assert len(drawn) <= 5 and len(drawn) + len(hidden) == len(entries) == 9
+    assert drawn == ["measured loss (seed 0)", *TERM_NAMES]
+    assert set(hidden) == {"other seeds (measured)", "expected loss E[L]",
+                           "sum of the four terms", "remainder (3+ inputs)"}  # fmt: skip
 
 
 def test_loss_panel_of_the_linear_model_draws_no_remainder():
@@ -614,7 +664,7 @@ def test_texts_hanging_from_a_corner_are_drawn_at_the_whole_runs_corner():
     for panel, name, inset, both in (
         ("directions", "count", CORNER_INSET, True),  # the arrows grow: moved
         ("eigen", "spectrum summary", CORNER_INSET, True),  # ρ < 1 throughout: at the corner
-        ("loss", "explained", LABEL_INSET, False),  # the curves' range grows: moved
+        ("loss", "explained", LABEL_INSET, True),  # the curves' range grows: moved
     ):
         layout = figures.panel_layout(panel, run, 0)
         (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
@@ -626,7 +676,7 @@ def test_texts_hanging_from_a_corner_are_drawn_at_the_whole_runs_corner():
         if both:
             assert shown["x"][0] == pytest.approx(x0 + inset * (x1 - x0), rel=1e-3)
         else:
-            assert shown["x"] == drawn["x"]  # the loss label stays at the cursor
+            assert shown["x"] == drawn["x"]
     # the export's frame 0: the count at the corner of the directions panel's axes
     fig = animation_json(run, 0)
     layout = figures.panel_layout("directions", run, 0)

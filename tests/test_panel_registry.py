@@ -38,25 +38,40 @@ def app_panels():
     return panels
 
 
-def cards(config) -> list[tuple[str, str, str]]:
-    """The app's panel cards for `config`: (graph id's panel, heading, caption)."""
+def cards(config) -> list[tuple[str, str, captions.Caption]]:
+    """The app's panel cards for `config`: (graph id's panel, heading, caption: the
+    headline and what its "Why?" disclosure holds)."""
     from app import panels
 
     out = []
-    for card in panels.grid(config).children:
-        heading, graph, words = card.children
-        out.append((graph.id["panel"], heading.children, words.children))
+    for card in panels.grid(config).children[1:]:  # after the CAPTIONS store
+        heading, graph, block = card.children
+        headline, details = block.children
+        summary, body = details.children
+        assert summary.children == captions.WHY
+        out.append((graph.id["panel"], heading.children,
+                    captions.Caption(headline.children, body.children)))  # fmt: skip
     return out
 
 
 def export_rows(page: str) -> dict[str, str]:
-    """The export summary's "<name> panel" rows: name -> the caption as HTML-escaped."""
+    """The export summary's "<name> panel" rows: name -> the caption as HTML-escaped (the
+    correlations lab's export)."""
     rows = {}
     for cell in page.split("<tr><th>")[1:]:
         key, _, rest = cell.partition("</th><td>")
         if key.endswith(" panel"):
             rows[key.removesuffix(" panel")] = rest.partition("</td>")[0]
     return rows
+
+
+def panel_sections(page: str) -> dict[str, str]:
+    """The RNN export's (and the site's) panel captions: name -> its section's HTML."""
+    out = {}
+    for cell in page.split('<section class="panel-caption" data-panel="')[1:]:
+        name, _, rest = cell.partition('">')
+        out[name] = rest.partition("</section>")[0]
+    return out
 
 
 def subplot_titles(fig) -> list[str]:
@@ -70,13 +85,14 @@ def expect_everywhere(run, entries: tuple[PanelEntry, ...]) -> None:
     assert cards(cfg) == [(e.name, e.title, e.caption(cfg, planned)) for e in entries]
 
     done = captions.Computed.of_run(run["terms"][:, run.best], run["expected_loss"][:, run.best])
-    words = {e.name: html.escape(e.caption(cfg, done)) for e in entries}
-    assert export_rows(animation.export_html(run)) == words
-
-    listed = site.panel_captions_html(run)
-    for e in entries:
-        assert f"<li><strong>{e.name}</strong>: {words[e.name]}</li>" in listed
-    assert listed.count("<li>") == len(entries)
+    measured = rnn.measured(run)
+    words = {e.name: e.caption(cfg, done, measured) for e in entries}
+    for surface in (animation.export_html(run), site.panel_captions_html(run)):
+        sections = panel_sections(surface)
+        assert list(sections) == [e.name for e in entries]
+        for e in entries:  # its registry title, then its headline and "Why?"
+            assert sections[e.name].endswith(words[e.name].html()), e.name
+            assert f">{html.escape(e.title)}</h" in sections[e.name], e.name
 
     fig = animation.animation_figure(run)
     by_cell = sorted(entries, key=lambda e: e.cell)  # Plotly numbers titles row by row
@@ -105,7 +121,8 @@ def test_a_panel_added_to_the_registry_shows_up_on_every_surface(
 ) -> None:
     fifth = PanelEntry(
         "spectrum", eigen, cell=(3, 1), title="A fifth panel",
-        caption=lambda config, computed: f"The fifth panel's words for k = {config.k}.",
+        caption=lambda config, computed, measured=None: captions.Caption(
+            f"The fifth panel's words for k = {config.k}.", "Why it says so."),
     )  # fmt: skip
     monkeypatch.setattr(
         rnn,
@@ -122,7 +139,9 @@ def test_a_panel_added_to_the_registry_shows_up_on_every_surface(
 def test_a_changed_title_or_caption_changes_every_surface(run, app_panels, monkeypatch) -> None:
     entries = tuple(
         dataclasses.replace(
-            e, title=f"Renamed {e.name}", caption=lambda c, d, n=e.name: f"New {n}."
+            e,
+            title=f"Renamed {e.name}",
+            caption=lambda c, d, m=None, n=e.name: captions.Caption(f"New {n}.", f"Why {n}."),
         )
         for e in rnn.PANEL_SET.entries
     )

@@ -26,9 +26,11 @@ from app import ids
 from app.controls import notice
 from app.jobwidget import JobWidget, job_key, polled, submit
 from app.pages import register
+from app.panels import caption_block
 from app.services import job_queue
 from app.urlstate import phase_from_query, phase_query, query_from_config
 from app.widgets import model_choice, number_field, parse_list
+from tempsup.analysis.captions import phase_caption
 from tempsup.analysis.sweeps import SweepSpec
 from tempsup.core.palette import empty_figure
 from tempsup.errors import TempsupError
@@ -99,20 +101,7 @@ def layout() -> html.Div:
                         ),
                         *WIDGET.layout("Run sweep", poll_ms=POLL_MS),
                         html.Div(id=ids.PHASE_NOTE, className="status link-note", role="status"),
-                        html.P(
-                            "Every point × seed trains in one batch. Click a point to open its "
-                            "run in the explorer. Each point is the best seed of its sparsity; "
-                            "its label x/n says how many of the n seeds are near that best loss "
-                            "(closing 90 % of the gap from a silent network's loss), and the "
-                            "marker grows with x. Under the diagram one sentence says where the "
-                            "best seed switches from the ≈ 90° to the ≈ 270° basin and whether "
-                            "seeds move themselves: the gallery's sweep until yours finishes, "
-                            "then yours (it moves with k, the seeds and the training length). "
-                            "A short run (a few hundred "
-                            "steps) has not settled: angles far above 360° or labels like 1/4 "
-                            "say train longer before judging.",
-                            className="explain",
-                        ),
+                        caption_block("phase", phase_caption()),
                     ],
                 ),
             ),

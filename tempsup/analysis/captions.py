@@ -7,11 +7,22 @@ much). Written once here, as functions of exactly those, the explorer, the HTML 
 the static site say the same thing, and `tests/test_captions.py` walks every combination
 the app offers and checks the words against the figures.
 
+A caption is read at a glance (issue 41): a `Caption` is one sentence of at most
+`HEADLINE_WORDS` words saying what *this* run shows, with the number the panel beside it
+measured (`Measured`, read where each panel computes what it draws:
+`tempsup.figures.rnn.measured`), and the explanation behind it, which every surface folds
+under a native "Why?" disclosure (`<details>`: keyboard-reachable, no script). Before a run
+exists the headline says what training will show, from the config alone.
+
     Computed          what a run holds: the four terms, E[L] (from `budget.plan` or the run)
-    loss_curves       the loss panel's legend: name, colour, width and dash of every curve
+    Measured          the numbers a run's headlines cite (one seed, one feature, last frame)
+    Caption           headline + why, and the one HTML every static surface prints
+    loss_curves       the loss panel's legend: name, colour, width, dash and default
+                      visibility of every curve
     loss_title        the loss panel's title and subtitle
     *_caption         the caption under each panel (the panel registry,
                       `tempsup.figures.rnn`, says which panel reads which)
+    phase_caption     the phase page's side text
     ktheta_note       the short gauge note the eigen panel prints beside kθ
     gauge_note        one line on the canonical gauge (export summary)
 
@@ -20,10 +31,13 @@ No dash here: the app (`app/panels.py`) only places these strings.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import html
+import math
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from tempsup.analysis import measures
 from tempsup.core.palette import (
     COLOR_NAMES,
     EXPECTED,
@@ -32,9 +46,45 @@ from tempsup.core.palette import (
     REMAINDER,
     TERM_COLORS,
 )
-from tempsup.io.run import TERM_NAMES
+from tempsup.io.run import SUCCESS_FRACTION, TERM_NAMES
 from tempsup.model.config import RunConfig
 from tempsup.theory import budget
+
+HEADLINE_WORDS = 25  # a headline is one sentence a reader takes in at a glance
+WHY = "Why?"  # the disclosure's label on every surface
+
+
+def words(text: str) -> int:
+    """How many words `text` has, as a reader counts them: every run of non-blanks ("=",
+    "0.053" and "(s" each count one)."""
+    return len(text.split())
+
+
+@dataclass(frozen=True)
+class Caption:
+    """The words under a panel: `headline`, one sentence of at most `HEADLINE_WORDS` words on
+    what this run shows, always visible; `why`, the explanation, behind a "Why?" disclosure."""
+
+    headline: str
+    why: str
+
+    def __post_init__(self) -> None:
+        n = words(self.headline)
+        assert n <= HEADLINE_WORDS, (
+            f"headline: expected at most {HEADLINE_WORDS} words, got {n}: {self.headline!r}"
+        )
+
+    def html(self, css_class: str = "caption") -> str:
+        """The caption as the export and the static site print it: the headline, then the
+        explanation folded under a native `<details>` (keyboard-reachable without script)."""
+        return (
+            f'<div class="{css_class}"><p class="headline">{html.escape(self.headline)}</p>'
+            f'<details class="why"><summary>{WHY}</summary><p>{html.escape(self.why)}</p>'
+            "</details></div>"
+        )
+
+    def to_dict(self) -> dict[str, str]:
+        return {"headline": self.headline, "why": self.why}
 
 
 @dataclass(frozen=True)
@@ -60,19 +110,57 @@ def _computed(config: RunConfig, computed: Computed | None) -> Computed:
     return Computed.plan(config) if computed is None else computed
 
 
+@dataclass(frozen=True)
+class Measured:
+    """The numbers a run's headlines cite: one seed and one feature at the run's last frame,
+    each taken from the data its panel draws (`tempsup.figures.rnn.measured`), so that a
+    headline and the panel beside it cannot disagree. NaN: the run does not have it."""
+
+    step: int  # the last frame's optimizer step
+    feature: str = ""  # the feature shown ("A", …) with vector input; "" for scalar input
+    # directions panel: the count its corner prints (ReLU readout), ‖w_s‖ in its gauge
+    free: int | None = None  # directions but w_k in the interference-free half-space
+    others: int = 0  # directions drawn but w_k
+    free_intermediate: int | None = None  # … of the k intermediate ones (s < k)
+    norms: tuple[float, ...] = ()  # ‖w_s‖, s = 0 … n-1 (canonical gauge)
+    # projections panel: a_s = w_yᵀw_s of the feature shown; the heatmap's summary
+    a: tuple[float, ...] = ()
+    heatmap: dict[str, float] | None = None  # `projections.heatmap_summary` (vector input)
+    # eigen panel: its corner's numbers; the leading eigenvalue and the spiral-sink test
+    rho: float = math.nan
+    swept: float = math.nan  # kθ in degrees, canonical gauge
+    lam_abs: float = math.nan
+    lam_arg: float = math.nan  # degrees, in [0, 180]
+    sink: bool = False  # `measures.spiral`: the claims' spiral-sink test
+    # loss panel: the curves' last values, the label's share, the staircase's drops
+    loss: float = math.nan
+    expected: float = math.nan
+    explained: float = math.nan  # Σ terms / E[L] in %, as the panel's label prints it
+    terms: dict[str, float] = field(default_factory=dict)  # by TERM_NAMES
+    drops: int = 0  # `measures.staircase` of E[L] (linear model)
+
+
+def _g(v: float, digits: int = 3) -> str:
+    """A number as the panels print it (`tempsup.figures._common.fmt`): `digits`
+    significant digits, "n/a" when the run has none."""
+    return f"{v:.{digits}g}" if math.isfinite(v) else "n/a"
+
+
 # ---- the loss panel's curves ----------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class Curve:
     """One legend entry of the loss panel. `key` names the data it draws: "others",
-    "expected", "loss", "total", "remainder" or a TERM_NAMES entry."""
+    "expected", "loss", "total", "remainder" or a TERM_NAMES entry. `shown`: drawn when the
+    panel opens; the others are in the legend, one click away (Plotly's "legendonly")."""
 
     key: str
     name: str
     color: str
     width: float
     dash: str = "solid"
+    shown: bool = True
 
     @property
     def color_name(self) -> str:
@@ -90,23 +178,36 @@ def _generic(name: str) -> str:
     return name.split(" (seed ")[0]
 
 
+SHOWN_CURVES = 5  # at most this many curves drawn when the loss panel opens
+
+
 def loss_curves(
     config: RunConfig, computed: Computed | None = None, seed: int | None = None, seeds: int = 1
 ) -> list[Curve]:
-    """The loss panel's legend in drawing order: only curves the run computed."""
+    """The loss panel's legend in drawing order: only curves the run computed.
+
+    Drawn when the panel opens (`Curve.shown`, at most `SHOWN_CURVES`): the measured loss
+    and, where the run has them, the four terms, each in its own colour: the
+    decomposition is what the panel is for, and the label in its corner gives their share
+    of E[L]. E[L] itself (for the linear model the terms' very sum), the dotted sum, the
+    remainder and the other seeds are in the legend, one click away. Without the terms,
+    every curve there is (measured loss, E[L], other seeds) is drawn."""
     c = _computed(config, computed)
     out = []
     if seeds > 1:
-        out.append(Curve("others", "other seeds (measured)", OTHER_SEEDS, 1.0))
+        out.append(Curve("others", "other seeds (measured)", OTHER_SEEDS, 1.0, shown=not c.terms))
     if c.expected:
-        out.append(Curve("expected", "expected loss E[L]", EXPECTED, 3.0))
+        out.append(Curve("expected", "expected loss E[L]", EXPECTED, 3.0, shown=not c.terms))
     shown = "measured loss" if seed is None else f"measured loss (seed {seed})"
     out.append(Curve("loss", shown, LOSS, 2.0))
     if c.terms:
-        out.append(Curve("total", "sum of the four terms", LOSS, 1.5, "dot"))
+        out.append(Curve("total", "sum of the four terms", LOSS, 1.5, "dot", shown=False))
         if config.relu_readout and c.expected:  # linear: the terms are exact, nothing remains
-            out.append(Curve("remainder", "remainder (3+ inputs)", REMAINDER, 1.2, "dashdot"))
+            out.append(
+                Curve("remainder", "remainder (3+ inputs)", REMAINDER, 1.2, "dashdot", shown=False)
+            )
         out += [Curve(name, name, TERM_COLORS[name], 1.8) for name in TERM_NAMES]
+    assert sum(v.shown for v in out) <= SHOWN_CURVES, [v.name for v in out if v.shown]
     return out
 
 
@@ -120,7 +221,7 @@ def loss_title(config: RunConfig, computed: Computed | None = None) -> str:
         title = "Loss and its four terms"
         exact = "exact to second order in p · " if config.relu_readout else "exact: linear model · "
     lines = [exact + "symmetric log scale"]
-    lines.append(("dotted: sum of the terms · " if c.terms else "") + "dashed: current step")
+    lines.append(("more curves in the legend · " if c.terms else "") + "dashed: current step")
     note = budget.plan(config).note
     if note:
         lines.append(note)
@@ -138,9 +239,46 @@ def _composition_pointer(c: Computed) -> str:
     return "composition interference; its term is not computed at this size"
 
 
-def directions_caption(config: RunConfig, computed: Computed | None = None) -> str:
-    """What w_s is, what the shaded half-space means, (N_h > 3) what the projection's axes
-    are, and which changes of hidden basis leave the function alone."""
+def _feature(m: Measured) -> str:
+    return f"Feature {m.feature}: " if m.feature else ""
+
+
+def directions_caption(
+    config: RunConfig, computed: Computed | None = None, measured: Measured | None = None
+) -> Caption:
+    """Headline: under a ReLU readout, how many directions park in the interference-free
+    half-space (the panel's count); under a linear one, how far the arrows turn and
+    shrink. Why: what w_s is, what the shaded half-space means, (N_h > 3) what the
+    projection's axes are, and which changes of hidden basis leave the function alone."""
+    return Caption(_directions_headline(config, measured), _directions_why(config, computed))
+
+
+def _directions_headline(config: RunConfig, m: Measured | None) -> str:
+    if m is None:
+        if config.relu_readout:
+            return (
+                "Train to see how many directions w_s park in the shaded interference-free "
+                "half-space, where a lone input is invisible to the readout."
+            )
+        return (
+            "Train to see the directions w_s turn from w_0 to w_k: a linear readout sees "
+            "every one of them."
+        )
+    k = config.k
+    if config.relu_readout and m.free is not None:
+        inter = f" ({m.free_intermediate} of {k} intermediate)" if k > 0 else ""
+        return (
+            f"{_feature(m)}{m.free} of {m.others} directions{inter} park in the shaded "
+            "interference-free half-space, invisible to the readout when alone."
+        )
+    who = f"Feature {m.feature}'s arrows" if m.feature else "The arrows"
+    return (
+        f"{who} turn kθ = {_g(m.swept, 4)}° from w_0 to w_k while their length goes from "
+        f"‖w_0‖ = {_g(m.norms[0])} to ‖w_k‖ = {_g(m.norms[k])}."
+    )
+
+
+def _directions_why(config: RunConfig, computed: Computed | None) -> str:
     c = _computed(config, computed)
     if config.relu_hidden:
         what = (
@@ -238,10 +376,55 @@ def gauge_caption(config: RunConfig) -> str:
     )
 
 
-def loss_caption(config: RunConfig, computed: Computed | None = None) -> str:
-    """What the loss panel draws, in which colours, and why two terms can be large with
-    opposite signs."""
+def loss_caption(
+    config: RunConfig, computed: Computed | None = None, measured: Measured | None = None
+) -> Caption:
+    """Headline: the last frame's measured loss and how much of E[L] the four terms explain
+    (the panel's label), with the two terms of opposite signs for a ReLU readout or the
+    staircase's drops for the linear RNN. Why: what the panel draws, in which colours, what
+    is one click away in the legend, and why two terms can be large with opposite signs."""
     c = _computed(config, computed)
+    return Caption(_loss_headline(config, c, measured), _loss_why(config, c))
+
+
+HERE = "at this size"  # why a piece is missing: `tempsup.theory.budget` skipped it
+
+
+def _loss_headline(config: RunConfig, c: Computed, m: Measured | None) -> str:
+    if m is None:
+        if c.terms:
+            return (
+                "Train to see the measured loss beside the paper's four terms of the "
+                "expected loss E[L]."
+            )
+        also = " beside the expected loss E[L]" if c.expected else ""
+        return f"Train to see the measured loss{also}; the four terms are not computed {HERE}."
+    at = f"At step {m.step} " + (
+        f"the measured loss is {_g(m.loss, 4)}" if math.isfinite(m.loss) else "no loss was measured"
+    )
+    if c.terms and math.isfinite(m.explained):
+        share = f"{m.explained:.1f} % of E[L]"
+        if not config.relu_readout:
+            if m.drops >= 2:
+                return (
+                    f"The loss came down in {m.drops} separate drops to {_g(m.loss, 4)}; the four "
+                    f"terms are exact: {share}."
+                )
+            return f"{at}; the four terms are exact: {share} = {_g(m.expected, 4)}."
+        mean, comp = (m.terms.get(n, math.nan) for n in TERM_NAMES[1::2])
+        return (
+            f"{at}; the four terms explain {share}, mean correction {mean:+.3g} against "
+            f"composition {comp:+.3g}."
+        )
+    if c.terms:  # the terms without E[L]
+        total = sum(m.terms.values()) if m.terms else math.nan
+        return f"{at}; the four terms sum to {_g(total, 4)}, and E[L] is not computed {HERE}."
+    if c.expected:
+        return f"{at} against E[L] = {_g(m.expected, 4)}; the four terms are not computed {HERE}."
+    return f"{at}; neither E[L] nor the four terms are computed {HERE}."
+
+
+def _loss_why(config: RunConfig, c: Computed) -> str:
     parts = []
     if c.terms:
         parts.append(
@@ -262,6 +445,10 @@ def loss_caption(config: RunConfig, computed: Computed | None = None) -> str:
             )
         else:
             parts.append("For the linear RNN the terms are exact: their sum is E[L].")
+        parts.append(
+            "The label in the top-left corner says what share of E[L] the four terms explain "
+            "at the frame shown."
+        )
     else:
         parts.append(
             "The measured loss"
@@ -270,8 +457,13 @@ def loss_caption(config: RunConfig, computed: Computed | None = None) -> str:
             "slots): the panel's note says so."
         )
     curves = loss_curves(config, c, seeds=config.seeds)
+    drawn = [v.words() for v in curves if v.shown]
+    hidden = [v.words() for v in curves if not v.shown]
     parts.append(
-        "Curves: " + "; ".join(v.words() for v in curves) + " (black is drawn white in dark mode)."
+        "Curves: "
+        + "; ".join(drawn)
+        + (f"; one click away in the legend: {'; '.join(hidden)}" if hidden else "")
+        + " (black is drawn white in dark mode)."
     )
     parts.append(
         "The y axis is symmetric-logarithmic: decades above and below zero and linear near "
@@ -322,8 +514,53 @@ def _opposite_signs(config: RunConfig) -> str:
     )
 
 
-def projections_caption(config: RunConfig, computed: Computed | None = None) -> str:
-    """What a_s (or the heatmap of W_yᵀW_k) means for this model."""
+def projections_caption(
+    config: RunConfig, computed: Computed | None = None, measured: Measured | None = None
+) -> Caption:
+    """Headline: the target gain a_k and, per model, what the other projections do (how
+    many are ≤ 0 under the SSM's ReLU readout, how many are exactly 0 past k for the ReLU
+    RNN, the largest leak for the linear RNN), or the heatmap's counts for vector input.
+    Why: what a_s (or the heatmap of W_yᵀW_k) means for this model."""
+    return Caption(_projections_headline(config, measured), _projections_why(config, computed))
+
+
+def _projections_headline(config: RunConfig, m: Measured | None) -> str:
+    if m is None:
+        if config.inputs > 1:
+            return (
+                "Train to see W_yᵀW_k: how strongly feature j of the input k steps back "
+                "reaches output i (ideal: the identity)."
+            )
+        return (
+            "Train to see a_s = w_yᵀw_s, how strongly an input of age s reaches the output: "
+            "ideally a_k = 1, and 0 elsewhere."
+        )
+    if config.inputs > 1 and m.heatmap is not None:
+        h = m.heatmap
+        text = (
+            f"W_yᵀW_k: {h['diagonal_positive']} of {h['n']} diagonal entries positive, "
+            f"{h['off_positive']} of {h['off_total']} off-diagonal ones > 0"
+        )
+        return text + (f" (largest {h['largest_off']:.2f})." if h["off_positive"] else ".")
+    k, a = config.k, np.asarray(m.a, dtype=float)
+    gain = f"a_k = {_g(a[k])} against the target 1"
+    if config.relu_hidden:
+        old = a[k + 1 :]
+        zero = int((np.abs(old) <= measures.EXACT_ZERO * max(abs(a[k]), 1e-12)).sum())
+        sharp = ": sharp forgetting." if zero == len(old) else "."
+        return f"{gain}; a_s is exactly 0 at {zero} of the {len(old)} ages past k{sharp}"
+    if config.relu_readout and m.free is not None:
+        bias = " + b" if config.bias else ""
+        return (
+            f"{gain}; {m.free} of {m.others} other ages have a_s{bias} ≤ 0: alone, their "
+            "inputs cost nothing."
+        )
+    others = np.delete(np.arange(len(a)), k)
+    s = int(others[np.argmax(np.abs(a[others]))])
+    return f"{gain}; the largest leak is a_{s} = {_g(a[s])}, paid by every input of that age."
+
+
+def _projections_why(config: RunConfig, computed: Computed | None) -> str:
     c = _computed(config, computed)
     text = (
         "a_s = w_yᵀw_s is how strongly an input of age s reaches the output when it arrives "
@@ -356,8 +593,56 @@ def projections_caption(config: RunConfig, computed: Computed | None = None) -> 
     return text.strip()
 
 
-def eigen_caption(config: RunConfig) -> str:
-    """What the eigenvalues say for this recurrence, and the convention kθ is printed in."""
+def eigen_caption(
+    config: RunConfig, computed: Computed | None = None, measured: Measured | None = None
+) -> Caption:
+    """Headline: for the linear RNN whether W_h is a spiral sink (the claims' test), for
+    the SSM kθ beside the two basins of the phase transition, for the ReLU RNN ρ and kθ
+    with what they do not say. Why: what the eigenvalues say for this recurrence, and the
+    convention kθ is printed in."""
+    return Caption(_eigen_headline(config, measured), _eigen_why(config))
+
+
+def _eigen_headline(config: RunConfig, m: Measured | None) -> str:
+    if m is None:
+        if config.model == "ssm":
+            return (
+                "Train to see which basin the swept angle kθ falls in: ≈ 90° (dense) or "
+                "≈ 270° (sparse)."
+            )
+        if config.relu_hidden:
+            return (
+                "Train to see the eigenvalues of W_h; for the ReLU RNN they describe W_h "
+                "alone, not the hidden state's decay."
+            )
+        return (
+            "Train to see whether W_h becomes a spiral sink: complex eigenvalues inside the "
+            "unit circle."
+        )
+    swept = f"kθ = {_g(m.swept, 4)}°"
+    if config.model == "ssm":  # the numbers beside the basins: which one it is in is the
+        # ssm-jump claim's verdict, measured on a sweep (`tempsup.paper.presets.ssm_jump`)
+        return (
+            f"{swept} against the paper's two basins, ≈ 90° dense and ≈ 270° sparse; "
+            f"ρ(W_h) = {_g(m.rho)}."
+        )
+    if config.relu_hidden:
+        return (
+            f"ρ(W_h) = {_g(m.rho)} and {swept}: for the ReLU RNN they describe W_h alone, "
+            "not how fast the hidden state decays."
+        )
+    if m.sink:
+        return (
+            f"A spiral sink: each step turns by arg λ = {_g(m.lam_arg)}° and shrinks by "
+            f"|λ| = {_g(m.lam_abs)}; swept {swept}."
+        )
+    return (
+        f"No spiral sink by the paper's test: leading |λ| = {_g(m.lam_abs)}, arg λ = "
+        f"{_g(m.lam_arg)}°; swept {swept}."
+    )
+
+
+def _eigen_why(config: RunConfig) -> str:
     if config.relu_hidden:
         text = (
             "The ReLU RNN's recurrence is not linear: its eigenvalues describe W_h alone, and "
@@ -417,9 +702,28 @@ def gauge_note(config: RunConfig) -> str:
     return f"minimum-norm (kθ and ‖w_0‖; the rest is gauge-free); {_ktheta_convention(config)}"
 
 
+def phase_caption() -> Caption:
+    """The phase page's side text: how to read the diagram and its labels."""
+    return Caption(
+        "Each point is one sparsity's best seed at its swept angle kθ; click a point to open "
+        "its run in the explorer.",
+        "Every point × seed trains in one batch. Its label x/n says how many of the n seeds "
+        f"are near that best loss (closing {SUCCESS_FRACTION:.0%} of the gap from a silent "
+        "network's loss), and the marker grows with x. Under the diagram one sentence says "
+        "where the best seed switches from the ≈ 90° to the ≈ 270° basin and whether seeds "
+        "move themselves: the gallery's sweep until yours finishes, then yours (it moves with "
+        "k, the seeds and the training length). A short run (a few hundred steps) has not "
+        "settled: angles far above 360° or labels like 1/4 say train longer before judging.",
+    )
+
+
 __all__ = [
+    "HEADLINE_WORDS",
+    "WHY",
+    "Caption",
     "Computed",
     "Curve",
+    "Measured",
     "directions_caption",
     "eigen_caption",
     "gauge_caption",
@@ -428,5 +732,7 @@ __all__ = [
     "loss_caption",
     "loss_curves",
     "loss_title",
+    "phase_caption",
     "projections_caption",
+    "words",
 ]

@@ -144,6 +144,8 @@ td, th {{ border-bottom: 1px solid #e4e4e4; padding: 0.2rem 0.8rem 0.2rem 0; tex
 th {{ font-weight: 600; }}
 pre {{ background: #f6f6f6; padding: 0.8rem; overflow-x: auto; font-size: 0.85rem; }}
 .muted {{ color: #666; font-size: 0.9rem; }}
+.panel-caption h3 {{ font-size: 1rem; margin: 0.9rem 0 0.2rem; }}
+.caption .headline {{ margin: 0.2rem 0; }} .caption details p {{ font-size: 0.9rem; }}
 @media (prefers-color-scheme: dark) {{
   body {{ background: #15181d; color: #e6e8eb; }} a {{ color: #8ab4ff; }}
   td, th {{ border-color: #333a44; }} pre {{ background: #22272e; }} .muted {{ color: #a9b1bd; }}

@@ -15,6 +15,7 @@ module's own.
 
 from __future__ import annotations
 
+import html
 import re
 from typing import Any
 
@@ -348,19 +349,33 @@ def export_html(
     summary["near the best loss"] = NEAR_BEST
     summary["gauge"] = captions.gauge_note(cfg)
     summary["status line of the last frame"] = status_line(run, sel.seed, -1, sel.feature)
-    # the explorer's captions, written for this run by the same function (the registry)
-    done = captions.Computed.of_run(run["terms"][:, sel.seed], run["expected_loss"][:, sel.seed])
-    for panel, words in rnn.panel_captions(cfg, done).items():
-        summary[f"{panel} panel"] = words
     return page(
         f"tempsup run {cfg.key}: {MODEL_NAMES[cfg.model]}",
         animation_json(run, sel.seed, sel.feature),
         summary=summary_html(summary),
-        config=config_html(cfg.to_dict(), cfg.to_json()),
+        # under the figure, before the configuration: what each panel shows
+        config=panel_captions_html(run, sel.seed, sel.feature)
+        + config_html(cfg.to_dict(), cfg.to_json()),
         link=link,
         intro=INTRO,
         div_id="tempsup-animation",
     )
+
+
+def panel_captions_html(run: Run, seed: int | None = None, feature: int = 0, level: int = 2) -> str:
+    """What each panel shows, for one seed (None: the best) and feature of a run: the
+    explorer's captions, written for this run by the same function (the registry,
+    `tempsup.figures.rnn.run_captions`), each headline visible and its explanation under
+    a native "Why?" disclosure, under a heading of `level` (each panel's one below). The
+    export prints them under its figure; the static site under each animation."""
+    h, sub = f"h{level}", f"h{level + 1}"
+    items = "".join(
+        f'<section class="panel-caption" data-panel="{html.escape(name, quote=True)}">'
+        f"<{sub}>{html.escape(rnn.PANEL_SET.entry(name).title)}</{sub}>{words.html()}"
+        "</section>"
+        for name, words in rnn.run_captions(run, seed, feature).items()
+    )
+    return f'<div class="captions"><{h}>What the panels show</{h}>{items}</div>'
 
 
 SHORT_TITLE = 32  # side by side, a panel title longer than this runs into its neighbour's
@@ -410,4 +425,10 @@ def _legend_entries(data: list[dict[str, Any]]) -> int:
     return len(shown)
 
 
-__all__ = ["animation_figure", "animation_json", "export_html", "side_by_side"]
+__all__ = [
+    "animation_figure",
+    "animation_json",
+    "export_html",
+    "panel_captions_html",
+    "side_by_side",
+]

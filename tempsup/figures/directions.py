@@ -277,9 +277,7 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
         out += _feature_arrows(sel, d, frame, shown, is3d)
     out.append(_readout(shown["ry"], cfg.tied, is3d))
     if cfg.relu_readout:
-        n_free, n_free_before = per_frame(d, "free counts", lambda: _free_counts(d["free"], k))[
-            frame
-        ]
+        n_free, n_free_before = free_counts(d, k)[frame]
         # short lines: the corner text stays inside a panel a phone's width wide
         text = f"{n_free} of {len(pts) - 1} directions in the<br>interference-free half-space"
         if cfg.inputs > 1:
@@ -297,6 +295,13 @@ def _short(pts: np.ndarray, R_at: np.ndarray) -> list[list[bool]]:
     """Per frame and age (or feature): whether the arrow is too short for its label
     (shorter than LABEL_MIN of the frame's half-range `R_at`, that of the frames so far)."""
     return (np.linalg.norm(pts, axis=-1) < LABEL_MIN * R_at[:, None]).tolist()
+
+
+def free_counts(d: dict[str, Any], k: int) -> list[tuple[int, int]]:
+    """Per frame, the count the corner prints: how many directions but w_k lie in the
+    half-space, and how many of the intermediate ones (s < k). Kept in `d`: the caption's
+    headline (`tempsup.figures.rnn.measured`) reads the same numbers."""
+    return per_frame(d, "free counts", lambda: _free_counts(d["free"], k))
 
 
 def _free_counts(free: np.ndarray, k: int) -> list[tuple[int, int]]:

@@ -26,14 +26,18 @@ Every curve is signed and every one is inside the axis range (the range covers
 all of them; only other seeds may leave it). The legend and the caption come
 from `tempsup.analysis.captions.loss_curves`: a piece the run did not compute (NaN at
 every frame, `tempsup.theory.budget`) is neither drawn nor in the legend, and frames a
-piece skipped are left out of its line rather than drawn as gaps. The hover
+piece skipped are left out of its line rather than drawn as gaps. At most five
+curves are drawn when the panel opens (the measured loss and the four terms); the
+rest are in the legend, one click away (Plotly's "legendonly"). The hover
 shows each value as it is (not its axis position). The dotted line is the sum
 of the four terms; beside it the expected loss E[L] (for the linear model the
 same curve: the terms are exact) and, for ReLU readouts, the remainder E[L] −
 Σ terms, the part of the loss that takes three or more co-active inputs. A
-label at the cursor says how much of E[L] the four terms explain at that frame;
-for the ReLU RNN, whose E[L] is a Monte Carlo estimate, it also gives its
-standard error.
+label in the top-left corner says how much of E[L] the four terms explain at the
+frame shown; for the ReLU RNN, whose E[L] is a Monte Carlo estimate, it also gives
+its standard error. It hangs in a band left empty above the curves, and the cursor
+stops below that band, so the two never touch wherever the cursor is (at step 0 it
+is under the label, not through it).
 """
 
 from __future__ import annotations
@@ -107,11 +111,11 @@ def prepare(sel: Selection) -> dict[str, Any]:
         "computed": computed,
         "curves": curves,
         "c": c,
-        "last_step": int(sel.config.steps),  # the configured length: the same while streaming
         # the range covers every curve of the shown seed (other seeds may leave it); the
         # plot shows it with room above for the moving label (the ticks are the range's)
         "range": (rng := [float(v) for v in ranges[-1]]),
         "plot_range": _with_label_room(rng),
+        "curves_top": ranges[:, 1],  # (F,): the top of the curves over the frames so far
         # what a frame's label says and where it hangs, from the frames up to it alone
         # (`causal`): whether the terms and E[L] were computed by then, and the plot's
         # range over those frames (the page hangs it from the top of the range it draws)
@@ -121,9 +125,10 @@ def prepare(sel: Selection) -> dict[str, Any]:
     }
 
 
-# Above the curves, this share of their span is left empty for the label at the cursor
+# Above the curves, this share of their span is left empty for the label in the corner
 # (three short lines hanging from the top: up to a quarter of a phone's plot), so that
-# it is never drawn over the loss, which sits at the top of the range once trained.
+# it is never drawn over the loss, which sits at the top of the range once trained, nor
+# over the cursor, which stops at the curves' top.
 LABEL_ROOM = 0.4
 
 
@@ -137,7 +142,7 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
     step = int(run["step"][frame])
     return (
         history(sel, d)
-        + _cursor(step, d, float(d["loss"][frame, seed]))
+        + _cursor(step, d, frame, float(d["loss"][frame, seed]))
         + [_explained(step, d, frame)]
     )
 
@@ -183,31 +188,43 @@ def _line(curve: captions.Curve, x: list, y: list) -> dict[str, Any]:
         "name": curve.name,
         "line": {"color": curve.color, "width": curve.width, "dash": curve.dash},
     }
+    if not curve.shown:  # in the legend, drawn once clicked there
+        trace["visible"] = "legendonly"
     if curve.key == "others":
         trace["hoverinfo"] = "skip"
     return trace
 
 
-# The cursor's line spans this far (symmetric-log units: decades) either side of 0, past
-# any axis this panel draws, which clips it to what is shown: on a wider scale (Compare
-# draws both runs on the range holding both) it still crosses the whole panel, and
-# autoscale stops at the axis's range (`autorangeoptions`), as the directions panel's
-# half-space does. A number of its own, not of the run: a frame streamed in is drawn as
-# the finished run draws it (`causal`).
+# The cursor's line reaches this far (symmetric-log units: decades) below 0, past any
+# axis this panel draws, which clips it to what is shown: on a wider scale (Compare draws
+# both runs on the range holding both) it still reaches the panel's bottom, and autoscale
+# stops at the axis's range (`autorangeoptions`), as the directions panel's half-space
+# does. Upwards it stops at the top of the curves (of the frames so far, `causal`): the
+# band above is the label's, and the cursor never runs through it.
 CURSOR_REACH = 100.0
 
 
-def _cursor(step: int, d: dict[str, Any], loss: float) -> list[dict[str, Any]]:
-    """The moving traces: a dashed line at the frame's step across the whole panel, and a
-    dot on the shown seed's loss (drawn on the symmetric-log axis, hovered as its value)."""
-    line = [-CURSOR_REACH, CURSOR_REACH]
-    return cursor_traces(step, line, rnd(symlog([loss], d["c"])), rnd([loss]))
+def _cursor(step: int, d: dict[str, Any], frame: int, loss: float) -> list[dict[str, Any]]:
+    """The moving traces: a dashed line at the frame's step from the panel's bottom to the
+    curves' top, and a dot on the shown seed's loss (drawn on the symmetric-log axis,
+    hovered as its value)."""
+    line = [-CURSOR_REACH, float(d["curves_top"][frame])]
+    return cursor_traces(step, rnd(line), rnd(symlog([loss], d["c"])), rnd([loss]))
 
 
 def causal(config: RunConfig) -> bool:
     """Each frame is drawn from the frames up to it alone (`PanelSet.causal`): the cursor's
-    reach is a constant, the label's words and height come from those frames."""
+    reach, the label's words and place come from those frames."""
     return True
+
+
+def explained_share(d: dict[str, Any], frame: int) -> float:
+    """Σ terms / E[L] in % at one frame, as the label prints it; NaN where either was not
+    computed or E[L] ≤ 0 (the caption's headline reads it here too)."""
+    expected, total = float(d["expected"][frame]), float(d["total"][frame])
+    if not (np.isfinite(expected) and np.isfinite(total)) or expected <= 0:
+        return float("nan")
+    return 100 * total / expected
 
 
 def explained_text(d: dict[str, Any], frame: int) -> str:
@@ -219,34 +236,40 @@ def explained_text(d: dict[str, Any], frame: int) -> str:
         return "terms or E[L] not computed at this frame"
     if expected <= 0:
         return "E[L] = 0"
-    # short lines: beside the cursor the label stays inside a panel a phone's width wide
-    text = f"four terms:<br>{100 * total / expected:.1f} % of E[L]"
+    # short lines: in its corner the label stays inside a panel a phone's width wide
+    text = f"four terms:<br>{explained_share(d, frame):.1f} % of E[L]"
     if se > 0:
         text += f"<br>(E[L] ± {100 * se / expected:.1f} %)"
     return text
 
 
-LABEL_INSET = 0.02  # the label hangs this share of the y axis's span below its top
+LABEL_INSET = 0.02  # the label hangs this share of the axes' spans in from the top-left corner
+X_PAD = 0.02  # the x axis reaches this share of the last step beyond 0 and the last step
+
+
+def x_range(last_step: int) -> list[float]:
+    """The x axis's range for a run whose last frame is at `last_step`."""
+    pad = max(last_step, 1) * X_PAD
+    return [-pad, last_step + pad]
 
 
 def _explained(step: int, d: dict[str, Any], frame: int) -> dict[str, Any]:
-    """The moving label at the cursor's top: how much of the loss the terms explain.
-
-    It sits right of the cursor in the first half of training and left of it
-    after, and hangs from just below the axis top, so it never leaves the plot.
-    """
-    late = step > d["last_step"] / 2
+    """The moving label: how much of the loss the terms explain, at the top-left corner of
+    the axes (`meta.corner`), not at the cursor: it hangs in the band above the curves,
+    which the cursor does not enter. Placed on the axes of the frames up to this one
+    (`causal`); a page or a figure drawing other ranges moves it to their corner."""
+    x0, x1 = x_range(step)
     low, high = d["plot_range_at"][frame]
     return {
         "type": "scatter",
-        "x": [step],
+        "x": [rnd(x0 + LABEL_INSET * (x1 - x0))],
         "y": [rnd(float(high - LABEL_INSET * (high - low)))],
-        # the page hangs it this share of the axis's span below the top of the range it
-        # draws (assets/tempsup.js atCorners; `tempsup.figures.panel.at_corners`)
-        "meta": {"top": LABEL_INSET},
+        # the page keeps it at this inset from the top-left corner of the ranges it draws
+        # (assets/tempsup.js atCorners; `tempsup.figures.panel.at_corners`)
+        "meta": {"corner": LABEL_INSET},
         "mode": "text",
         "text": [explained_text(d, frame)],
-        "textposition": "bottom left" if late else "bottom right",
+        "textposition": "bottom right",
         "textfont": {"color": CURSOR, "size": 11},
         "name": "explained",
         "showlegend": False,
@@ -258,12 +281,11 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
     cfg, run = sel.config, sel.run
     steps = run["step"]
     last = int(steps[-1]) if len(steps) else 1
-    pad = max(last, 1) * 0.02
     n = len(d["curves"])
     return Parts(
         title=captions.loss_title(cfg, d["computed"]),
         axes={
-            "xaxis": {"range": rnd([-pad, last + pad]), "title": {"text": "training step"}},
+            "xaxis": {"range": rnd(x_range(last)), "title": {"text": "training step"}},
             "yaxis": {
                 **symlog_axis(d["c"], d["range"], "loss (symmetric log)"),
                 **clipped_range(rnd(d["plot_range"])),  # the cursor reaches past it

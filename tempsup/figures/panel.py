@@ -86,7 +86,10 @@ class Panel(Protocol):
     def parts(self, sel: Selection, data: Any) -> Parts: ...
 
 
-Caption = Callable[[Any, Any], str]  # (config, what the run computed) -> the words under it
+# (config, what the run computed[, what it measured]) -> the words under a panel: a
+# `tempsup.analysis.captions.Caption` (headline and why: the RNN explorer's) or a string
+# (the correlations lab's)
+Caption = Callable[..., Any]
 
 
 @dataclass(frozen=True)
@@ -192,12 +195,15 @@ class PanelSet:
     feature)` validates a selection (seed None = the run's best); `status_lines(run, seed,
     feature, start)` gives the player's line for frames start … F-1, every number the
     frame's own; `captions(config, computed)` the words under the panels, which every
-    surface (the app's cards, the export, the site) reads.
+    surface (the app's cards, the export, the site) reads; `run_captions(run, seed,
+    feature)`, where the lab has it, the same words with the numbers of one seed of a run
+    (the app's view store carries their headlines: `app.view.shared_parts`).
     """
 
     entries: tuple[PanelEntry, ...]
     select: Callable[[Any, int | None, int], Selection]
     status_lines: Callable[[Any, int | None, int, int], list[str]]
+    run_captions: Callable[[Any, int | None, int], dict[str, Any]] | None = None
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -226,10 +232,11 @@ class PanelSet:
             for e in self.entries
         )
 
-    def captions(self, config: Any, computed: Any = None) -> dict[str, str]:
+    def captions(self, config: Any, computed: Any = None, *measured: Any) -> dict[str, Any]:
         """The words under each panel that has a caption, by name in display order, for
-        `config` and what its run computed (each lab's own kind; None: nothing yet)."""
-        return {e.name: e.caption(config, computed) for e in self.entries if e.caption}
+        `config`, what its run computed (each lab's own kind; None: nothing yet) and, for
+        a lab whose captions cite a run's numbers, what it measured."""
+        return {e.name: e.caption(config, computed, *measured) for e in self.entries if e.caption}
 
     def frame_traces(
         self, panel: str, run: Any, seed: int | None = None, frame: int = -1, feature: int = 0

@@ -52,6 +52,10 @@ nav a { margin-right: 1rem; }
 .cards { display: grid; grid-template-columns: repeat(auto-fill, minmax(min(22rem, 100%), 1fr));
          gap: 1rem; }
 .plot { max-width: 100%; }
+.captions { display: grid; gap: 0 1.5rem;
+  grid-template-columns: repeat(auto-fit, minmax(min(100%, 280px), 1fr)); }
+.captions > h3 { grid-column: 1 / -1; margin-bottom: 0; }
+.panel-caption h4 { margin: 0.6rem 0 0.1rem; } .caption .headline { margin: 0.1rem 0; }
 @media (max-width: 600px) {
   body { padding: 0.6rem; } nav { display: flex; flex-wrap: wrap; gap: 0.25rem 1rem; }
   nav a { margin-right: 0; padding: 0.35rem 0; } table { display: block; overflow-x: auto; }
@@ -241,19 +245,13 @@ def _figure(
 
 
 def panel_captions_html(run: Run) -> str:
-    """What each panel of a run's animation shows: the explorer's captions, written for this
-    run by the same function (the panel registry, `tempsup.figures.rnn`), folded under the
-    figure."""
-    from tempsup.analysis import captions
-    from tempsup.figures import rnn
+    """What each panel of a run's animation (its best seed) shows, under the figure: the
+    explorer's captions, written for this run by the same function as the export's
+    (`tempsup.figures.animation.panel_captions_html`, the panel registry's), each
+    headline visible and its explanation under a "Why?" disclosure."""
+    from tempsup.figures.animation import panel_captions_html as captions_html
 
-    done = captions.Computed.of_run(run["terms"][:, run.best], run["expected_loss"][:, run.best])
-    items = "".join(
-        f"<li><strong>{html.escape(panel)}</strong>: {html.escape(words)}</li>"
-        for panel, words in rnn.panel_captions(run.config, done).items()
-    )
-    summary = "<summary>What the panels show</summary>"
-    return f'<details class="captions">{summary}<ul>{items}</ul></details>'
+    return captions_html(run, level=3)
 
 
 def claims_html(results: list[ClaimResult]) -> str:
