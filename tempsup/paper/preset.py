@@ -34,6 +34,7 @@ import numpy as np
 from tempsup.errors import TempsupError
 from tempsup.io.run import Run
 from tempsup.model.config import RunConfig
+from tempsup.paper.ties import said_ties
 
 Checker = Callable[[dict[str, Run]], list["ClaimResult"]]
 Figure = Callable[[dict[str, Run]], Any]  # runs by label -> a plotly Figure
@@ -53,8 +54,9 @@ class ClaimResult:
     switch basin on their own" beside a claim about the best seed); `held` is the
     verdict on the best seed(s); `measured` holds the numbers behind it (plain
     JSON: floats, ints, strings, lists) and `statement` is the one sentence that
-    says them, written by the claim's own function in its preset module, so the
-    gallery, the lesson, the report and the README say the same words.
+    says them, written by the claim's own function in its preset module (and closed by
+    the best seeds' tie note, where there is one), so the gallery, the lesson, the report
+    and the README say the same words.
     """
 
     claim: str
@@ -98,9 +100,13 @@ def result(
 ) -> ClaimResult:
     """A claim from its per-seed verdicts `ok` (any shape), the verdict on the best seed(s),
     the numbers behind it and `said`, the claim's function writing them as one sentence
-    (without one, the numbers are listed as `name = value` items)."""
+    (without one, the numbers are listed as `name = value` items). A sentence closes with
+    the tie note of the best seeds, where the numbers carry one (`tempsup.paper.ties`)."""
     ok = np.asarray(ok, dtype=bool).ravel()
-    statement = said(measured) if said is not None else "; ".join(measured_items(measured))
+    if said is not None:
+        statement = said(measured) + said_ties(measured)
+    else:
+        statement = "; ".join(measured_items(measured))
     return ClaimResult(
         claim, measured, int(ok.sum()), int(ok.size), bool(held), criterion, statement, counted
     )

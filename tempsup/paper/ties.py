@@ -8,9 +8,10 @@ close they are, so a card reads "seeds 3 and 5 within 0.12 %: held on 3, not on 
 rather than letting sampling noise decide.
 
 A claim over several runs (N_h = 2, 5, 10; k = 0..4) judges its per-seed test on the best
-seed of every run at once (`judge_every`); a claim's numbers carry the note under `TIES`
-(`noted`) and its sentence closes with it (`said_ties`; `said_per_run` for numbers kept
-run by run), so every preset says a tie the same way.
+seed of every run at once (`judge_every`) and may keep its numbers run by run (`per_run`
+says them). A claim's numbers carry the note under `TIES` (`noted`), and its statement
+closes with it (`said_ties`, added by `tempsup.paper.preset.result`), so every preset
+says a tie the same way.
 """
 
 from __future__ import annotations
@@ -111,11 +112,12 @@ def said_ties(measured: dict[str, Any]) -> str:
     return f" Ties: {note}." if note else ""
 
 
-def said_per_run(measured: dict[str, Any], phrase: Callable[[Any], str], lead: str = "") -> str:
+def per_run(measured: dict[str, Any], phrase: Callable[[Any], str], lead: str = "") -> str:
     """A claim's numbers kept run by run under their labels ("N_h=5", "k=2") as one sentence:
-    `lead`, "N_h = 5: <phrase of its numbers>" for each run, ";"-joined, and the tie note."""
+    `lead`, then "N_h = 5: <phrase of its numbers>" for each run, ";"-joined (the tie note
+    left to `said_ties`)."""
     runs = [f"{lab.replace('=', ' = ')}: {phrase(v)}" for lab, v in measured.items() if lab != TIES]
-    return lead + "; ".join(runs) + "." + said_ties(measured)
+    return lead + "; ".join(runs) + "."
 
 
 def _seed(label: str, seed: int, name: Callable[[str, int], str] | None) -> str:

@@ -37,7 +37,7 @@ from tempsup.core.palette import base_layout
 from tempsup.io.run import Run
 from tempsup.model.config import RunConfig
 from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, result, rounded
-from tempsup.paper.ties import judge, judge_every, noted, said_per_run, said_ties
+from tempsup.paper.ties import judge, judge_every, noted, per_run
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
 # the k = 0 pentagon: all five features' directions
@@ -120,8 +120,7 @@ def polygon_at_k0(r: Recalls) -> ClaimResult:
         name=lambda lab, s: shape if ok0[s] else f"no {shape}, {r.kept(lab, s)}",
     )  # fmt: skip
     return result(
-        f"k = 0: the {n_x} features sit on a regular polygon "
-        f"({'pentagon' if n_x == 5 else f'{n_x}-gon'}: pure spatial superposition)",
+        f"k = 0: the {n_x} features sit on a regular polygon ({shape}: pure spatial superposition)",
         ok0,
         v0.held,
         noted(
@@ -147,7 +146,7 @@ def said_polygon(m: dict[str, Any]) -> str:
     return (
         f"angles between neighbouring features {listed(m['gaps_deg'], 0)}°, lengths "
         f"{listed(m['norms'])} (shortest/longest {fixed(m['norm_ratio'], 2)}), recall "
-        f"{listed(m['recall'])}." + said_ties(m)
+        f"{listed(m['recall'])}."
     )
 
 
@@ -178,7 +177,7 @@ def all_or_none(r: Recalls) -> ClaimResult:
 
 def said_all_or_none(m: dict[str, Any]) -> str:
     """Per k, the best seed's kept set and recalls (a recall between 0.2 and 0.8 is neither)."""
-    return said_per_run(m, lambda v: f"keeps {v['kept'] or 'none'} (recall {listed(v['recall'])})")
+    return per_run(m, lambda v: f"keeps {v['kept'] or 'none'} (recall {listed(v['recall'])})")
 
 
 def prefix_kept(r: Recalls) -> ClaimResult:
@@ -202,7 +201,7 @@ def prefix_kept(r: Recalls) -> ClaimResult:
 
 def said_prefix(m: dict[str, Any]) -> str:
     """Per k, the best seed's kept set."""
-    return said_per_run(m, lambda kept: kept or "none", "kept sets ")
+    return per_run(m, lambda kept: kept or "none", "kept sets ")
 
 
 def fewer(r: Recalls) -> ClaimResult:
@@ -244,7 +243,7 @@ def said_fewer(m: dict[str, Any]) -> str:
     """How many features are represented (and kept whole) at each k."""
     return (
         f"at k = {listed(m['k'])}: {listed(m['represented_best'])} features represented, "
-        f"{listed(m['kept_best'])} kept whole." + said_ties(m)
+        f"{listed(m['kept_best'])} kept whole."
     )
 
 
@@ -269,7 +268,7 @@ def a_survives(r: Recalls) -> ClaimResult:
 
 def said_a_survives(m: dict[str, Any]) -> str:
     """A's recall at each k."""
-    return said_per_run(m, lambda a: fixed(a, 2), "A's recall ")
+    return per_run(m, lambda a: fixed(a, 2), "A's recall ")
 
 
 def only_a(r: Recalls) -> ClaimResult:
@@ -303,10 +302,7 @@ def said_only_a(m: dict[str, Any]) -> str:
         if largest is not None
         else "no lesser feature is kept at any k"
     )
-    return (
-        f"the largest k keeps {m['kept'] or 'none'} (recall {listed(m['recall'])}); {lesser}."
-        + said_ties(m)
-    )
+    return f"the largest k keeps {m['kept'] or 'none'} (recall {listed(m['recall'])}); {lesser}."
 
 
 def figure(runs: dict[str, Run]) -> go.Figure:

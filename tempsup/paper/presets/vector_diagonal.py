@@ -11,6 +11,7 @@ Sources: science.md §1.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ from tempsup.core.palette import base_layout
 from tempsup.io.run import Run
 from tempsup.model.config import RunConfig
 from tempsup.paper.preset import ClaimResult, Preset, card, fixed, listed, num, result, rounded
-from tempsup.paper.ties import judge, judge_every, noted, said_per_run, said_ties
+from tempsup.paper.ties import judge, judge_every, noted, per_run
 
 # the gallery card's picture (run label, panel or "summary": the preset's figure):
 # the W_yᵀW_k heatmap
@@ -101,7 +102,7 @@ def diagonal(d: Diagonals) -> ClaimResult:
 
 def said_diagonal(m: dict[str, Any]) -> str:
     """Per N_h: features on the diagonal and the largest off-diagonal entry."""
-    return said_per_run(
+    return per_run(
         m,
         lambda v: (
             f"{v['on_diagonal']} on the diagonal, largest off-diagonal "
@@ -131,7 +132,7 @@ def other_ages(d: Diagonals) -> ClaimResult:
 
 def said_other_ages(m: dict[str, Any]) -> str:
     """Per N_h: the largest entry at other ages and the share of entries ≤ 0."""
-    return said_per_run(
+    return per_run(
         m,
         lambda v: (
             f"largest entry {fixed(v['max_entry'])}, "
@@ -140,22 +141,19 @@ def said_other_ages(m: dict[str, Any]) -> str:
     )
 
 
+def _grows(n: Sequence[int]) -> bool:
+    """Counts by increasing N_h: non-decreasing, and larger at the largest than the smallest."""
+    return all(x <= y for x, y in zip(n, n[1:], strict=False)) and n[-1] > n[0]
+
+
 def more_on_diagonal(d: Diagonals) -> ClaimResult:
     """A larger N_h keeps more features on the diagonal."""
-    labels, stats = d.labels, d.stats
+    labels = d.labels
     counts = [int(n) for n in d.at_best("n_on").values()]
-    grows = np.array(
-        [
-            all(x <= y for x, y in zip(col, col[1:], strict=False)) and col[-1] > col[0]
-            for col in np.array([stats[lab]["n_on"] for lab in labels]).T
-        ]
-    )
-
-    def more(b: dict[str, int]) -> bool:
-        n = [int(stats[lab]["n_on"][b[lab]]) for lab in labels]
-        return all(x <= y for x, y in zip(n, n[1:], strict=False)) and n[-1] > n[0]
-
-    v3 = judge(d.runs, more, labels, d.on)
+    n_on = np.array([d.stats[lab]["n_on"] for lab in labels])  # (L, M)
+    grows = np.array([_grows(col) for col in n_on.T])  # per seed index
+    v3 = judge(d.runs, lambda b: _grows([int(n_on[i, b[lab]]) for i, lab in enumerate(labels)]),
+               labels, d.on)  # fmt: skip
     return result(
         "a larger N_h puts more features on the diagonal",
         grows,
@@ -171,10 +169,7 @@ def more_on_diagonal(d: Diagonals) -> ClaimResult:
 
 def said_more(m: dict[str, Any]) -> str:
     """Features on the diagonal at each N_h."""
-    return (
-        f"N_h = {listed(m['N_h'])}: {listed(m['on_diagonal_best'])} features on the diagonal."
-        + said_ties(m)
-    )
+    return f"N_h = {listed(m['N_h'])}: {listed(m['on_diagonal_best'])} features on the diagonal."
 
 
 def figure(runs: dict[str, Run]) -> go.Figure:
