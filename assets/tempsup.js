@@ -53,15 +53,16 @@
   }
 
   // The figures of `panels` at `frame` of `view` (a page's view store, app/view.py) and the
-  // label under the player: the frame's moving traces spliced into the shared ones.
-  function draw(frame, view, panels) {
+  // label under the player: the frame's moving traces spliced into the shared ones;
+  // `arrange(fig, j)`, if given, lays out the figure of panels[j] for its page first.
+  function draw(frame, view, panels, arrange) {
     if (!view || !view.n) {
       const msg = (view && view.message) || "";
       const empty = () => shown(emptyFigure(msg));
       return { figures: panels.map(empty), label: msg };
     }
     const i = clampFrame(frame, view.n);
-    const figures = panels.map((p) => {
+    const figures = panels.map((p, j) => {
       const data = baseTraces(view, p).slice();
       const moving = view.moving[p] || [];
       // a frame is JSON text (app/view.py packed: encoded once for every page it is sent to)
@@ -76,7 +77,8 @@
         }
       });
       const layout = view.layouts[p] || {};
-      return shown({ data: atCorners(data, layout), layout: layout });
+      const fig = { data: atCorners(data, layout), layout: layout };
+      return shown(arrange ? arrange(fig, j) : fig);
     });
     // "frame 41 of 101 (step 800)" as on every surface (tempsup/core/frames.py frame_label;
     // app/player.py label is this line in Python), then the status line of this very frame
@@ -131,8 +133,20 @@
   window.dash_clientside = Object.assign({}, window.dash_clientside, {
     tempsup: {
       // The page's panels (one graph each, in page order) at `frame`, and the label.
+      // On a page whose panels are a grid (assets/panel-grid.js), each is drawn for its
+      // cell; when the window leaves or enters the grid's widths they are drawn again.
       render: function (frame, view) {
-        const drawn = draw(frame, view, outputIds(0).map((id) => id.panel));
+        const ids = outputIds(0);
+        const grid = window.tempsupGrid;
+        const page = ids.length ? ids[0].page : null;
+        const arrange = grid ? (fig, j) => grid.arrange(fig, ids[j], page) : null;
+        const drawn = draw(frame, view, ids.map((id) => id.panel), arrange);
+        if (grid && page) {
+          grid.remember(page, () => {
+            const again = draw(frame, view, ids.map((id) => id.panel), arrange);
+            ids.forEach((id, j) => window.dash_clientside.set_props(id, { figure: again.figures[j] }));
+          });
+        }
         return [drawn.figures, drawn.label];
       },
 

@@ -1,10 +1,15 @@
 """The explorer page: the job widget, the controls, the player and the four panels.
 
-Layout: the job widget (Train first) and the controls in a sticky side column beside the
-player and the four panels. Opened from a link, the page is built for the link's config;
-if that run is already trained, its frames come inside the page itself (no callback
-needed before the animation can play), showing the link's seed, and the player's request
-store carries the link's frame to the scrubber.
+Layout: a side column (the job widget, Train first; the player; the settings) beside the
+four panels. On a wide screen (≥ 1200 px) the panels are a 2 × 2 grid as tall as the
+window, so the player and all four are seen at once; in one column (≤ 900 px: a phone)
+the settings fold away when Train is pressed (`FOLD_SETTINGS`), putting the player and
+the first panel on the first screen, and a tap on their summary opens them again.
+
+Opened from a link, the page is built for the link's config; if that run is already
+trained, its frames come inside the page itself (no callback needed before the animation
+can play), showing the link's seed, and the player's request store carries the link's
+frame to the scrubber.
 
 The job itself — serve, join or start it, stream its frames in, show the whole run when it
 ends — is the job widget's (`app.jobfollow.RunFollower`, architecture.md "Jobs"); this
@@ -16,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dash import Input, Output, State, callback, ctx, dcc, html, no_update
+from dash import Input, Output, State, callback, clientside_callback, ctx, dcc, html, no_update
 
 from app import controls, ids, open_run, panels, player
 from app.controls import config_store
@@ -85,6 +90,7 @@ def layout(query: str | None = None) -> html.Div:
         + [html.Div(id=ids.LINK_NOTE, className="status link-note", role="status")],
     )
     return html.Div(
+        className="explorer",
         children=[
             dcc.Location(id=ids.URL, refresh="callback-nav"),
             dcc.Store(id=ids.CONFIG, data=stores["config"]),
@@ -92,15 +98,12 @@ def layout(query: str | None = None) -> html.Div:
             html.Div(
                 className="main",
                 children=[
-                    # Train first, then the controls; both columns' tops stay in view while
-                    # the panels scroll (assets/style.css: .side and .player are sticky)
+                    # Train, the player, then the settings; the column's top stays in view
+                    # while the panels scroll (assets/style.css: .side and .player are sticky)
                     html.Aside(
                         className="side",
-                        children=[job_card, controls.layout(config), open_run.card()],
-                    ),
-                    html.Section(
-                        className="content",
                         children=[
+                            job_card,
                             player.layout(
                                 stores["options"],
                                 stores["seed"],
@@ -108,17 +111,39 @@ def layout(query: str | None = None) -> html.Div:
                                 request if state is not None else None,
                                 config.inputs,
                             ),
-                            player.hint(),
-                            panels.grid(config),
+                            html.Details(
+                                className="settings",
+                                open=True,
+                                children=[
+                                    html.Summary("Settings: model, task, run file"),
+                                    controls.layout(config),
+                                    open_run.card(),
+                                ],
+                            ),
                         ],
+                    ),
+                    html.Section(
+                        className="content",
+                        children=[panels.grid(config), player.hint()],
                     ),
                 ],
             ),
-        ]
+        ],
     )
 
 
 FOLLOWER.register()  # show_config and poll: the job widget's (app/jobfollow.py)
+
+# One column (a phone): Train folds the settings away, so the player and the first panel
+# are on the first screen (assets/style.css: the same 900 px as the one column); their
+# summary opens them again. Set in the page, not through a prop, so a summary the user
+# opened is never closed by a later render. A wider screen keeps them as they are.
+FOLD_SETTINGS = """(n) => {
+  if (n && window.matchMedia("(max-width: 900px)").matches) {
+    document.querySelectorAll(".explorer details.settings").forEach((d) => { d.open = false; });
+  }
+}"""
+clientside_callback(FOLD_SETTINGS, Input(WIDGET.id(ids.RUN), "n_clicks"), prevent_initial_call=True)
 
 
 @callback(
