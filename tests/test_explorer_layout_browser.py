@@ -19,7 +19,7 @@ import pytest
 
 from app.urlstate import query_from_config
 from tempsup.paper.presets import presets
-from tests.pw import PHONE, new_page, wait_dash
+from tests.pw import PHONE, new_page, wait_dash, wait_settled
 
 pytestmark = pytest.mark.browser
 
@@ -30,7 +30,6 @@ EXPLORER = "/" + query_from_config(PRESET.config("k=2"))
 SCRUBBER = ".card.player [role='slider']"
 GRAPHS = ".panels .js-plotly-plot"
 SMALLEST_PLOT = 120  # px: the least side of a plot area at 1280 × 900 (measured: 154 and more)
-WAIT_MS = 60_000
 
 # Every panel holds the run's traces and is drawn in the colours the scheme asks.
 DRAWN = """(dark) => { const graphs = [...document.querySelectorAll('.panels .js-plotly-plot')];
@@ -76,10 +75,12 @@ def test_the_player_and_the_four_panels_fit_one_laptop_screen(pw_browser, shippe
     try:
         page.goto(shipped_app + EXPLORER)
         wait_dash(page)
-        page.wait_for_function(DRAWN, arg=False, timeout=WAIT_MS)
+        page.wait_for_function(DRAWN, arg=False)
+        wait_settled(page, GRAPHS)  # measured once Plotly has laid every graph out
         check_one_screen(page.evaluate(MEASURE, SCRUBBER), "1280 × 900, light")
         page.emulate_media(color_scheme="dark")
-        page.wait_for_function(DRAWN, arg=True, timeout=WAIT_MS)
+        page.wait_for_function(DRAWN, arg=True)
+        wait_settled(page, GRAPHS)
         check_one_screen(page.evaluate(MEASURE, SCRUBBER), "1280 × 900, dark")
     finally:
         page.context.close()
@@ -91,22 +92,20 @@ def test_train_folds_the_settings_on_a_phone(pw_browser, shipped_app, dark) -> N
     try:
         page.goto(shipped_app + EXPLORER)
         wait_dash(page)
-        page.wait_for_function(DRAWN, arg=dark, timeout=WAIT_MS)
+        page.wait_for_function(DRAWN, arg=dark)
         settings = page.locator("details.settings")
         first = page.locator(".panels .card.panel").first
         assert settings.evaluate("(d) => d.open"), "the settings start open"
         assert first.bounding_box()["y"] > PHONE["height"], "nothing to fold: already in view"
         page.get_by_role("button", name="Train").click()
-        page.wait_for_function(
-            "() => !document.querySelector('details.settings').open", timeout=WAIT_MS
-        )
+        page.wait_for_function("() => !document.querySelector('details.settings').open")
         top = first.bounding_box()["y"]
         assert top < PHONE["height"], f"the first panel starts at {top} px, below the screen"
         assert page.evaluate("() => scrollY") == 0
         model = page.locator("#ctl-model input").first
         assert not model.is_visible(), "the settings are folded"
         page.locator("details.settings > summary").tap()  # one tap opens them again
-        model.wait_for(state="visible", timeout=WAIT_MS)
+        model.wait_for(state="visible")
         assert settings.evaluate("(d) => d.open")
     finally:
         page.context.close()

@@ -237,6 +237,7 @@ def test_the_lessons_animations_stack_on_a_phone_in_both_schemes(pw_browser, shi
     page = new_page(pw_browser, PHONE, dark=True)
     try:
         reveal(page, shipped_app, SIDE_BY_SIDE)
+        wait_settled(page, ".lesson-run")  # every run's animation drawn
         graphs = page.locator(".lesson-run .js-plotly-plot")
         assert graphs.count() == 2, "step 3 shows two runs"
         for i in range(2):
