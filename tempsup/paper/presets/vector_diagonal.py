@@ -141,7 +141,7 @@ def said_other_ages(m: dict[str, Any]) -> str:
     )
 
 
-def _grows(n: Sequence[int]) -> bool:
+def _grows(n: Sequence[int] | np.ndarray) -> bool:
     """Counts by increasing N_h: non-decreasing, and larger at the largest than the smallest."""
     return all(x <= y for x, y in zip(n, n[1:], strict=False)) and n[-1] > n[0]
 
