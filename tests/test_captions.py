@@ -362,6 +362,9 @@ def test_the_headlines_cite_the_numbers_the_panels_draw(shipped) -> None:
         else:
             assert f"kθ = {swept}°" in heads["eigen"], (label, heads["eigen"], eigen_note)
             assert f"ρ(W_h) = {rho}" in heads["eigen"], (label, heads["eigen"], eigen_note)
+        if cfg.model == "ssm":  # the basin named as the ssm-jump claim reads it
+            where = {"d": "dense basin", "s": "sparse basin", ".": "between"}
+            assert where[str(measures.basin(m.swept))] in heads["eigen"], (label, heads["eigen"])
         # the loss panel's label, the measured loss of the status line
         share = corner(run, "loss", "explained")
         if share:

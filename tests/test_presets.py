@@ -377,7 +377,7 @@ def test_jump_reads_dense_then_sparse() -> None:
     assert ssm_jump.jump([0.3, 0.4, 0.5, 0.6], "dd.s") is None  # an intermediate angle
     assert ssm_jump.jump([0.3, 0.4, 0.5, 0.6], "dsds") is None
     assert ssm_jump.jump([0.3, 0.4, 0.5, 0.6], "dddd") is None
-    assert ssm_jump.regime(np.array([-108.0, 270.0, -265.0, 180.0, 435.0])).tolist() == [
+    assert analysis.basin(np.array([-108.0, 270.0, -265.0, 180.0, 435.0])).tolist() == [
         "d", "s", "s", ".", ".",
     ]  # fmt: skip
 

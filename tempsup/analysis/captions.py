@@ -620,12 +620,13 @@ def _eigen_headline(config: RunConfig, m: Measured | None) -> str:
             "unit circle."
         )
     swept = f"kθ = {_g(m.swept, 4)}°"
-    if config.model == "ssm":  # the numbers beside the basins: which one it is in is the
-        # ssm-jump claim's verdict, measured on a sweep (`tempsup.paper.presets.ssm_jump`)
-        return (
-            f"{swept} against the paper's two basins, ≈ 90° dense and ≈ 270° sparse; "
-            f"ρ(W_h) = {_g(m.rho)}."
-        )
+    if config.model == "ssm":  # the basin as the ssm-jump claim reads it (measures.basin)
+        where = {
+            "d": "in the dense basin (≈ 90°)",
+            "s": "in the sparse basin (≈ 270°)",
+            ".": "between the paper's two basins (≈ 90° dense, ≈ 270° sparse)",
+        }[str(measures.basin(m.swept))]
+        return f"{swept}: {where}; ρ(W_h) = {_g(m.rho)}."
     if config.relu_hidden:
         return (
             f"ρ(W_h) = {_g(m.rho)} and {swept}: for the ReLU RNN they describe W_h alone, "

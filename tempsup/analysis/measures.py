@@ -116,6 +116,19 @@ def angle_gap(angle: np.ndarray, target: float) -> np.ndarray:
     return np.abs(np.asarray(angle, dtype=float) - target)
 
 
+# the SSM's two basins of the swept angle kθ (degrees) and how far from each still counts
+DENSE_BASIN, SPARSE_BASIN, BASIN_WIDTH = 100.0, 270.0, 30.0
+
+
+def basin(theta: np.ndarray) -> np.ndarray:
+    """Which basin each swept angle kθ lies in: 'd' dense (||kθ| − 100°| ≤ 30°), 's'
+    sparse (||kθ| − 270°| ≤ 30°), '.' neither; the SSM's regime, read once for the
+    ssm-jump claim and the eigenvalue panel's caption."""
+    t = np.abs(np.asarray(theta, dtype=float))
+    dense, sparse = angle_gap(t, DENSE_BASIN), angle_gap(t, SPARSE_BASIN)
+    return np.where(dense <= BASIN_WIDTH, "d", np.where(sparse <= BASIN_WIDTH, "s", "."))
+
+
 def spiral(run: Run) -> dict[str, np.ndarray]:
     """Per seed: leading eigenvalue λ, |λ|, arg λ (deg, in [0, 180]) and the sink test
     (a complex pair inside the unit circle with |k·arg λ − 90°| ≤ 20°)."""

@@ -22,7 +22,7 @@ import tempsup.paper.presets.ssm_dense_vs_sparse as ssm_dense_vs_sparse
 from tempsup.analysis.measures import (
     ALIVE,
     TOL,
-    angle_gap,
+    basin,
     kernel,
     leading_eigenvalue,
     sorted_by,
@@ -40,14 +40,6 @@ THUMBNAIL = ("S=0.5", "summary")
 NAME = "ssm-jump"
 TITLE, CLAIM = card(__doc__)
 COUNTED = "seeds switch basin themselves"  # what the claim's seed count counts
-
-
-def regime(theta: np.ndarray) -> np.ndarray:
-    """'d' dense (||kθ| − 100°| ≤ 30°), 's' sparse (||kθ| − 270°| ≤ 30°), '.' neither."""
-    t = np.abs(np.asarray(theta, dtype=float))
-    return np.where(
-        angle_gap(t, 100.0) <= 30.0, "d", np.where(angle_gap(t, 270.0) <= 30.0, "s", ".")
-    )
 
 
 def jump(sparsities: Sequence[float], regimes: Sequence[str]) -> dict[str, Any] | None:
@@ -85,9 +77,9 @@ def story(runs: Sequence[Run]) -> dict[str, Any]:
     theta = np.array([swept(r) for r in runs])  # (P, M)
     best = [r.best for r in runs]
     best_theta = theta[np.arange(len(runs)), best]
-    best_reg = regime(best_theta)
+    best_reg = basin(best_theta)
     found = jump(S, best_reg)
-    regimes = regime(theta)  # (P, M)
+    regimes = basin(theta)  # (P, M)
     seed_jumps = [jump(S, regimes[:, m]) for m in range(theta.shape[1])]
     rho = [float(np.abs(leading_eigenvalue(r))[b]) for r, b in zip(runs, best, strict=True)]
     loss = np.array([ranking_loss(r) for r in runs])  # (P, M)
