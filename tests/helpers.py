@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from typing import TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -117,3 +117,12 @@ def frame_shapes(F: int, M: int, n_h: int, n_x: int) -> dict[str, tuple[int, ...
     return {"step": (F,), "W_x": (F, M, n_h, n_x), "W_h": (F, M, n_h, n_h),
             "W_y": (F, M, n_h, n_x), "b_y": (F, M, n_x), "loss": (F, M), "terms": (F, M, 4),
             "expected_loss": (F, M), "expected_loss_se": (F, M)}  # fmt: skip
+
+
+def nodes(component: Any) -> Iterator[Any]:
+    """A Dash component and every component below it, depth first (text children skipped)."""
+    yield component
+    children = getattr(component, "children", None)
+    for child in children if isinstance(children, (list, tuple)) else [children]:
+        if child is not None and not isinstance(child, str):
+            yield from nodes(child)

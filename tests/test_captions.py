@@ -29,7 +29,7 @@ from tempsup.figures import rnn
 from tempsup.io.run import TERM_NAMES, Run, derived
 from tempsup.model.config import MODELS, RunConfig
 from tempsup.theory import budget, geometry
-from tests.helpers import rot
+from tests.helpers import nodes, rot
 
 LARGE = 100  # N_h from a link (the N_h = 100 preset); the sliders stop at 16
 HIDDEN = sorted({*HIDDEN_MARKS, LARGE})
@@ -428,13 +428,6 @@ def test_the_dash_cards_fold_each_explanation_under_a_native_disclosure() -> Non
         assert body.children == c.why and body.id == ids.why(name)
         visible = word_count(c.headline) + word_count(WHY)  # what shows before a click
         assert visible <= 40, (name, visible)
-
-    def nodes(c):
-        yield c
-        children = getattr(c, "children", None)
-        for child in children if isinstance(children, (list, tuple)) else [children]:
-            if child is not None and not isinstance(child, str):
-                yield from nodes(child)
 
     (block,) = [n for n in nodes(phase.layout()) if getattr(n, "id", None) == ids.explain("phase")]
     headline, details = block.children

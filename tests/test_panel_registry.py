@@ -19,6 +19,7 @@ from tempsup.io.run import Run
 from tempsup.paper import shipped
 from tempsup.paper.presets import preset
 from tempsup.teaching import site
+from tests.helpers import nodes
 
 
 @pytest.fixture(scope="module")
@@ -183,13 +184,6 @@ def lab_cards(query: str | None = None) -> dict[str, str]:
     words under it."""
     from app import ids
     from app.pages import lab as page
-
-    def nodes(c):
-        yield c
-        children = getattr(c, "children", None)
-        for child in children if isinstance(children, (list, tuple)) else [children]:
-            if child is not None and not isinstance(child, str):
-                yield from nodes(child)
 
     graph = ids.graph(ids.LAB, None)["type"]
     cards = [
