@@ -20,6 +20,7 @@ from tests.browser import (
     app_server,
     click,
     comparable,
+    compare_scrubber,
     config_of,
     css,
     driver_session,
@@ -403,7 +404,10 @@ def test_status_line_follows_the_scrubber(server, browser, store):
     browser.get(f"{server}/?{link}")
     wait_for(lambda: "Done" in status_text(browser), what="done")
     run = store.run(config_of(link).key)
-    seed = wait_for(lambda: shown_seed(browser) == run.best and run.best, what="the best seed")
+    # the finished run's view on screen (its last frame), and the seed it shows
+    n = run.n_frames
+    settled(lambda: frame_count(browser) == (n, n) and frame_label(browser), what="the run shown")
+    seed = shown_seed(browser)
     for frame in (5, 0, run.n_frames - 1):
         go_to_frame(browser, frame)
         step = int(run["step"][frame])
@@ -602,12 +606,13 @@ def test_the_compare_player_stays_in_view_while_the_panels_scroll(server, browse
     assert browser.execute_script("return window.scrollY") > 300
     wait_for(lambda: not out_of_view(browser, COMPARE_PLAYER), what="the player in view")
 
-    # the sticky player still works: steps back (1 % of training each) leave the last frames
-    def step_back() -> bool:
+    # the sticky player still works: steps back (1 % of training each), one at a time,
+    # leave the last frames
+    while frame_label_compare(browser).count("frame 21 of 21"):
+        at = compare_scrubber(browser)
+        assert at > 0, "back at the start, and a side still shows its last frame"
         click(browser, COMPARE_PLAYER[1])
-        return frame_label_compare(browser).count("frame 21 of 21") == 0
-
-    wait_for(step_back, what="steps back from the sticky player")
+        wait_for(lambda a=at: compare_scrubber(browser) == a - 1, what=f"the scrubber at {at - 1}")
 
 
 def test_the_directions_caption_follows_the_model(server, browser):
