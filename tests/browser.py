@@ -14,6 +14,7 @@ actions racing the page.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import re
@@ -22,7 +23,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
@@ -56,7 +56,7 @@ def find_binary(*names: str) -> str | None:
     return None
 
 
-@contextmanager
+@contextlib.contextmanager
 def app_server(cache: Path, workers: int = 1, env: dict[str, str] | None = None) -> Iterator[str]:
     """Run `python -m app` on a free port; yield its base URL; stop it after."""
     port = free_port()
@@ -82,7 +82,8 @@ def app_server(cache: Path, workers: int = 1, env: dict[str, str] | None = None)
             raise RuntimeError("app server did not start:\n" + log_path.read_text()) from None
         yield url
     finally:
-        os.killpg(proc.pid, 15)
+        with contextlib.suppress(ProcessLookupError):  # (a server that failed to start)
+            os.killpg(proc.pid, 15)
         try:
             proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
@@ -114,7 +115,7 @@ def make_driver(download_dir: Path, logging: bool = False):
     return webdriver.Chrome(service=Service(executable_path=driver_path), options=opts)
 
 
-@contextmanager
+@contextlib.contextmanager
 def job_queue(cache: Path) -> Iterator:
     """The job queue of a server's job store, read directly (what the worker wrote)."""
     from tempsup.jobs import JobQueue
@@ -126,7 +127,7 @@ def job_queue(cache: Path) -> Iterator:
         queue.close()
 
 
-@contextmanager
+@contextlib.contextmanager
 def gated_app_server(cache: Path) -> Iterator[tuple[str, object]]:
     """A server without a worker of its own, and one worker (started here with
     `tests.gate` imported) that holds jobs at their gate; yields the URL and the queue.
@@ -142,7 +143,7 @@ def gated_app_server(cache: Path) -> Iterator[tuple[str, object]]:
         yield url, queue
 
 
-@contextmanager
+@contextlib.contextmanager
 def driver_session(download_dir: Path, logging: bool = False) -> Iterator:
     """`make_driver` for the block, quit after; its downloads land in `driver.download_dir`."""
     driver = make_driver(download_dir, logging)
