@@ -127,13 +127,19 @@ def play_controls(steps: Sequence[int], y: float, pad_top: int) -> dict[str, lis
 
 # ---- standalone HTML -------------------------------------------------------------------
 
-PAGE = """<!DOCTYPE html>
+# the start of every standalone page (exports and the static site): a phone's width, both
+# colour schemes; its own page adds the title and what it loads
+HEAD = """<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
-<title>{title}</title>
+"""
+
+PAGE = (
+    HEAD
+    + """<title>{title}</title>
 {view}
 <style>
 body {{ font-family: {font}; color: #222; margin: 1.5rem auto; max-width: 1300px;
@@ -162,6 +168,7 @@ pre {{ background: #f6f6f6; padding: 0.8rem; overflow-x: auto; font-size: 0.85re
 </body>
 </html>
 """
+)
 
 
 def page(

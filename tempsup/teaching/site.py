@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tempsup.figures._animation import stdlib_json
+from tempsup.figures._animation import HEAD, stdlib_json
 from tempsup.io.run import Run
 from tempsup.model.config import MODEL_NAMES, query_string
 from tempsup.paper.preset import ClaimResult, Preset, format_measured
@@ -77,13 +77,9 @@ button { font: inherit; padding: 0.3rem 1rem; }
 }
 """
 
-PAGE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="color-scheme" content="light dark">
-<title>{title} · tempsup</title>
+PAGE = (
+    HEAD
+    + """<title>{title} · tempsup</title>
 <link rel="stylesheet" href="{css}">
 <script src="{plotly}"></script>
 <script src="{js}" defer></script>
@@ -98,6 +94,7 @@ PAGE = """<!DOCTYPE html>
 </body>
 </html>
 """
+)
 
 # Draws each figure the first time it is on screen (a hidden one, e.g. a lesson answer
 # not revealed yet, waits until it is shown); frames are added for the play button.
