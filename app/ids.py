@@ -216,6 +216,19 @@ LESSON_REVEAL = "lesson-reveal"
 LESSON_ANSWER = "lesson-answer"  # the verdict and, under it, the details
 LESSON_VERDICT = "lesson-verdict"  # a status region: the verdict is what is announced
 LESSON_DETAILS = "lesson-details"  # the explanation, the animations, the links
+# a revealed step whose runs this server lacks: its answer until they are in, Train, what
+# was queued and how far it is, and the interval reading it (`lesson_part(part, step)`)
+LESSON_UNTRAINED = "lesson-untrained"
+LESSON_TRAIN = "lesson-train"
+LESSON_TRAINING = "lesson-training"
+LESSON_TRAIN_POLL = "lesson-train-poll"
+
+
+def lesson_part(part: str, step: Any) -> dict[str, Any]:
+    """The id of one part of a revealed step's Train (`step` may be `MATCH`): the answer
+    draws them, so its callbacks are matched by step."""
+    return {"type": part, "step": step}
+
 
 # the class poll on the lesson page (app/pollpanel.py)
 POLL_PANEL = "poll-panel"

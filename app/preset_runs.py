@@ -11,8 +11,18 @@ from functools import lru_cache
 
 from app.services import job_queue, preset_mode
 from tempsup.io.run import Run
-from tempsup.jobs.record import JobState
+from tempsup.jobs.record import ACTIVE, JobState
 from tempsup.paper.presets import ClaimResult, Preset, presets
+
+# what a page that shows preset runs says when this server trains none (the gallery's
+# cards, a lesson step's missing runs)
+OFF = "Presets are switched off on this server (TEMPSUP_PRESETS=off)."
+
+
+def off() -> bool:
+    """Whether this server's presets are switched off (`$TEMPSUP_PRESETS=off`): nothing
+    trains their runs unless someone asks for them."""
+    return preset_mode() == "off"
 
 
 def quick() -> bool:
@@ -35,6 +45,13 @@ def ready(preset: Preset) -> dict[str, Run]:
             if run is not None:
                 out[label] = run
     return out
+
+
+def training(preset: Preset) -> int:
+    """How many of the preset's runs are queued or training on this server now."""
+    queue = job_queue()
+    states = (queue.status(cfg.key) for cfg in preset.configs)
+    return sum(1 for status in states if status is not None and status.state in ACTIVE)
 
 
 @lru_cache(maxsize=16)

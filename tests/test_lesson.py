@@ -46,10 +46,10 @@ def test_the_step_comes_from_the_url(query: str, number: int) -> None:
     assert lesson.step_number(query) == number
 
 
-def test_unmeasured_numbers_read_as_missing_not_as_an_error() -> None:
+def test_unmeasured_numbers_are_left_out_not_shown_as_a_dash_or_an_error() -> None:
     for item in lesson.STEPS:
         text = lesson.explanation(item, None)
-        assert lesson.MISSING in text and "{" not in text
+        assert text and lesson.MISSING not in text and "{" not in text
 
 
 def test_a_step_naming_a_claim_it_does_not_list_is_refused() -> None:
@@ -126,16 +126,21 @@ def test_reveal_explains_with_the_numbers_measured_on_the_run(spiral_sink_store)
 
 
 def test_reveal_before_the_runs_are_trained_says_so(tmp_path, monkeypatch) -> None:
+    """Runs nobody started are not "still training": the step says they are not here and
+    offers to train them (tests/test_lesson_presets_off.py: with presets off)."""
     from app import services
     from app.pages import lesson as page
 
     monkeypatch.setenv("TEMPSUP_CACHE", str(tmp_path / "empty"))
     _reopen(services)
     try:
-        text = " ".join(_texts(html.Div(page.reveal(3, 0))))
+        out = html.Div(page.reveal(3, 0))
     finally:
         _reopen(services)
-    assert "still training" in text and lesson.MISSING in text
+    text = " ".join(_texts(out))
+    assert "not trained here" in text and "training on the server" not in text
+    assert lesson.MISSING not in text
+    assert any("Train this step" in " ".join(_texts(b)) for b in _find(out, html.Button))
 
 
 @pytest.mark.browser

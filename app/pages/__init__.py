@@ -38,3 +38,8 @@ def register(
 
 def ordered() -> list[Page]:
     return sorted(PAGES.values(), key=lambda p: p.order)
+
+
+def intro(title: str, text: str) -> html.Div:
+    """A page's first card: its heading and, in a sentence or two, what it is for."""
+    return html.Div(className="card", children=[html.H2(title), html.P(text, className="explain")])

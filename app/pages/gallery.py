@@ -17,8 +17,7 @@ from typing import Any
 from dash import Input, Output, callback, dcc, html
 
 from app import ids, preset_runs
-from app.pages import register
-from app.services import preset_mode
+from app.pages import intro, register
 from app.urlstate import compare_href, query_from_config
 from tempsup.errors import TempsupError
 from tempsup.figures.thumbnail import THUMB_HEIGHT
@@ -33,17 +32,11 @@ POLL_MS = 3000  # cards refresh while presets are still training
 def layout() -> html.Div:
     return html.Div(
         children=[
-            html.Div(
-                className="card",
-                children=[
-                    html.H2("The paper's claims, one click each"),
-                    html.P(
-                        "Every card trains (or has trained) the runs behind one claim of the "
-                        "paper and measures it on them: the numbers and how many seeds agree "
-                        "are on the card. Open a run to watch it form in the explorer.",
-                        className="explain",
-                    ),
-                ],
+            intro(
+                "The paper's claims, one click each",
+                "Every card trains (or has trained) the runs behind one claim of the paper and "
+                "measures it on them: the numbers and how many seeds agree are on the card. "
+                "Open a run to watch it form in the explorer.",
             ),
             dcc.Interval(id=ids.GALLERY_POLL, interval=POLL_MS),
             # filled by `refresh` as soon as the page shows: building the layout never
@@ -162,10 +155,9 @@ def card(preset: Preset, quick: bool, ready: dict[str, Run]) -> html.Div:
 
 def cards() -> tuple[list[html.Div], bool]:
     """Every preset's card, and whether some of their runs are still training."""
-    mode = preset_mode()
-    if mode == "off":
-        return [html.P("Presets are switched off on this server (TEMPSUP_PRESETS=off).")], False
-    quick = mode == "quick"
+    if preset_runs.off():
+        return [html.P(preset_runs.OFF)], False
+    quick = preset_runs.quick()
     out, pending = [], False
     for p in presets(quick):
         ready = preset_runs.ready(p)

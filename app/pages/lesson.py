@@ -15,17 +15,22 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from dash import Input, Output, State, callback, dcc, html, no_update
+from dash import MATCH, Input, Output, State, callback, ctx, dcc, html, no_update
 
 from app import ids, pollpanel, preset_runs
 from app.frame_buttons import frame_buttons
-from app.pages import register
+from app.jobwidget import submit
+from app.jobwords import describe
+from app.pages import intro, register
 from app.services import job_queue
 from app.urlstate import query_from_config
+from tempsup.errors import TempsupError
 from tempsup.figures.animation import animation_json, side_by_side
+from tempsup.jobs.record import ACTIVE
 from tempsup.teaching import lesson
 
 PATH = "/lesson"
+POLL_MS = 3000  # a step's runs training: how often its answer looks for them
 
 
 def step_nav(number: int, search: str | None = None) -> html.Nav:
@@ -104,17 +109,11 @@ def layout() -> html.Div:
 def initial(query: str) -> html.Div:
     return html.Div(
         children=[
-            html.Div(
-                className="card",
-                children=[
-                    html.H2("Lesson: how an RNN packs its memory"),
-                    html.P(
-                        "Six short steps through the paper. Each asks you to predict what "
-                        "training finds, then shows the run, the measured numbers and a link "
-                        "to try the configuration yourself.",
-                        className="explain",
-                    ),
-                ],
+            intro(
+                "Lesson: how an RNN packs its memory",
+                "Six short steps through the paper. Each asks you to predict what training "
+                "finds, then shows the run, the measured numbers and a link to try the "
+                "configuration yourself.",
             ),
             pollpanel.panel(query),
             html.Div(id=ids.LESSON_BODY, children=body(lesson.step_number(query), query)),
@@ -135,47 +134,94 @@ def reveal(number: int, picked: int, search: str | None = None) -> list[Any]:
     explanation, the animations and the links."""
     item = lesson.step(number)
     choices, right = lesson.shown_choices(item)
-    preset = preset_runs.by_name(item.preset)
-    ready = preset_runs.ready(preset)
     verdict = (
         html.P("✓ Right.", className="held")
         if picked == right
         else html.P(f"✗ Not quite: the answer is “{choices[right]}”.", className="not-held")
     )
-    out: list[Any] = [verdict]
-    if len(ready) == len(preset.configs):
-        claims = preset_runs.checked(preset.name, preset_runs.quick(), preset.keys)
-        cited = {n: preset_runs.claim_dicts(n) for n in lesson.cited_presets(item)}
-        out.append(html.P(lesson.explanation(item, [c.to_dict() for c in claims], cited)))
-    else:
-        out.append(html.P(lesson.explanation(item, None)))
-        out.append(
-            html.P(
-                f"This step's runs are still training on the server ({len(ready)} of "
-                f"{len(preset.configs)} ready); the numbers and the animation appear when "
-                "they finish.",
-                className="status",
-            )
-        )
-    cfg = preset.config(item.run)
-    views = [
-        _run_view(
-            label,
-            (side_by_side if len(item.shown) > 1 else dict)(_animation(preset.config(label).key)),
-        )
-        for label in item.shown
-        if label in ready
-    ]
-    if views:
-        out.append(html.Div(className="lesson-runs", children=views))
+    cfg = preset_runs.by_name(item.preset).config(item.run)
     links = [dcc.Link("Try it yourself in the explorer", href="/" + query_from_config(cfg),
                       className="chip")]  # fmt: skip
     if number < len(lesson.STEPS):
         links.append(
             dcc.Link("Next step →", href=pollpanel.step_href(number + 1, search), className="chip")
         )
-    out.append(html.Div(className="chips", children=links))
-    return out
+    return [verdict, *answer(number), html.Div(className="chips", children=links)]
+
+
+def answer(number: int) -> list[Any]:
+    """Step `number`'s explanation with the numbers measured on this server's runs and its
+    runs animated; while some of those runs are not here, what is said without them, and
+    either how far their training is or, when nobody started them, why (presets off:
+    what the gallery says) and how to train them."""
+    item = lesson.step(number)
+    preset = preset_runs.by_name(item.preset)
+    ready = preset_runs.ready(preset)
+    if len(ready) == len(preset.configs):
+        claims = preset_runs.checked(preset.name, preset_runs.quick(), preset.keys)
+        cited = {n: preset_runs.claim_dicts(n) for n in lesson.cited_presets(item)}
+        text = lesson.explanation(item, [c.to_dict() for c in claims], cited)
+        shown = [label for label in item.shown if label in ready]
+        double = side_by_side if len(item.shown) > 1 else dict
+        views = [_run_view(label, double(_animation(preset.config(label).key))) for label in shown]
+        return [html.P(text), html.Div(className="lesson-runs", children=views)]
+    training = preset_runs.training(preset)
+    return [
+        html.Div(
+            id=ids.lesson_part(ids.LESSON_UNTRAINED, number),
+            children=untrained(number, ready, training),
+        ),
+        html.Div(
+            id=ids.lesson_part(ids.LESSON_TRAINING, number), className="status", role="status"
+        ),
+        dcc.Interval(
+            id=ids.lesson_part(ids.LESSON_TRAIN_POLL, number),
+            interval=POLL_MS,
+            disabled=not training,
+        ),
+    ]
+
+
+def untrained(number: int, ready: dict[str, Any], training: int) -> list[Any]:
+    """Step `number`'s answer while some of its preset's runs are not on this server (`ready`:
+    those that are; `training`: how many of the rest are queued or training): what is said
+    without their numbers, how many are ready and, if none of the rest is training, why
+    and how to train them. Never "training" for runs nobody started."""
+    item = lesson.step(number)
+    n, total = len(ready), len(preset_runs.by_name(item.preset).configs)
+    said = html.P(lesson.explanation(item, None))
+    if training:
+        return [
+            said,
+            html.P(
+                f"This step's runs are training on the server ({n} of {total} ready); the "
+                "numbers and the animation appear when they finish.",
+                className="status",
+            ),
+        ]
+    why = preset_runs.OFF if preset_runs.off() else "This step's runs are not trained here."
+    runs = "one run" if total == 1 else f"its preset's {total} runs, {n} of them on this server"
+    missing = total - n
+    label = f"Train the {missing} missing runs" if n and missing > 1 else "Train the missing run"
+    return [
+        said,
+        html.P(
+            f"{why} Its numbers and animation come from {runs}.",
+            className="status lesson-untrained",
+        ),
+        html.Button(
+            label if n else "Train this step's run" + ("s" if total > 1 else ""),
+            id=ids.lesson_part(ids.LESSON_TRAIN, number),
+        ),
+        html.P(
+            [
+                "Or train every preset on your own machine: ",
+                html.Code("tempsup reproduce"),
+                " (the paper's claims checked, in a report).",
+            ],
+            className="hint",
+        ),
+    ]
 
 
 def _run_view(label: str, figure: dict[str, Any]) -> html.Figure:
@@ -189,6 +235,75 @@ def _run_view(label: str, figure: dict[str, Any]) -> html.Figure:
             frame_buttons(figure, label),
         ],
     )
+
+
+def _step_of(triggered: Any) -> int:
+    """The step a matched part's id names (`ids.lesson_part`)."""
+    return lesson.step_number(f"step={triggered['step']}")
+
+
+@callback(
+    Output(ids.lesson_part(ids.LESSON_TRAINING, MATCH), "children"),
+    Output(ids.lesson_part(ids.LESSON_TRAIN_POLL, MATCH), "disabled"),
+    Input(ids.lesson_part(ids.LESSON_TRAIN, MATCH), "n_clicks"),
+    State(ids.CLIENT, "data"),
+    prevent_initial_call=True,
+)
+def train(_clicks: int | None, client: Any):
+    return queue_runs(_step_of(ctx.triggered_id), client)
+
+
+def queue_runs(number: int, client: Any) -> tuple[str, bool]:
+    """Queue step `number`'s missing runs as the explorer's Train queues a run: `client`'s
+    (this browser's) jobs in the server's one queue, within its limits. What a limit
+    refuses is said; the rest train, and the answer fills in when they are done
+    (`progress`). Returns what was queued and whether the poll stays off."""
+    preset = preset_runs.by_name(lesson.step(number).preset)
+    ready = preset_runs.ready(preset)
+    missing = [cfg for label, cfg in zip(preset.labels, preset.configs, strict=True)
+               if label not in ready]  # fmt: skip
+    queued, refused = 0, []
+    for cfg in missing:
+        try:
+            submit(cfg, client)
+            queued += 1
+        except TempsupError as exc:
+            refused.append(str(exc))
+    text = f"Queued {queued} of the {len(missing)} missing runs"
+    if queued:
+        text += ": they train on this server now, and the answer fills in when they are done"
+    text += "."
+    if refused:
+        text += " Not queued: " + "; ".join(dict.fromkeys(refused))
+    return text, not queued
+
+
+@callback(
+    Output(ids.lesson_part(ids.LESSON_UNTRAINED, MATCH), "children"),
+    Output(ids.lesson_part(ids.LESSON_TRAINING, MATCH), "children", allow_duplicate=True),
+    Output(ids.lesson_part(ids.LESSON_TRAIN_POLL, MATCH), "disabled", allow_duplicate=True),
+    Input(ids.lesson_part(ids.LESSON_TRAIN_POLL, MATCH), "n_intervals"),
+    prevent_initial_call=True,
+)
+def follow(_n: int | None):
+    return progress(_step_of(ctx.triggered_id))
+
+
+def progress(number: int) -> tuple[Any, str, bool]:
+    """While step `number`'s runs train: how far they are; once all are here, the whole
+    answer (the numbers, the animations); if the rest stopped (failed, cancelled), Train
+    again. Returns the answer's body, the status line and whether the poll stops."""
+    preset = preset_runs.by_name(lesson.step(number).preset)
+    ready, training = preset_runs.ready(preset), preset_runs.training(preset)
+    if len(ready) == len(preset.configs):
+        return answer(number), "", True
+    if training:
+        queue = job_queue()
+        now = [st for c in preset.configs if (st := queue.status(c.key)) and st.state in ACTIVE]
+        where = f" ({describe(now[0])})" if now else ""
+        text = f"Training on this server: {len(ready)} of {len(preset.configs)} ready{where}."
+        return no_update, text, False
+    return untrained(number, ready, 0), "", True
 
 
 @callback(

@@ -5,7 +5,8 @@ gallery's runs are reused) and the claims measured on it. A student first
 answers a question with choices, then the step reveals the answer, animates
 the run and explains it with the numbers measured on *this* server's runs —
 `explanation(step, claims)` fills the step's text from the claims'
-`measured` dicts, so the words can never drift from the figures.
+`measured` dicts, so the words can never drift from the figures (a sentence whose claim
+is not measured on this server is left out).
 
 Plain data and string formatting only (no web imports): the Dash page
 (`app/pages/lesson.py`) and the static site both render it.
@@ -14,6 +15,7 @@ Plain data and string formatting only (no web imports): the Dash page
 from __future__ import annotations
 
 import random
+import re
 import string
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +23,20 @@ from typing import Any
 from urllib.parse import parse_qs
 
 MISSING = "—"  # shown for a number the run does not have (e.g. a claim not measured yet)
+
+
+def _fields(text: str) -> set[str]:
+    """The format fields of a step's text (`c0[k_theta_deg]`, `x0.statement`, …)."""
+    return {f for _, f, _, _ in string.Formatter().parse(text) if f}
+
+
+def _claim_of(field: str) -> str:
+    """The claim a field reads: `c0[k_theta_deg]` → `c0`."""
+    return field.split("[")[0].split(".")[0]
+
+
+# where a step's text ends a sentence (a field's words may hold several: they stay in it)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z])")
 
 
 @dataclass(frozen=True)
@@ -61,9 +77,8 @@ class Step:
             raise ValueError(f"step {self.slug}: run {self.run!r} is not among {self.compare}")
         if not 0 <= self.answer < len(self.choices):
             raise ValueError(f"step {self.slug}: answer {self.answer} is not one of the choices")
-        fields = {f for _, f, _, _ in string.Formatter().parse(self.why) if f}
-        for f in fields:
-            name = f.split("[")[0].split(".")[0]
+        for f in _fields(self.why):
+            name = _claim_of(f)
             if not (name[:1] in ("c", "x") and name[1:].isdigit()):
                 raise ValueError(f"step {self.slug}: field {{{f}}} does not name a claim c0, c1, "
                                  "… (or a cited claim x0, x1, …)")  # fmt: skip
@@ -73,13 +88,19 @@ class Step:
                                  f"{len(listed)} such claims")  # fmt: skip
 
 
+# What two steps each read: the first two, the spiral-sink preset's linear RNN; the third
+# and the fourth, the SSM's sparse run beside its dense one.
+SPIRAL_SINK: dict[str, Any] = {"preset": "spiral-sink", "run": "linear"}
+SSM_DENSE_SPARSE: dict[str, Any] = {
+    "preset": "ssm-dense-vs-sparse",
+    "run": "sparse",
+    "compare": ("dense", "sparse"),
+}
+
 STEPS: tuple[Step, ...] = (
     Step(
         slug="spiral-sink",
         title="A linear RNN remembers with a spiral sink",
-        preset="spiral-sink",
-        run="linear",
-        claims=(0,),
         question=(
             "A linear RNN with a 2-dimensional hidden state must output the input it saw "
             "k = 3 steps ago. What does its recurrence W_h learn?"
@@ -91,6 +112,8 @@ STEPS: tuple[Step, ...] = (
             "An exact 3-step shift register",
         ),
         answer=0,
+        **SPIRAL_SINK,
+        claims=(0,),
         why=(
             "Each step rotates the hidden state by a roughly constant angle and shrinks it, so "
             "after k steps the input has turned by about 90° onto the readout while older inputs "
@@ -101,9 +124,6 @@ STEPS: tuple[Step, ...] = (
     Step(
         slug="four-terms",
         title="The loss is four terms",
-        preset="spiral-sink",
-        run="linear",
-        claims=(2,),
         question=(
             "The paper splits the expected loss into four terms: the task term, a mean "
             "correction, projection interference and composition interference. For the "
@@ -115,6 +135,8 @@ STEPS: tuple[Step, ...] = (
             "Only the order of magnitude agrees",
         ),
         answer=0,
+        **SPIRAL_SINK,
+        claims=(2,),
         why=(
             "For a linear network the four terms are the exact expected loss, not an "
             "approximation. Measured at the end of training (best seed): {c0.statement} "
@@ -125,10 +147,6 @@ STEPS: tuple[Step, ...] = (
     Step(
         slug="interference-free",
         title="Sparsity opens an interference-free half-space",
-        preset="ssm-dense-vs-sparse",
-        run="sparse",
-        claims=(3,),
-        compare=("dense", "sparse"),  # its numbers quote the dense run beside the sparse
         question=(
             "Now the readout has a ReLU and inputs are sparse (S = 0.9: an input is non-zero "
             "10 % of the time). Where do the intermediate directions w_s (s < k), which the "
@@ -141,6 +159,8 @@ STEPS: tuple[Step, ...] = (
             "They spread evenly around the circle, as with dense inputs",
         ),
         answer=0,
+        **SSM_DENSE_SPARSE,  # its numbers quote the dense run beside the sparse
+        claims=(3,),
         why=(
             "With sparse inputs an input usually arrives alone, and then a direction with "
             "w_yᵀw_s ≤ 0 costs nothing: the ReLU outputs 0. So the network parks the "
@@ -152,11 +172,6 @@ STEPS: tuple[Step, ...] = (
     Step(
         slug="phase-transition",
         title="The SSM's phase transition",
-        preset="ssm-dense-vs-sparse",
-        run="sparse",
-        compare=("dense", "sparse"),
-        claims=(0, 1, 2),
-        cites=(("ssm-jump", 0),),
         question=(
             "Compare the SSM trained on dense inputs (S = 0.3) with the one trained on sparse "
             "inputs (S = 0.9). What happens to the best seed's angle kθ swept from w_0 to w_k?"
@@ -168,6 +183,9 @@ STEPS: tuple[Step, ...] = (
             "It grows gradually with every bit of sparsity",
         ),
         answer=0,
+        **SSM_DENSE_SPARSE,
+        claims=(0, 1, 2),
+        cites=(("ssm-jump", 0),),
         why=(
             "Dense inputs interfere everywhere, so the directions stay within about a quarter "
             "turn; sparse inputs make it pay to swing the intermediate directions round into the "
@@ -181,10 +199,6 @@ STEPS: tuple[Step, ...] = (
     Step(
         slug="sharp-forgetting",
         title="The ReLU RNN forgets sharply",
-        preset="relu-rnn-sharp-forgetting",
-        run="tied",
-        compare=("linear", "tied"),
-        claims=(0, 1),
         question=(
             "A linear RNN forgets smoothly: old inputs fade. With a ReLU in the recurrence and "
             "very sparse inputs (S = 0.97), what does the readout see of an input older than k?"
@@ -195,6 +209,10 @@ STEPS: tuple[Step, ...] = (
             "A constant offset",
         ),
         answer=0,
+        preset="relu-rnn-sharp-forgetting",
+        run="tied",
+        compare=("linear", "tied"),
+        claims=(0, 1),
         why=(
             "The ReLU can switch a direction off completely: the network places w_k where no "
             "hidden unit is positive. The readout still sees it (it reads h before any ReLU), but "
@@ -205,10 +223,6 @@ STEPS: tuple[Step, ...] = (
     Step(
         slug="all-or-none",
         title="Many features: all or none",
-        preset="vector-all-or-none",
-        run="k=0",
-        compare=("k=0", "k=2", "k=4"),
-        claims=(0, 1, 2, 3),
         question=(
             "Five features A–E of decreasing importance share a 2-dimensional hidden state; at "
             "k = 0 the paper finds them on a pentagon. As the delay k grows, what does the "
@@ -220,6 +234,10 @@ STEPS: tuple[Step, ...] = (
             "It drops features at random",
         ),
         answer=0,
+        preset="vector-all-or-none",
+        run="k=0",
+        compare=("k=0", "k=2", "k=4"),
+        claims=(0, 1, 2, 3),
         why=(
             "Remembering a feature for k steps takes k + 1 directions, so the plane fills up: "
             "rather than keep everything badly, the paper's network keeps a few features fully "
@@ -322,15 +340,22 @@ def explanation(
     """The step's explanation with the measured numbers of its preset's claims
     (`ClaimResult.to_dict()` of every claim, in checker order; None: not measured yet) and
     of the claims it cites (`cited`: every claim of each preset in `cited_presets(item)`, by
-    preset name; a preset missing or None: not measured yet)."""
-    picked = {
-        f"c{i}": _Claim(claims[idx] if claims is not None and idx < len(claims) else None)
+    preset name; a preset missing or None: not measured yet). A sentence that reads a
+    claim not measured is left out: what is said holds without numbers, and no number
+    stands in for one this server does not have."""
+    picked: dict[str, Mapping[str, Any] | None] = {
+        f"c{i}": claims[idx] if claims is not None and idx < len(claims) else None
         for i, idx in enumerate(item.claims)
     }
     for i, (name, idx) in enumerate(item.cites):
         theirs = (cited or {}).get(name)
-        picked[f"x{i}"] = _Claim(theirs[idx] if theirs is not None and idx < len(theirs) else None)
-    return item.why.format(**picked)
+        picked[f"x{i}"] = theirs[idx] if theirs is not None and idx < len(theirs) else None
+    said = []
+    for sentence in _SENTENCE_END.split(item.why):
+        named = {_claim_of(f) for f in _fields(sentence)}
+        if all(picked[n] is not None for n in named):
+            said.append(sentence.format(**{n: _Claim(picked[n]) for n in named}))
+    return " ".join(said)
 
 
 def cited_presets(item: Step) -> tuple[str, ...]:
