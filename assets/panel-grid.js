@@ -134,14 +134,18 @@
     return compact(fig, graphWidth(id));
   }
 
-  // A window that crosses 1200 px draws the grid's pages again from what they showed last.
+  // A window that crosses 1200 px draws the grid's pages again from what they showed last;
+  // one resized within the grid's widths too, once it is still (a legend's rows follow
+  // its cell's width).
   const shown = {};
   function remember(page, redraw) { if (PAGES.indexOf(page) >= 0) shown[page] = redraw; }
-  if (query && query.addEventListener) {
-    query.addEventListener("change", () => {
-      Object.keys(shown).forEach((page) => shown[page]());
-    });
-  }
+  const redrawAll = () => Object.keys(shown).forEach((page) => shown[page]());
+  if (query && query.addEventListener) query.addEventListener("change", redrawAll);
+  let still = null;
+  window.addEventListener("resize", () => {
+    clearTimeout(still);
+    still = setTimeout(() => { if (query && query.matches) redrawAll(); }, 300);
+  });
 
   window.tempsupGrid = { arrange: arrange, compact: compact, active: active, remember: remember };
 })();
