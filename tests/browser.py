@@ -34,6 +34,13 @@ ROOT = Path(__file__).resolve().parent.parent
 # two test processes, their servers and their Chromiums on two busy cores, so that running
 # out of it means a hang, not a slow machine. Tests wait on the state, never on a clock.
 PATIENCE = DEADLINE
+# Dash has drawn the page: the page's content is there and no callback is loading.
+DASH_READY = (
+    "() => !!document.querySelector('#page-content > *') && "
+    "!document.querySelector('._dash-loading')"
+)
+# No callback of the page is under way: none of its components waits for an answer.
+DASH_IDLE = f"() => ({DASH_READY})() && !document.querySelector('[data-dash-is-loading]')"
 # Chromium's switches for tests (Selenium's and Playwright's): no sandbox (containers), no
 # GPU, and none of the background connections a closed network refuses at every start.
 CHROMIUM_ARGS = (
@@ -227,6 +234,17 @@ def settled(read, timeout: float = PATIENCE, what: str = "a settled layout"):
         return now if again else None
 
     return wait_for(same_again, timeout, what)
+
+
+def open_page(driver, url: str) -> None:
+    """Open `url` and wait until Dash has drawn the page and answered its first callbacks
+    (`DASH_IDLE`): what a test does before then may land on a control that a first
+    callback then draws again, and be lost."""
+    driver.get(url)
+    wait_for(
+        lambda: driver.execute_script(f"return ({DASH_IDLE})()"),
+        what=f"{url} drawn, no callback under way",
+    )
 
 
 def find(driver, selector: str, timeout: float = PATIENCE):

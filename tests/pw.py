@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from tests.browser import CHROMIUM_ARGS, PATIENCE, find_binary
+from tests.browser import CHROMIUM_ARGS, DASH_IDLE, DASH_READY, PATIENCE, find_binary
 
 PATIENCE_MS = PATIENCE * 1000
 
@@ -33,13 +33,6 @@ MID_PHONE = {
     "downloadThroughput": 1.6e6 / 8,
     "uploadThroughput": 750e3 / 8,
 }
-# Dash has drawn the page: the page's content is there and no callback is loading.
-DASH_READY = (
-    "() => !!document.querySelector('#page-content > *') && "
-    "!document.querySelector('._dash-loading')"
-)
-# No callback of the page is under way: none of its components waits for an answer.
-DASH_IDLE = f"() => ({DASH_READY})() && !document.querySelector('[data-dash-is-loading]')"
 # Every Plotly graph at the selector (an element that is one, or the first graph inside
 # it; at least one) drawn and settled: it shows the state tempsup/figures/view.js wants
 # for this screen (dark or light, narrow or wide: its rule, `wanted`), Plotly is not

@@ -29,6 +29,7 @@ from tests.browser import (
     frame_label,
     gated_app_server,
     n_traces,
+    open_page,
     set_viewport,
     settled,
     shown_seed,
@@ -225,7 +226,7 @@ def test_shared_link_restores_controls(server, browser):
 
 
 def test_phase_sweep_draws_and_a_click_opens_the_point(server, browser):
-    browser.get(f"{server}/phase")
+    open_page(browser, f"{server}/phase")
     for box, value in (("#phase-sparsities", "0.3, 0.9"), ("#phase-seeds", "2"),
                        ("#phase-steps", "100")):  # fmt: skip
         el = find(browser, box)
@@ -274,7 +275,7 @@ def frame_label_compare(driver) -> str:
 
 
 def test_lab_trains_and_shows_the_four_panels(server, browser):
-    browser.get(f"{server}/lab")
+    open_page(browser, f"{server}/lab")
     epochs = find(browser, "#lab-epochs")
     epochs.clear()
     epochs.send_keys("3\n")  # a debounced box: Enter commits it, the link then says so
@@ -292,7 +293,7 @@ def test_lab_trains_and_shows_the_four_panels(server, browser):
 
 
 def test_lab_sweep_over_m(server, browser):
-    browser.get(f"{server}/lab")
+    open_page(browser, f"{server}/lab")
     for box, value in (("#lab-epochs", "2"), ("#lab-sweep-ms", "2, 6"), ("#lab-sweep-wds", "1")):
         el = find(browser, box)
         el.clear()
@@ -458,7 +459,7 @@ def test_share_link_restores_seed_and_frame_in_a_fresh_browser(server, browser, 
 def test_enter_commits_a_number_box_and_a_refused_value_says_so(server, browser):
     from tempsup.errors import TempsupError
 
-    browser.get(f"{server}/?{TINY}&seed=33")
+    open_page(browser, f"{server}/?{TINY}&seed=33")
     wait_for(lambda: query(browser).get("hidden") == ["2"], what="the link's config")
     box = find(browser, "#ctl-hidden-box")
     box.send_keys(Keys.CONTROL, "a")
@@ -493,7 +494,7 @@ REFUSED = [
 def test_a_refused_value_names_field_value_and_range(server, browser):
     from tempsup.errors import TempsupError
 
-    browser.get(f"{server}/?{TINY}&seed=34")
+    open_page(browser, f"{server}/?{TINY}&seed=34")
     wait_for(lambda: query(browser).get("model") == ["linear"], what="the link's config")
     click(browser, ".advanced summary")
     for box, typed, field, value in REFUSED:
@@ -511,7 +512,7 @@ def test_a_refused_value_names_field_value_and_range(server, browser):
 
 
 def test_compare_names_a_bad_link(server, browser):
-    browser.get(f"{server}/compare")
+    open_page(browser, f"{server}/compare")
     left = find(browser, "#compare-left")
     wait_for(lambda: left.get_attribute("value"), what="the boxes show the runs compared")
     left.send_keys(Keys.CONTROL, "a")

@@ -19,6 +19,7 @@ from tests.browser import (
     driver_session,
     find,
     n_traces,
+    open_page,
     set_viewport,
     text_of,
     wait_for,
@@ -70,7 +71,7 @@ def test_the_authors_grid_is_the_lab_first_picture(server, browser):
 def test_upload_shows_the_file_name_and_a_five_word_text_warns(server, browser, tmp_path):
     text = tmp_path / "spring-poem.txt"
     text.write_text("Spring rain waters green fields\n", encoding="utf-8")
-    browser.get(f"{server}/lab")
+    open_page(browser, f"{server}/lab")
     upload = wait_for(
         lambda: browser.find_element("css selector", f"#{ids.LAB_UPLOAD} input[type=file]"),
         what="the upload's file input",
@@ -106,7 +107,7 @@ def slider_value(driver, slider_id: str) -> str:
 
 
 def test_a_fresh_browser_restores_the_lab_and_its_cached_sweep(server, browser, tmp_path):
-    browser.get(f"{server}/lab?m=3&epochs=2&seeds=1&ms=2%2C+3&wds=1")
+    open_page(browser, f"{server}/lab?m=3&epochs=2&seeds=1&ms=2%2C+3&wds=1")
     wait_for(lambda: slider_value(browser, ids.LAB_M) == "3", what="m from the link")
     click(browser, css(ids.job(ids.RUN, ids.LAB_SWEEP)))
     wait_for(lambda: "Done" in text_of(browser, SWEEP_STATUS), what="the sweep done")

@@ -26,6 +26,7 @@ from tests.browser import (
     find,
     job_queue,
     n_traces,
+    open_page,
     set_viewport,
     settled,
     text_of,
@@ -174,7 +175,7 @@ def test_a_link_naming_a_feature_it_does_not_have_says_so(server, browser):
 def test_the_phase_page_keeps_its_sweep_in_the_url_and_a_reload_reopens_it(
     server, browser, fresh, store
 ):
-    browser.get(f"{server}/phase")
+    open_page(browser, f"{server}/phase")
     for box, value in (("#phase-sparsities", "0.3, 0.9"), ("#phase-k", "2"),
                        ("#phase-seeds", "1"), ("#phase-steps", "60"),
                        ("#phase-hidden", "3")):  # fmt: skip
@@ -296,7 +297,7 @@ def test_a_bad_phase_link_is_named_in_view_and_runs_nothing(server, browser, sto
 @pytest.mark.parametrize(("width", "height"), SIZES)
 def test_a_refused_k_is_named_in_view_beside_the_box(server, browser, width, height):
     set_viewport(browser, width, height)
-    browser.get(f"{server}/?{TINY}&seed=52")
+    open_page(browser, f"{server}/?{TINY}&seed=52")
     wait_for(lambda: query(browser).get("k") == ["2"], what="the link's config")
     box = find(browser, "#ctl-k-box")
     browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", box)
