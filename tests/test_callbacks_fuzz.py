@@ -333,10 +333,16 @@ def fresh_queue(client, tmp_path):
 
 
 def _call(http, values: dict[str, Any], trigger: str) -> dict[str, Any]:
-    """POST the callback that `trigger` fires, with the page's plausible values but `values`;
-    return the outputs it updated ({id: {property: value}})."""
+    """POST the server callback that `trigger` fires (a clientside one beside it runs in the
+    browser only), with the page's plausible values but `values`; return the outputs it
+    updated ({id: {property: value}})."""
     deps = http.get("/_dash-dependencies").get_json()
-    (dep,) = [d for d in deps if any(f"{i['id']}.{i['property']}" == trigger for i in d["inputs"])]
+    (dep,) = [
+        d
+        for d in deps
+        if not d.get("clientside_function")
+        and any(f"{i['id']}.{i['property']}" == trigger for i in d["inputs"])
+    ]
     names = [f"{i['id']}.{i['property']}" for i in [*dep["inputs"], *dep["state"]]]
     good = {**plausible(CONFIG.key), **values}
     body = json.dumps(_payload(dep, [good.get(n) for n in names], trigger))
