@@ -617,18 +617,24 @@ def test_the_compare_player_stays_in_view_while_the_panels_scroll(server, browse
 
 
 def test_the_directions_caption_follows_the_model(server, browser):
+    """The explanation behind "Why?" is the model's (read whole while closed: textContent),
+    and the disclosure opens from its summary to show it."""
     browser.get(f"{server}/?{TINY}&seed=42")
-    caption = "#explain-directions"  # found anew on each look: the page redraws it
-    wait_for(lambda: "w_s = W_h^s W_x" in text_of(browser, caption), what="the linear caption")
-    assert "no free half-space" in text_of(browser, caption)
+    why = css(ids.why("directions"))  # found anew on each look: the page redraws it
+
+    def hidden_text() -> str:
+        return find(browser, why).get_attribute("textContent") or ""
+
+    wait_for(lambda: "w_s = W_h^s W_x" in hidden_text(), what="the linear caption")
+    assert "no free half-space" in hidden_text()
     click(browser, "#ctl-model input[value='rnn']")
-    wait_for(
-        lambda: "rectified impulse response" in text_of(browser, caption),
-        what="the ReLU RNN caption",
-    )
-    text = text_of(browser, caption)
+    wait_for(lambda: "rectified impulse response" in hidden_text(), what="the ReLU RNN caption")
+    text = hidden_text()
     assert "invisible to the readout if it arrives alone" in text
     assert "W_h^s W_x (the ReLU" in text  # named only to say it is not that
+    assert "rectified impulse response" not in text_of(browser, css(ids.explain("directions")))
+    click(browser, f"{css(ids.explain('directions'))} summary")  # "Why?" opened
+    wait_for(lambda: "rectified impulse response" in text_of(browser, why), what="Why? open")
 
 
 @pytest.mark.parametrize("width", [1280, 1024])  # the 2 × 2 grid (drawn compact), one column
