@@ -1,9 +1,10 @@
 """The lesson on a server whose presets are off, in headless Chromium: a revealed step says
 what the gallery says and offers Train for its runs; Train queues them (the server has no
 worker: they stay in line), and the step then says they are training (revealed again
-too): never that runs nobody started are. axe-core finds nothing critical or serious on the answer, on a phone and on a
-laptop, in the light and the dark scheme. (tests/test_lesson_presets_off.py checks the
-same words and the filled-in answer in-process.)
+too): never that runs nobody started are. axe-core finds nothing critical or serious
+on the answer, on a phone and on a laptop, in the light and the dark scheme.
+(tests/test_lesson_presets_off.py checks the same words and the filled-in answer
+in-process.)
 """
 
 from __future__ import annotations
