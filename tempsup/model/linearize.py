@@ -76,7 +76,12 @@ def paper_step(W_x: np.ndarray, W_h: np.ndarray, relu_hidden: bool) -> Step:
 
 
 def silent_state(
-    step: Step, n_models: int, n_state: int, n_x: int, seq_len: int, dtype=torch.float64
+    step: Step,
+    n_models: int,
+    n_state: int,
+    n_x: int,
+    seq_len: int,
+    dtype: torch.dtype = torch.float64,
 ) -> torch.Tensor:
     """s*: the state after `seq_len` silent inputs from s_0 = 0, (M, S)."""
     for name, value, lo in (("n_models", n_models, 1), ("n_state", n_state, 1)):
@@ -167,7 +172,7 @@ def active_response(
         ) from None
     if not np.all(np.isfinite(v)) or np.any(v == 0):
         raise TempsupError("value: expected finite, non-zero input sizes")
-    size = torch.from_numpy(np.ascontiguousarray(v, dtype=np.float64))  # (M, N_x)
+    size = torch.from_numpy(np.array(v, dtype=np.float64))  # (M, N_x)
     with torch.no_grad():
         start = torch.from_numpy(silent.copy())[:, :, None]
         state = start.expand(m, s_dim, 1 + n_x).clone()  # column 0: the silent run
