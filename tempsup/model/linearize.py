@@ -84,9 +84,8 @@ def silent_state(
     dtype: torch.dtype = torch.float64,
 ) -> torch.Tensor:
     """s*: the state after `seq_len` silent inputs from s_0 = 0, (M, S)."""
-    for name, value, lo in (("n_models", n_models, 1), ("n_state", n_state, 1)):
-        check_count(name, value, lo)
-    check_count("n_x", n_x, 1)
+    for name, count in (("n_models", n_models), ("n_state", n_state), ("n_x", n_x)):
+        check_count(name, count, 1)
     check_count("seq_len", seq_len, 0)
     s = torch.zeros(n_models, n_state, 1, dtype=dtype)
     x = torch.zeros(n_models, n_x, 1, dtype=dtype)
