@@ -25,7 +25,11 @@ from tempsup.model.config import DEFAULTS, MODEL_NAMES, RunConfig
 
 # Help text for each config flag; the defaults' reasons live in config.py.
 FLAG_HELP = {
-    "model": "linear | ssm (linear recurrence, ReLU readout) | rnn (ReLU RNN)",
+    "model": (
+        "linear | ssm (linear recurrence, ReLU readout) | rnn (ReLU RNN) | gru | lstm | "
+        "lru (complex diagonal) | selective (input-dependent step); the last four with a "
+        "ReLU readout"
+    ),
     "k": "delay: the target is the input k steps back",
     "sparsity": "S = 1 - p, the probability that an input is silent",
     "hidden": "hidden size N_h",

@@ -256,7 +256,7 @@ def test_sweep_over_k_with_a_short_sequence(tmp_path: Path) -> None:
 BAD_ARGS = {
     "k>=T": (["train", "--k", "20", "--seq-len", "20"], "k"),
     "batch x": (["train", "--batch", "x"], "batch"),
-    "model gru": (["train", "--model", "gru"], "model"),
+    "model transformer": (["train", "--model", "transformer"], "model"),
     "missing warm start": (["train", *TINY, "--warm-start", "nope.npz"], "nope.npz"),
     "negative steps": (["train", "--steps", "-5"], "steps"),
     "NaN sparsity": (["train", "--sparsity", "nan"], "sparsity"),

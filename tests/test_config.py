@@ -94,7 +94,7 @@ BAD = [
     ({"steps": 10}, "snapshot_every", "[1, 10]"),  # default every = 20 > steps
     ({"tied": 1}, "tied", "true or false"),
     ({"bias": "yes"}, "bias", "true or false"),
-    ({"model": "gru"}, "model", "linear, ssm, rnn"),
+    ({"model": "transformer"}, "model", "linear, ssm, rnn, gru, lstm, lru, selective"),
     ({"schedule": "linear"}, "schedule", "cosine, constant"),
     ({"input_dist": "normal"}, "input_dist", "uniform, constant, exponential"),
     ({"warm_start": ""}, "warm_start", "run file"),

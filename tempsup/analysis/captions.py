@@ -138,6 +138,9 @@ class Measured:
     explained: float = math.nan  # Σ terms / E[L] in %, as the panel's label prints it
     terms: dict[str, float] = field(default_factory=dict)  # by TERM_NAMES
     drops: int = 0  # `measures.staircase` of E[L] (linear model)
+    # gated models: how far the active response is from the silent one (`tempsup.model.lens`)
+    nonlinearity: float = math.nan
+    stores_nothing: bool = False  # |a_s| ~ 0 at every age (`tempsup.io.describe.SILENT_KERNEL`)
 
 
 def _g(v: float, digits: int = 3) -> str:
@@ -197,9 +200,15 @@ def loss_curves(
     if seeds > 1:
         out.append(Curve("others", "other seeds (measured)", OTHER_SEEDS, 1.0, shown=not c.terms))
     if c.expected:
-        out.append(Curve("expected", "expected loss E[L]", EXPECTED, 3.0, shown=not c.terms))
+        name = "E[L] of the linearised model" if config.gated else "expected loss E[L]"
+        out.append(Curve("expected", name, EXPECTED, 3.0, shown=not c.terms))
     shown = "measured loss" if seed is None else f"measured loss (seed {seed})"
     out.append(Curve("loss", shown, LOSS, 2.0))
+    if config.gated and c.expected:  # the gated model's measured loss is not the lens's
+        out.append(
+            Curve("missed", "measured − linearised: what the linear picture misses",
+                  REMAINDER, 1.2, "dash", shown=False)
+        )  # fmt: skip
     if c.terms:
         out.append(Curve("total", "sum of the four terms", LOSS, 1.5, "dot", shown=False))
         if config.relu_readout and c.expected:  # linear: the terms are exact, nothing remains
@@ -220,6 +229,8 @@ def loss_title(config: RunConfig, computed: Computed | None = None) -> str:
     else:
         title = "Loss and its four terms"
         exact = "exact to second order in p · " if config.relu_readout else "exact: linear model · "
+        if config.gated:
+            exact = "terms of the model linearised at rest · "
     lines = [exact + "symmetric log scale"]
     lines.append(("more curves in the legend · " if c.terms else "") + "dashed: current step")
     note = budget.plan(config).note
@@ -265,6 +276,11 @@ def _directions_headline(config: RunConfig, m: Measured | None) -> str:
             "every one of them."
         )
     k = config.k
+    if m.stores_nothing:
+        return (
+            "This network stores nothing: its readout sees no input of any age (a_s ≈ 0), so "
+            "these arrows describe no memory."
+        )
     if config.relu_readout and m.free is not None:
         inter = f" ({m.free_intermediate} of {k} intermediate)" if k > 0 else ""
         return (
@@ -280,7 +296,17 @@ def _directions_headline(config: RunConfig, m: Measured | None) -> str:
 
 def _directions_why(config: RunConfig, computed: Computed | None) -> str:
     c = _computed(config, computed)
-    if config.relu_hidden:
+    if config.gated:
+        state = "(h, c) state" if config.model == "lstm" else "hidden state"
+        what = (
+            f"Each arrow is where an input s steps old sits in the {state}, seen through the "
+            "model linearised at rest: the silent state h* reached after T silent inputs, "
+            "J_h = ∂F/∂h and J_x = ∂F/∂x there, w_s = J_h^s J_x (the impulse response to a "
+            "small input). A real input is not small: the active response (one input of the "
+            "law's mean value) is printed beside it, and its distance from w_s says how "
+            "nonlinear the memory is. "
+        )
+    elif config.relu_hidden:
         what = (
             "Each arrow is where an input s steps old sits in the hidden state when it arrives "
             "alone: the rectified impulse response w_0 = W_x, w_s = W_h ReLU(w_{s−1}), not "
@@ -298,7 +324,7 @@ def _directions_why(config: RunConfig, computed: Computed | None) -> str:
         "The network must keep the intermediate ones (s < k), read out the output one (s = k) "
         "and forget the old ones. "
     )
-    bias = " + b" if config.bias else ""
+    bias = " + b" if config.readout_bias else ""
     if config.relu_readout:
         readout = (
             f"With a ReLU readout, an input whose arrow lies in the shaded half-space "
@@ -471,7 +497,7 @@ def _loss_why(config: RunConfig, c: Computed) -> str:
     )
     if c.terms:
         parts.append(_opposite_signs(config))
-        if config.bias:
+        if config.readout_bias:
             parts.append("With a readout bias, all the bias changes is booked under the mean "
                          "correction.")  # fmt: skip
     if not config.relu_readout:
@@ -544,13 +570,18 @@ def _projections_headline(config: RunConfig, m: Measured | None) -> str:
         return text + (f" (largest {h['largest_off']:.2f})." if h["off_positive"] else ".")
     k, a = config.k, np.asarray(m.a, dtype=float)
     gain = f"a_k = {_g(a[k])} against the target 1"
+    if config.gated and math.isfinite(m.nonlinearity):
+        return (
+            f"{gain} at rest; one real input's kernel is {_g(100 * m.nonlinearity, 2)} % away "
+            "from it: how nonlinear the memory is."
+        )
     if config.relu_hidden:
         old = a[k + 1 :]
         zero = int((np.abs(old) <= measures.EXACT_ZERO * max(abs(a[k]), 1e-12)).sum())
         sharp = ": sharp forgetting." if zero == len(old) else "."
         return f"{gain}; a_s is exactly 0 at {zero} of the {len(old)} ages past k{sharp}"
     if config.relu_readout and m.free is not None:
-        bias = " + b" if config.bias else ""
+        bias = " + b" if config.readout_bias else ""
         return (
             f"{gain}; {m.free} of {m.others} other ages have a_s{bias} ≤ 0: alone, their "
             "inputs cost nothing."
@@ -604,6 +635,8 @@ def eigen_caption(
 
 
 def _eigen_headline(config: RunConfig, m: Measured | None) -> str:
+    if config.gated:
+        return _gated_eigen_headline(config, m)
     if m is None:
         if config.model == "ssm":
             return (
@@ -643,7 +676,34 @@ def _eigen_headline(config: RunConfig, m: Measured | None) -> str:
     )
 
 
+def _gated_eigen_headline(config: RunConfig, m: Measured | None) -> str:
+    """The eigenvalues of J_h at rest: the forgetting rates of small inputs."""
+    if m is None:
+        return (
+            "Train to see the eigenvalues of J_h at the silent state: how fast a small input "
+            "is forgotten, per step."
+        )
+    where = ""
+    if config.model in ("lru", "selective"):  # linear-in-h recurrences: the SSM's basins
+        where = {
+            "d": " (the dense basin, ≈ 90°)",
+            "s": " (the sparse basin, ≈ 270°)",
+            ".": " (between ≈ 90° and ≈ 270°)",
+        }[str(measures.basin(m.swept))]
+    return (
+        f"At rest J_h has ρ = {_g(m.rho)}: a small input fades by {_g(m.rho)} per step; "
+        f"kθ = {_g(m.swept, 4)}°{where}."
+    )
+
+
 def _eigen_why(config: RunConfig) -> str:
+    if config.gated:
+        text = (
+            "These are the eigenvalues of J_h = ∂F/∂h at the silent state, the forgetting "
+            "rates of a small input: |λ| < 1 fades, arg λ rotates. They describe the model at "
+            "rest; gates opened by active inputs change them while the inputs last. "
+        )
+        return text + _ktheta_convention(config)
     if config.relu_hidden:
         text = (
             "The ReLU RNN's recurrence is not linear: its eigenvalues describe W_h alone, and "

@@ -170,7 +170,7 @@ def recall(run: Run) -> np.ndarray:
     k = run.config.k
     A = projections(run, k + 1)  # (M, k+1, N_x, N_x)
     gain = np.diagonal(A[:, k], axis1=-2, axis2=-1)  # (M, N_x)
-    if run.config.bias:
+    if run.config.readout_bias:
         gain = gain + final_weights(run)["b_y"]
     return np.maximum(gain, 0.0) if run.config.relu_readout else gain
 

@@ -119,8 +119,10 @@ def read_run(
     config_from_dict: Callable[[Any], C],
     optional: Sequence[str] = (),
     written_by: str = '`tempsup train`/`Download run` (see README, "Run file format")',
+    prefixes: Sequence[str] = (),
 ) -> tuple[C, dict[str, np.ndarray]]:
-    """The config and the arrays `names` (and those of `optional` it has) of a run file.
+    """The config and the arrays `names` (and those of `optional` it has, and any whose name
+    starts with one of `prefixes`) of a run file.
 
     The caller checks their shapes. `file_kind` ("tempsup run file") is what a
     file that is no archive or lacks an array is said not to be; `written_by`
@@ -134,7 +136,8 @@ def read_run(
         config = config_from_dict(json.loads(str(files["config"])))
     except (TempsupError, ValueError, TypeError) as exc:
         raise TempsupError(f"{source}: its config is invalid ({exc})") from None
-    return config, {k: files[k] for k in (*names, *optional) if k in files}
+    extra = [k for k in files if any(k.startswith(p) for p in prefixes)]
+    return config, {k: files[k] for k in (*names, *optional, *extra) if k in files}
 
 
 class RunFile(ABC):

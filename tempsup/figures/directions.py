@@ -81,7 +81,7 @@ def prepare(sel: Selection) -> dict[str, Any]:
     W_s = geometry.feature_directions(cw["W_x"], cw["W_h"], n, cfg.relu_hidden)
     w = W_s[..., f]  # (F, n, N_h)
     w_y = cw["W_y"][..., f]  # (F, N_h)
-    b = run["b_y"][:, s, f].astype(float) if cfg.bias else np.zeros(len(w))  # (F,)
+    b = run["b_y"][:, s, f].astype(float) if cfg.readout_bias else np.zeros(len(w))  # (F,)
     a = np.einsum("fh,fnh->fn", w_y, w)  # (F, n): a_s = w_yᵀ w_s
     free = geometry.interference_free(a[..., None, None], b[:, None])[..., 0, 0]  # (F, n)
     w_k = np.swapaxes(W_s[:, cfg.k], -1, -2)  # (F, N_x, N_h): every feature's w_k
@@ -251,7 +251,7 @@ def causal(config: Any) -> bool:
     the count sits follow the longest arrow so far (`R_at`), never a later frame. A 3-D
     view cuts the half-space's plane at the whole run's cube, and a projection (N_h > 3)
     takes its second axis from the last frame."""
-    return config.hidden <= 2
+    return config.state_size <= 2
 
 
 def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]]:
@@ -259,11 +259,11 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
     k, R = cfg.k, float(d["R_at"][frame])  # the scale of the frames so far (`causal`)
     pts, ry = d["pts"][frame], d["ry"][frame]
     b = float(d["b"][frame])
-    is3d = _mode(cfg.hidden) == "3d"
+    is3d = _mode(cfg.state_size) == "3d"
     out: list[dict[str, Any]] = []
     if cfg.relu_readout:
         if is3d:  # the plane fills the scene's cube, the whole run's
-            out.append(_half_space_3d(d["R"], ry, b, cfg.bias))
+            out.append(_half_space_3d(d["R"], ry, b, cfg.readout_bias))
         else:
             out.append(_half_space_2d(R, ry, b, cfg))
     # the numbers the arrows carry, rounded once per frame (not a few at a time per trace)
@@ -334,7 +334,7 @@ def _half_space_2d(R: float, ry: np.ndarray, b: float, cfg) -> dict[str, Any]:
         "fill": "toself",
         "fillcolor": HALF_SPACE,
         "line": {"color": HALF_SPACE_EDGE, "width": 1},
-        "name": _half_space_name(cfg.bias),
+        "name": _half_space_name(cfg.readout_bias),
         "hoverinfo": "skip",
     }
 
@@ -523,7 +523,7 @@ def _projection_note(n_h: int, tied: bool) -> str:
 def parts(sel: Selection, d: dict[str, Any]) -> Parts:
     cfg = sel.config
     R, n = d["R"], d["w"].shape[1]
-    mode = _mode(cfg.hidden)
+    mode = _mode(cfg.state_size)
     title = f"Feature directions w<sub>s</sub>, s = 0…{n - 1} (k = {cfg.k})"
     if cfg.inputs > 1:
         title = (
@@ -533,9 +533,9 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
     note = {
         "2d": MODEL_NAMES[cfg.model],
         "3d": f"{MODEL_NAMES[cfg.model]}; drag to rotate",
-        "projection": _projection_note(cfg.hidden, cfg.tied),
+        "projection": _projection_note(cfg.state_size, cfg.tied),
     }[mode]
-    if cfg.hidden == 1:
+    if cfg.state_size == 1:
         note = "N<sub>h</sub> = 1: the hidden state is a line"
     sep = "<br>" if mode == "projection" else " · "
     title += f"<br><sup>{note}{sep}{GAUGE_NOTE[cfg.relu_hidden]}</sup>"
@@ -552,7 +552,7 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
         }
     else:
         titles = {
-            "2d": ("h<sub>1</sub>", "h<sub>2</sub>" if cfg.hidden == 2 else ""),
+            "2d": ("h<sub>1</sub>", "h<sub>2</sub>" if cfg.state_size == 2 else ""),
             "projection": ("along w<sub>y</sub>", SECOND_AXIS[cfg.tied]),
         }[mode]
         # autoscale stops at the panel's square: the half-space is filled far past it

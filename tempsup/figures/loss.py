@@ -96,6 +96,7 @@ def prepare(sel: Selection) -> dict[str, Any]:
         "expected": expected,
         "total": total,
         "remainder": expected - total,
+        "missed": loss[:, s] - expected,  # gated models: what the linearisation misses
         **{name: terms[:, t] for t, name in enumerate(TERM_NAMES)},
     }
     curves = captions.loss_curves(sel.config, computed, s, loss.shape[1])

@@ -30,13 +30,17 @@ def prepare(sel: Selection) -> dict[str, Any]:
     W_s = geometry.feature_directions(
         run["W_x"][:, s], run["W_h"][:, s], n_ages(cfg.k), cfg.relu_hidden
     )
-    return {"A": geometry.projections(run["W_y"][:, s], W_s)}
+    out = {"A": geometry.projections(run["W_y"][:, s], W_s)}
+    if cfg.gated:  # the active response's kernel beside the silent one (tempsup.model.lens)
+        active = run["active"][:, s, : W_s.shape[1]].astype(float)  # (F, n, S, N_x)
+        out["A_active"] = geometry.projections(run["W_y"][:, s], active)
+    return out
 
 
 def _bias(sel: Selection) -> np.ndarray:
     run, cfg = sel.run, sel.config
     f = sel.feature
-    return run["b_y"][:, sel.seed, f].astype(float) if cfg.bias else np.zeros(run.n_frames)
+    return run["b_y"][:, sel.seed, f].astype(float) if cfg.readout_bias else np.zeros(run.n_frames)
 
 
 def _bar_range(sel: Selection, A: np.ndarray) -> list[float]:
@@ -65,7 +69,9 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
                 "fill": "toself",
                 "fillcolor": HALF_SPACE,
                 "line": {"width": 0},
-                "name": "interference-free: a<sub>s</sub>" + (" + b" if cfg.bias else "") + " ≤ 0",
+                "name": "interference-free: a<sub>s</sub>"
+                + (" + b" if cfg.readout_bias else "")
+                + " ≤ 0",
                 "hoverinfo": "skip",
             }
         )
@@ -85,6 +91,19 @@ def traces(sel: Selection, d: dict[str, Any], frame: int) -> list[dict[str, Any]
                     "line": {"color": "#111111", "width": 2.5 if r == "output" else 0},
                 },
                 "hovertemplate": "a<sub>%{x}</sub> = %{y}<extra></extra>",
+            }
+        )
+    if "A_active" in d:
+        active = rounded(d, "a_active", lambda: d["A_active"][:, :, f, f])[frame]
+        out.append(
+            {
+                "type": "scatter",
+                "x": list(range(len(active))),
+                "y": active,
+                "mode": "markers",
+                "marker": {"symbol": "diamond-open", "size": 9, "color": "#111111"},
+                "name": "one real input (active response)",
+                "hovertemplate": "active a<sub>%{x}</sub> = %{y}<extra></extra>",
             }
         )
     return out
@@ -208,6 +227,7 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
         },
     )
     n_traces = sum(1 for r in ROLES if r != "intermediate" or k > 0) + cfg.relu_readout
+    n_traces += "A_active" in d
     title = "Readout projections a<sub>s</sub> = w<sub>y</sub>ᵀw<sub>s</sub>"
     title += "<br><sup>outlined: s = k; dotted: target a<sub>k</sub> = 1</sup>"
     return Parts(
@@ -221,7 +241,8 @@ def parts(sel: Selection, d: dict[str, Any]) -> Parts:
                 "zeroline": False,
             },
             "yaxis": {
-                **clipped_range(rnd(_bar_range(sel, A))),  # the band reaches below it
+                # the band reaches below it; the active response's marks are inside it
+                **clipped_range(rnd(_bar_range(sel, np.concatenate([A, d.get("A_active", A)])))),
                 "title": {"text": "a<sub>s</sub>"},
                 "zeroline": True,
                 "zerolinewidth": 2,

@@ -16,6 +16,8 @@ spiral-sink test, the staircase): a headline and the panel beside it cannot disa
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from tempsup.analysis import captions, measures
@@ -23,6 +25,7 @@ from tempsup.figures import directions, eigen, loss, projections
 from tempsup.figures._common import feature_name, select
 from tempsup.figures.panel import PanelEntry, PanelSet, prepared
 from tempsup.figures.status import status_lines
+from tempsup.io.describe import SILENT_KERNEL
 from tempsup.io.run import TERM_NAMES, Run
 from tempsup.model.config import RunConfig
 
@@ -64,6 +67,8 @@ def measured(run: Run, seed: int | None = None, feature: int = 0) -> captions.Me
         explained=loss.explained_share(d_loss, -1),
         terms={name: float(d_loss["values"][name][-1]) for name in TERM_NAMES},
         drops=drops,
+        nonlinearity=float(run["nonlinearity"][-1, s]) if cfg.gated else math.nan,
+        stores_nothing=not np.nanmax(np.abs(A), initial=0.0) > SILENT_KERNEL,
     )
 
 

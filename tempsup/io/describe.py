@@ -135,8 +135,50 @@ def describe(run: Run, seed: int | str | None = None, frame: int = -1) -> dict[s
         "gauge_description": gauge.convention(cfg.relu_hidden),
         "gauge_free": list(GAUGE_FREE),
         "gauge_dependent": list(GAUGE_DEPENDENT),
+        "origin": getattr(run, "origin", None),
+        "warnings": memory_warnings(A[:, 0, 0], getattr(run, "origin", None)),
     }
+    if cfg.gated:
+        out["lens"] = lens(run, f, s)
     return out
+
+
+# |a_s| below this at every age: the network's readout sees no input of any age.
+SILENT_KERNEL = 1e-6
+
+
+def memory_warnings(a: np.ndarray, origin: dict[str, str] | None) -> list[str]:
+    """What the page and `tempsup inspect` must say before any geometry: a network whose
+    readout kernel is ~0 at every age stores nothing (its directions, kθ and counts
+    describe no memory), and a Run whose shape is not its module's says why."""
+    out = []
+    peak = float(np.nanmax(np.abs(a))) if np.size(a) else 0.0
+    if not peak > SILENT_KERNEL:
+        out.append(
+            f"this network stores nothing: its readout kernel a_s = w_yᵀw_s is below "
+            f"{SILENT_KERNEL:g} at every age s (max |a_s| = {peak:.3g}), so no input reaches "
+            "the output; its directions, kθ and half-space counts describe no memory"
+        )
+    if origin and origin.get("shape"):
+        out.append(origin["shape"])
+    return out
+
+
+def lens(run: Run, f: int, s: int) -> dict[str, Any]:
+    """A gated model's lens at frame f, seed s: where it was linearised and how far the
+    response to a real (active) input is from the silent one (`tempsup.model.lens`)."""
+    cfg = run.config
+    w = run.weights(f, s)
+    active = np.asarray(run["active"][f, s], dtype=float)  # (T, S, N_x)
+    a_active = np.einsum("si,tsj->tij", np.asarray(w["W_y"], dtype=float), active)
+    return {
+        "linearised_at": f"the silent state: {cfg.seq_len} silent inputs from h = 0",
+        "silent_state": _nums(run["silent"][f, s]),
+        "settled": bool(run["settled"][f, s] > 0.5),
+        "resting_readout": _nums(w["b_y"]),
+        "a_active": _nums(a_active[:, 0, 0]),
+        "nonlinearity": _num(run["nonlinearity"][f, s]),
+    }
 
 
 def lines(d: dict[str, Any]) -> list[str]:
@@ -174,6 +216,16 @@ def lines(d: dict[str, Any]) -> list[str]:
         f"  kθ = {_f(d['swept_angle_deg'], 4)}°, ‖w_0‖ = {_f(d['w0_norm'])}, "
         f"‖w_s‖ (s = 0…{len(d['norms']) - 1}): " + " ".join(_f(v, 3) for v in d["norms"]),
     ]
+    if d.get("lens"):
+        g = d["lens"]
+        settled = "" if g["settled"] else " (the silent run did not settle)"
+        out += [
+            f"linearised at {g['linearised_at']}{settled}:",
+            "  active response a_s (one input of the mean value): "
+            + " ".join(_f(v, 3) for v in g["a_active"]),
+            f"  nonlinearity (active vs silent kernel): {_f(g['nonlinearity'], 3)}",
+        ]
+    out = [f"warning: {w}" for w in d.get("warnings", [])] + out
     return out
 
 

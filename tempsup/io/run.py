@@ -51,6 +51,7 @@ from tempsup.core import files as _files
 from tempsup.core.views import RunViews
 from tempsup.errors import TempsupError
 from tempsup.model.config import RunConfig, importance_weights, shape_key
+from tempsup.model.lens_names import LENS_ARRAYS, NET_PREFIX
 from tempsup.model.snapshot import Snapshot
 from tempsup.theory import budget, geometry, relu_terms
 from tempsup.theory import closed_form as theory
@@ -107,7 +108,8 @@ def derived(config: RunConfig, step: int, W_x, W_h, W_y, b_y) -> dict[str, np.nd
     """
     p = config.p_at(int(step))
     importance = np.asarray(importance_weights(config))
-    bias = b_y if config.bias else None
+    # a gated model's b_y is its readout at rest (tempsup.model.lens): always in force
+    bias = b_y if config.readout_bias else None
     T, k, dist = config.seq_len, config.k, config.input_dist
     lead = np.broadcast_shapes(np.shape(W_x)[:-2], np.shape(W_h)[:-2])
     terms, value, se = np.full(lead + (4,), np.nan), np.full(lead, np.nan), np.full(lead, np.nan)
@@ -175,6 +177,7 @@ def _frame(snap: Snapshot, extra: dict[str, np.ndarray]) -> dict[str, np.ndarray
         "W_y": snap.W_y,
         "b_y": snap.b_y,
         "loss": snap.loss,
+        **snap.extra,
         **extra,
     }
     return {
@@ -187,11 +190,7 @@ def split_snapshot(snap: Snapshot, configs: Sequence[RunConfig]) -> list[Snapsho
     out, start = [], 0
     for cfg in configs:
         sl = slice(start, start + cfg.seeds)
-        out.append(
-            Snapshot(
-                snap.step, snap.W_x[sl], snap.W_h[sl], snap.W_y[sl], snap.b_y[sl], snap.loss[sl]
-            )
-        )
+        out.append(snap.select(sl))
         start += cfg.seeds
     return out
 
@@ -408,7 +407,7 @@ def _refined(
     p = config.p_at(int(arrays["step"][-1]))
     importance = np.asarray(importance_weights(config))
     weights = [np.asarray(arrays[n][-1], dtype=float) for n in ("W_x", "W_h", "W_y", "b_y")]
-    bias = weights[3] if config.bias else None
+    bias = weights[3] if config.readout_bias else None
     _, deltas = relu_terms.analyse(
         *(w[alive] for w in weights[:3]), None if bias is None else bias[alive],
         config.k, p, config.input_dist, config.seq_len, config.relu_hidden, importance,
@@ -443,13 +442,17 @@ class Run(_files.RunFile, RunViews):
 
     config: RunConfig
     arrays: dict[str, np.ndarray]
+    # what a Run made elsewhere says of itself (`tempsup.io.imported`): its source and, when
+    # the Run's shape is not the module's (an augmented network), why; None for runs made here
+    origin: dict[str, str] | None = None
 
     @classmethod
     def from_frames(cls, config: RunConfig, frames: Iterable[dict[str, np.ndarray]]) -> Run:
         frames = list(frames)
         if not frames:
             raise TempsupError("run: expected at least one frame, got none")
-        return cls(config, {k: np.stack([f[k] for f in frames]) for k in ARRAYS})
+        names = [*ARRAYS, *(n for n in frames[0] if n not in ARRAYS and n != "step")]
+        return cls(config, {k: np.stack([f[k] for f in frames]) for k in names})
 
     def __getitem__(self, name: str) -> np.ndarray:
         return self.arrays[name]
@@ -458,7 +461,7 @@ class Run(_files.RunFile, RunViews):
         """This run with every frame and seed in the canonical gauge (`GAUGE`, float64, one
         batched solve), if its hidden state is at most GAUGE_MAX_HIDDEN wide (else this
         run); the same solve, bit for bit, as one seed's frames alone."""
-        if self.config.hidden > GAUGE_MAX_HIDDEN or all(g in self.arrays for g in GAUGE):
+        if self.config.state_size > GAUGE_MAX_HIDDEN or all(g in self.arrays for g in GAUGE):
             return self
         from tempsup.theory import gauge
 
@@ -468,7 +471,7 @@ class Run(_files.RunFile, RunViews):
         cfg = self.config
         solved = gauge.canonical(*flat, cfg.k, cfg.relu_hidden, cfg.tied)
         gauged = {g: solved[g[6:]].reshape(F, M, *solved[g[6:]].shape[1:]) for g in GAUGE}
-        return Run(cfg, {**self.arrays, **gauged})
+        return replace(self, arrays={**self.arrays, **gauged})
 
     def gauged(self, seed: int) -> dict[str, np.ndarray] | None:
         """One seed's frames in the canonical gauge as stored (`with_gauge`): "W_x", "W_h",
@@ -480,7 +483,7 @@ class Run(_files.RunFile, RunViews):
 
     def first_frames(self, n: int) -> Run:
         """The run as it stood after its first `n` frames (views of these arrays, no copy)."""
-        return Run(self.config, {k: v[:n] for k, v in self.arrays.items()})
+        return replace(self, arrays={k: v[:n] for k, v in self.arrays.items()})
 
     @property
     def n_frames(self) -> int:
@@ -534,6 +537,7 @@ class Run(_files.RunFile, RunViews):
             best_seed=json.dumps({**self.best_seed.to_dict(), "version": BEST_VERSION}),
             config=self.config.to_json(),
             derived_version=DERIVED_VERSION,
+            **({} if self.origin is None else {"origin": json.dumps(self.origin)}),
         )
 
     @classmethod
@@ -541,10 +545,12 @@ class Run(_files.RunFile, RunViews):
         stored = [n for n in ARRAYS if n not in DERIVED]
         config, arrays = _files.read_run(
             data, source, stored, "tempsup run file", RunConfig.from_dict,
-            optional=(*DERIVED, *GAUGE, "derived_version", "best_seed"),
+            optional=(*DERIVED, *GAUGE, *LENS_ARRAYS, "derived_version", "best_seed", "origin"),
+            prefixes=(NET_PREFIX,),
         )  # fmt: skip
         version = int(arrays.pop("derived_version", 1))
         stored_best = arrays.pop("best_seed", None)
+        origin = _origin(source, arrays.pop("origin", None))
         for name, arr in arrays.items():
             kind = "iu" if name == "step" else "fiu"
             if arr.dtype.kind not in kind:
@@ -552,11 +558,12 @@ class Run(_files.RunFile, RunViews):
         n_frames, n_seeds = arrays["loss"].shape[:2] if arrays["loss"].ndim == 2 else (0, 0)
         if n_seeds != config.seeds:
             raise TempsupError(f"{source}: holds {n_seeds} seeds, its config says {config.seeds}")
+        n_s = config.state_size
         expect = {
             "step": (n_frames,),
-            "W_x": (n_frames, n_seeds, config.hidden, config.inputs),
-            "W_h": (n_frames, n_seeds, config.hidden, config.hidden),
-            "W_y": (n_frames, n_seeds, config.hidden, config.inputs),
+            "W_x": (n_frames, n_seeds, n_s, config.inputs),
+            "W_h": (n_frames, n_seeds, n_s, n_s),
+            "W_y": (n_frames, n_seeds, n_s, config.inputs),
             "b_y": (n_frames, n_seeds, config.inputs),
         }
         _files.check_shapes(source, arrays, expect)
@@ -586,9 +593,24 @@ class Run(_files.RunFile, RunViews):
         else:
             for n in GAUGE:
                 arrays[n] = arrays[n].astype(float, copy=False)
-        run = cls(config, arrays)
+        run = cls(config, arrays, origin)
         if stored_best is not None and not recompute:  # the choice made when it was saved
             best = BestSeed.from_json(str(stored_best), n_seeds)
             if best is not None:
                 run.__dict__["best_seed"] = best  # primes the cached_property
         return run
+
+
+def _origin(source: str, stored: Any) -> dict[str, str] | None:
+    """A run file's `origin` (JSON of strings), checked."""
+    if stored is None:
+        return None
+    try:
+        origin = json.loads(str(stored))
+    except ValueError:
+        origin = None
+    if not isinstance(origin, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in origin.items()
+    ):
+        raise TempsupError(f"{source}: its origin is not a JSON object of strings")
+    return origin

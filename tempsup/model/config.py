@@ -17,11 +17,19 @@ from typing import Any
 from tempsup.core.specs import Config, check_bool, check_choice, check_float, check_int
 from tempsup.errors import TempsupError
 
-MODELS = ("linear", "ssm", "rnn")
+# The paper's three models, then the gated and selective ones (tempsup.model.gated), which
+# the lens sees through their linearisation at the silent state (tempsup.model.lens).
+PAPER_MODELS = ("linear", "ssm", "rnn")
+GATED_MODELS = ("gru", "lstm", "lru", "selective")
+MODELS = PAPER_MODELS + GATED_MODELS
 MODEL_NAMES = {
     "linear": "linear RNN",
     "ssm": "SSM (linear recurrence, ReLU readout)",
     "rnn": "nonlinear ReLU RNN",
+    "gru": "GRU (ReLU readout)",
+    "lstm": "LSTM (ReLU readout)",
+    "lru": "LRU (complex diagonal, ReLU readout)",
+    "selective": "selective SSM (input-dependent step, ReLU readout)",
 }
 SCHEDULES = ("cosine", "constant")
 INPUT_DISTS = ("uniform", "constant", "exponential")
@@ -45,6 +53,8 @@ CURRICULUM_FRACTION = 0.5
 # multiply-adds. 2e13 is roughly half an hour on two cores; anything larger is
 # a typo, not an experiment.
 MAX_WORK = 2e13
+# Multiply-adds per step of a gated model relative to the plain recurrence (its gates).
+GATE_WORK = {"gru": 3, "lstm": 4, "selective": 2, "lru": 2}
 # Activations kept for backprop: T*M*B*max(N_h, N_x) floats (~4 GB at 1e9).
 MAX_ACTIVATIONS = 2.5e8
 
@@ -90,16 +100,22 @@ class RunConfig(Config):
         check_choice("schedule", self.schedule, SCHEDULES)
         check_choice("input_dist", self.input_dist, INPUT_DISTS)
         check_choice("objective", self.objective, OBJECTIVES)
-        if self.objective == "expected" and self.model == "rnn":
+        if self.objective == "expected" and self.model not in ("linear", "ssm"):
             raise TempsupError(
                 "objective: 'expected' needs model 'linear' (exact) or 'ssm' (second order in "
-                "p), got model 'rnn' (its hidden ReLU has no such form); use objective 'sampled'"
+                f"p), got model {self.model!r} (its recurrence has no such form); use objective "
+                "'sampled'"
             )
         if self.objective == "expected" and self.model == "ssm" and self.bias:
             raise TempsupError(
                 "objective: 'expected' for the SSM needs no readout bias (bias = false)"
             )
         check_int("hidden", self.hidden, 1, 256)
+        if self.model == "lru" and self.hidden % 2:
+            raise TempsupError(
+                f"hidden: the lru needs an even hidden size (N_h/2 complex modes), got "
+                f"{self.hidden}"
+            )
         check_int("inputs", self.inputs, 1, 128)
         check_int("seq_len", self.seq_len, 2, 500)
         check_int("k", self.k, 0, self.seq_len - 1, hint="k must be smaller than seq_len (T)")
@@ -159,7 +175,24 @@ class RunConfig(Config):
 
     @property
     def relu_readout(self) -> bool:
-        return self.model in ("ssm", "rnn")
+        return self.model != "linear"
+
+    @property
+    def readout_bias(self) -> bool:
+        """Whether a bias acts at the readout: the config's b_y, or a gated model's readout
+        at rest (its linearisation's bias, nonzero without b_y: tempsup.model.lens)."""
+        return self.bias or self.gated
+
+    @property
+    def gated(self) -> bool:
+        """A gated or selective model: the lens reads its linearisation at the silent state
+        (the run's W_x, W_h, W_y, b_y are J_x, J_h, the readout and the resting bias)."""
+        return self.model in GATED_MODELS
+
+    @property
+    def state_size(self) -> int:
+        """Width of the recurrent state the lens sees: the LSTM's is (h, c), 2 N_h."""
+        return 2 * self.hidden if self.model == "lstm" else self.hidden
 
     @property
     def relu_hidden(self) -> bool:
@@ -174,6 +207,7 @@ class RunConfig(Config):
     def work(self) -> float:
         """Multiply-adds of the whole run, the unit of the size limits."""
         per = self.hidden * self.hidden + self.hidden * self.inputs
+        per *= GATE_WORK.get(self.model, 1)
         return float(self.steps) * self.seq_len * self.seeds * self.batch * per
 
     # ---- identity -------------------------------------------------------------

@@ -53,7 +53,7 @@ class Plan:
 
 def frame_seconds(config: RunConfig) -> tuple[float, float]:
     """Estimated seconds per frame for (the terms, the expected loss)."""
-    m, T, n_x, n_h = config.seeds, config.seq_len, config.inputs, config.hidden
+    m, T, n_x, n_h = config.seeds, config.seq_len, config.inputs, config.state_size
     q = T * n_x
     if not config.relu_readout:
         return 0.0, 0.0

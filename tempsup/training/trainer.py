@@ -36,8 +36,11 @@ from tempsup.model.config import (
     importance_weights,
 )
 from tempsup.model.data import sample_inputs
+from tempsup.model.gated import GatedRNN, gated_loss
+from tempsup.model.lens import lens_arrays
 from tempsup.model.recurrences import BatchedRNN
 from tempsup.model.snapshot import Snapshot
+from tempsup.theory.closed_form import input_moments
 from tempsup.training import schedule as _training
 from tempsup.training.losses import expected_loss, sampled_loss
 from tempsup.training.schedule import model_seeds, optimizer_steps
@@ -73,7 +76,8 @@ def train(
     seeds = [s for c in configs for s in model_seeds(c)]
     n_models = len(seeds)
     k = torch.tensor([c.k for c in configs for _ in range(c.seeds)])  # (M,)
-    model = BatchedRNN(cfg.model, n_models, cfg.hidden, cfg.inputs, k, cfg.tied, cfg.bias, seeds)
+    kind = GatedRNN if cfg.gated else BatchedRNN
+    model = kind(cfg.model, n_models, cfg.hidden, cfg.inputs, k, cfg.tied, cfg.bias, seeds)
     if init is not None:
         exact = [s == 0 for c in configs for s in range(c.seeds)]  # seed 0 of each config
         model.load_weights(
@@ -97,18 +101,25 @@ def train(
     stream = torch.tensor([base_seeds.index(c.seed) for c in configs for _ in range(c.seeds)])
     members = [torch.nonzero(stream == s).squeeze(1) for s in range(len(gens))]  # per stream
     opt = _training.adam(model.parameters(), cfg.lr)
+    loss_of = _gated_loss if cfg.gated else sampled_loss
+    mean_input, _ = input_moments(cfg.input_dist)
+
+    def snapshot(i: int, loss: torch.Tensor) -> Snapshot:
+        if cfg.gated:
+            return _gated_snapshot(model, cfg, mean_input, i, loss)
+        return _snapshot(model, i, loss)
 
     def batch_loss(p: torch.Tensor) -> torch.Tensor:
         if cfg.objective == "expected":  # no batch: E[L] itself, noise-free
             return expected_loss(model, p, weights, cfg.seq_len, cfg.input_dist)
         if len(gens) == 1:
             x = sample_inputs(gens[0], p, cfg.batch, cfg.seq_len, cfg.inputs, cfg.input_dist)
-            return sampled_loss(model, x, p, weights)  # (M,)
+            return loss_of(model, x, p, weights)  # (M,)
         x = p.new_empty(n_models, cfg.seq_len, cfg.inputs, cfg.batch)
         for gen, idx in zip(gens, members, strict=True):
             xs = sample_inputs(gen, p[idx], cfg.batch, cfg.seq_len, cfg.inputs, cfg.input_dist)
             x[idx] = xs  # (1 or M_s, ...) broadcast to the stream's models
-        return sampled_loss(model, x, p, weights, stream)  # (M,)
+        return loss_of(model, x, p, weights, stream)  # (M,)
 
     def step(i: int, lr: float) -> torch.Tensor:  # lr: set on `opt` by optimizer_steps
         frac = curriculum_progress(cfg.steps, i)  # = RunConfig.p_at(i), for every model at once
@@ -119,10 +130,32 @@ def train(
         return per_model
 
     with torch.no_grad():
-        yield _snapshot(model, 0, batch_loss(start_p))
-    yield from optimizer_steps(
-        opt, cfg, n_models, step, lambda i, loss: _snapshot(model, i, loss), on_step
-    )
+        yield snapshot(0, batch_loss(start_p))
+    yield from optimizer_steps(opt, cfg, n_models, step, snapshot, on_step)
+
+
+def _gated_loss(
+    model: GatedRNN,
+    x: torch.Tensor,
+    p: torch.Tensor,
+    weights: torch.Tensor,
+    stream: torch.Tensor | None = None,
+) -> torch.Tensor:
+    """A gated model's sampled loss (M,): one time loop over every model (`gated_loss`)."""
+    return gated_loss(model, x, weights)
+
+
+def _gated_snapshot(
+    model: GatedRNN, cfg: RunConfig, mean_input: float, step: int, loss: torch.Tensor
+) -> Snapshot:
+    """The lens of every model (`tempsup.model.lens`): J_x, J_h, the lifted readout and
+    the bias at rest as W_x, W_h, W_y, b_y; the rest of the lens and the model in `extra`."""
+    arrays = lens_arrays(
+        cfg.model, model.params(), model.readout(), model.bias(), cfg.hidden, cfg.seq_len,
+        mean_input,
+    )  # fmt: skip
+    weights = {n: arrays.pop(n) for n in ("W_x", "W_h", "W_y", "b_y")}
+    return Snapshot(step=step, **weights, loss=loss.detach().numpy().copy(), extra=arrays)
 
 
 def _snapshot(model: BatchedRNN, step: int, loss: torch.Tensor) -> Snapshot:

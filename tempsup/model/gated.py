@@ -1,0 +1,306 @@
+"""Gated and selective recurrences, M models batched along a leading axis.
+
+    gru        torch.nn.GRU's equations (one layer, gates r, z, n)
+    lstm       torch.nn.LSTM's equations (one layer, gates i, f, g, o); state s = (h, c)
+    lru        complex diagonal λ = exp(−exp(ν) + i·exp(θ)), h' = λ h + γ (B x), γ = √(1−|λ|²)
+    selective  diagonal SSM, Δ = softplus(w·x + b), h' = exp(Δ A) h + Δ B x, A = −exp(A_log)
+
+All have the SSM's ReLU readout ŷ = ReLU(W_yᵀ observe(s) + b_y). Parameters sit in
+torch's layout with a leading model axis, so torch's own modules map onto them one to
+one (`tempsup.io.imported`). `step` is pure and dtype-agnostic: the lens linearises it
+in float64 (`tempsup.model.linearize`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from tempsup.errors import TempsupError
+
+GATED: tuple[str, ...] = ("gru", "lstm", "lru", "selective")
+GATES = {"gru": 3, "lstm": 4}
+# the silent run of the tied readout's linearisation (as the lens's default T)
+TIED_SILENT_STEPS = 20
+
+
+def state_size(model: str, hidden: int) -> int:
+    """The recurrent state's width: the LSTM carries (h, c)."""
+    return 2 * hidden if model == "lstm" else hidden
+
+
+def check_model_shape(model: str, hidden: int) -> None:
+    """The LRU's real state holds N_h/2 complex modes."""
+    if model == "lru" and hidden % 2:
+        raise TempsupError(
+            f"hidden: the lru needs an even hidden size (N_h/2 complex modes), got {hidden}"
+        )
+
+
+def _uniform(g: torch.Generator, shape: tuple[int, ...], bound: float) -> torch.Tensor:
+    return (torch.rand(shape, generator=g) * 2 - 1) * bound
+
+
+def _init_one(model: str, hidden: int, inputs: int, g: torch.Generator) -> dict[str, torch.Tensor]:
+    if model in GATES:  # torch's init: U(−1/√N_h, 1/√N_h) for every weight and bias
+        n, bound = GATES[model] * hidden, 1.0 / math.sqrt(hidden)
+        return {
+            "weight_ih": _uniform(g, (n, inputs), bound),
+            "weight_hh": _uniform(g, (n, hidden), bound),
+            "bias_ih": _uniform(g, (n,), bound),
+            "bias_hh": _uniform(g, (n,), bound),
+        }
+    if model == "lru":  # ring init: |λ| ~ U(0.4, 0.9), arg λ ~ U(0, π)
+        modes = hidden // 2
+        r = 0.4 + 0.5 * torch.rand(modes, generator=g)
+        phase = math.pi * torch.rand(modes, generator=g).clamp(min=1e-3)
+        scale = 1.0 / math.sqrt(2 * inputs)
+        return {
+            "nu_log": torch.log(-torch.log(r)),
+            "theta_log": torch.log(phase),
+            "B_re": torch.randn(modes, inputs, generator=g) * scale,
+            "B_im": torch.randn(modes, inputs, generator=g) * scale,
+        }
+    if model == "selective":  # at Δ ≈ 1 each mode keeps exp(A) ~ U(0.4, 0.9) per step
+        keep = 0.4 + 0.5 * torch.rand(hidden, generator=g)
+        return {
+            "A_log": torch.log(-torch.log(keep)),
+            "B": torch.randn(hidden, inputs, generator=g),
+            "w": torch.randn(inputs, generator=g),
+            "b": torch.tensor([math.log(math.e - 1.0)]),  # softplus(b) = 1
+        }
+    raise TempsupError(f"model: expected one of {', '.join(GATED)}, got {model!r}")
+
+
+def init_params(model: str, hidden: int, inputs: int, seeds: list[int]) -> dict[str, torch.Tensor]:
+    """Each model's parameters from its own seed, stacked on a leading model axis."""
+    check_model_shape(model, hidden)
+    ones = [_init_one(model, hidden, inputs, torch.Generator().manual_seed(int(s))) for s in seeds]
+    return {n: torch.stack([p[n] for p in ones]) for n in ones[0]}
+
+
+def _gate_inputs(params: dict[str, torch.Tensor], x: torch.Tensor) -> torch.Tensor:
+    """W_ih x + b_ih: (M, G·N_h, B) for x (M or 1, N_x, B)."""
+    w = params["weight_ih"]
+    return torch.matmul(w, x) + params["bias_ih"].unsqueeze(-1)
+
+
+def _gru(params: dict[str, torch.Tensor], gi: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+    n_h = h.shape[1]
+    gh = torch.baddbmm(params["bias_hh"].unsqueeze(-1), params["weight_hh"], h)
+    rz = torch.sigmoid(gi[:, : 2 * n_h] + gh[:, : 2 * n_h])
+    r, z = rz[:, :n_h], rz[:, n_h:]
+    n = torch.tanh(gi[:, 2 * n_h :] + r * gh[:, 2 * n_h :])
+    return n + z * (h - n)
+
+
+def _lstm(params: dict[str, torch.Tensor], gi: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+    n_h = s.shape[1] // 2
+    h, c = s[:, :n_h], s[:, n_h:]
+    g = gi + torch.baddbmm(params["bias_hh"].unsqueeze(-1), params["weight_hh"], h)
+    i, f = torch.sigmoid(g[:, :n_h]), torch.sigmoid(g[:, n_h : 2 * n_h])
+    cand, o = torch.tanh(g[:, 2 * n_h : 3 * n_h]), torch.sigmoid(g[:, 3 * n_h :])
+    c = f * c + i * cand
+    return torch.cat([o * torch.tanh(c), c], dim=1)
+
+
+def lru_eigenvalues(params: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """(Re λ, Im λ) of every mode: (M, N_h/2) each."""
+    modulus = torch.exp(-torch.exp(params["nu_log"]))
+    phase = torch.exp(params["theta_log"])
+    return modulus * torch.cos(phase), modulus * torch.sin(phase)
+
+
+def _lru(params: dict[str, torch.Tensor], s: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    m, n_h, b = s.shape
+    re, im = lru_eigenvalues(params)
+    gamma = torch.sqrt((1.0 - re * re - im * im).clamp(min=0.0)).unsqueeze(-1)  # (M, modes, 1)
+    h = s.view(m, n_h // 2, 2, b)
+    hr, hi = h[:, :, 0], h[:, :, 1]
+    ur = gamma * torch.matmul(params["B_re"], x)
+    ui = gamma * torch.matmul(params["B_im"], x)
+    lr, li = re.unsqueeze(-1), im.unsqueeze(-1)
+    new = torch.stack([lr * hr - li * hi + ur, lr * hi + li * hr + ui], dim=2)
+    return new.view(m, n_h, b)
+
+
+def _selective(params: dict[str, torch.Tensor], s: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    # Δ (M, 1, B): one step size per model and sample, from the current input
+    delta = nn.functional.softplus(
+        torch.matmul(params["w"].unsqueeze(1), x) + params["b"].view(-1, 1, 1)
+    )
+    a = -torch.exp(params["A_log"]).unsqueeze(-1)  # (M, N_h, 1)
+    return torch.exp(delta * a) * s + delta * torch.matmul(params["B"], x)
+
+
+def step(
+    model: str, params: dict[str, torch.Tensor], state: torch.Tensor, x: torch.Tensor
+) -> torch.Tensor:
+    """One time step of M models: state (M, S, B), x (M or 1, N_x, B) -> (M, S, B)."""
+    if model == "gru":
+        return _gru(params, _gate_inputs(params, x), state)
+    if model == "lstm":
+        return _lstm(params, _gate_inputs(params, x), state)
+    if model == "lru":
+        return _lru(params, state, x)
+    if model == "selective":
+        return _selective(params, state, x)
+    raise TempsupError(f"model: expected one of {', '.join(GATED)}, got {model!r}")
+
+
+def observe(model: str, state: torch.Tensor, hidden: int) -> torch.Tensor:
+    """What the readout reads of the state (M, S, B): the LSTM's h, every other state whole."""
+    return state[:, :hidden] if model == "lstm" else state
+
+
+class GatedRNN(nn.Module):
+    """M independent gated (or selective) models with ReLU readouts, trained as one module."""
+
+    def __init__(
+        self,
+        model: str,
+        n_models: int,
+        hidden: int,
+        inputs: int,
+        k: torch.Tensor,
+        tied: bool,
+        bias: bool,
+        seeds: list[int],
+    ) -> None:
+        super().__init__()
+        assert model in GATED, model
+        assert len(seeds) == n_models and k.shape == (n_models,), (len(seeds), k.shape)
+        self.model, self.hidden, self.inputs, self.tied = model, hidden, inputs, tied
+        self.register_buffer("k", k.long(), persistent=False)
+        self._names = []
+        for name, value in init_params(model, hidden, inputs, seeds).items():
+            setattr(self, name, nn.Parameter(value))
+            self._names.append(name)
+        w_y = []
+        for s in seeds:
+            g = torch.Generator().manual_seed(int(s) + 104_729)
+            w_y.append(torch.randn(hidden, inputs, generator=g) / math.sqrt(hidden))
+        self.W_y = None if tied else nn.Parameter(torch.stack(w_y))  # (M, N_h, N_x)
+        self.b_y = nn.Parameter(torch.zeros(n_models, inputs)) if bias else None
+
+    @property
+    def n_models(self) -> int:
+        return int(self.k.shape[0])
+
+    def params(self) -> dict[str, torch.Tensor]:
+        """The recurrence's parameters (for `step`), readout excluded."""
+        return {n: getattr(self, n) for n in self._names}
+
+    def readout(self) -> torch.Tensor:
+        """The effective W_y (M, N_h, N_x); tied: the direction of age k at rest, w_k =
+        observe(J_h^k J_x) at the silent state (differentiable: autograd through the
+        Jacobian-vector products)."""
+        if not self.tied:
+            return self.W_y
+        return tied_readout(self.model, self.params(), self.k, self.hidden, self.inputs)
+
+    def bias(self) -> torch.Tensor:
+        if self.b_y is None:
+            return self.k.new_zeros(self.n_models, self.inputs, dtype=torch.float32)
+        return self.b_y
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """ŷ (M, T, N_x, B) for inputs x (M or 1, T, N_x, B)."""
+        return torch.relu(self.preactivation(x))
+
+    def preactivation(self, x: torch.Tensor) -> torch.Tensor:
+        """W_yᵀ observe(s_t) + b_y (M, T, N_x, B), from s = 0 before the first step."""
+        _, seq_len, n_x, batch = x.shape
+        params = self.params()
+        w_y_t = self.readout().transpose(1, 2)  # (M, N_x, N_h)
+        s = x.new_zeros(self.n_models, state_size(self.model, self.hidden), batch)
+        gates = None
+        if self.model in GATES:  # the input side of every gate at once, for every step
+            w = params["weight_ih"]  # (M, G·N_h, N_x)
+            gates = torch.matmul(w.unsqueeze(1), x) + params["bias_ih"][:, None, :, None]
+        outs = []
+        for t, xt in enumerate(x.unbind(1)):
+            if self.model == "gru":
+                s = _gru(params, gates[:, t], s)
+            elif self.model == "lstm":
+                s = _lstm(params, gates[:, t], s)
+            else:
+                s = step(self.model, params, s, xt)
+            outs.append(w_y_t @ observe(self.model, s, self.hidden))
+        z = torch.stack(outs, dim=1)
+        if self.b_y is not None:
+            z = z + self.b_y.view(self.n_models, 1, -1, 1)
+        return z
+
+    @torch.no_grad()
+    def load_weights(
+        self, weights: dict[str, torch.Tensor], noise: float, seeds: list[int], exact: list[bool]
+    ) -> None:
+        """Warm start: copy weights (the recurrence's by name, W_y, b_y) into every model;
+        models not `exact` get Gaussian noise of relative size `noise` from their own seed."""
+        for name in (*self._names, "W_y", "b_y"):
+            param = getattr(self, name)
+            if param is None or name not in weights:
+                continue
+            src = torch.as_tensor(weights[name], dtype=param.dtype)
+            try:
+                src = src.expand_as(param).clone()
+            except RuntimeError:
+                raise TempsupError(
+                    f"warm_start: {name} has shape {tuple(src.shape)}, this config needs "
+                    f"{tuple(param.shape[1:])} (model, hidden and inputs must match)"
+                ) from None
+            scale = noise * src.abs().mean()
+            for m, (seed, keep) in enumerate(zip(seeds, exact, strict=True)):
+                if not keep:
+                    g = torch.Generator().manual_seed(int(seed) + 99_991)
+                    src[m] += torch.randn(param.shape[1:], generator=g) * scale
+            param.copy_(src)
+
+
+def tied_readout(
+    model: str, params: dict[str, torch.Tensor], k: torch.Tensor, hidden: int, inputs: int
+) -> torch.Tensor:
+    """w_k = observe(J_h^k J_x) at the silent state, per model (M, N_h, N_x): forward-mode
+    products through `step` (torch.func.jvp), differentiable in the parameters."""
+    m = int(k.shape[0])
+    n_s = state_size(model, hidden)
+    dtype = next(iter(params.values())).dtype
+    zero_x = torch.zeros(m, inputs, 1, dtype=dtype)
+    s = torch.zeros(m, n_s, 1, dtype=dtype)
+    for _ in range(TIED_SILENT_STEPS):
+        s = step(model, params, s, zero_x)
+    rest = s  # the silent state moves with the parameters: its gradient is kept
+    # w_0 = J_x e_j for every input feature j: the feature axis rides on the batch axis
+    eye = torch.eye(inputs, dtype=dtype).expand(m, inputs, inputs)
+    rest_b = rest.expand(m, n_s, inputs)
+    zeros = torch.zeros(m, inputs, inputs, dtype=dtype)
+    _, w = torch.func.jvp(lambda x: step(model, params, rest_b, x), (zeros,), (eye,))  # (M, S, N_x)
+    ks = k.tolist()
+    out = torch.zeros(m, hidden, inputs, dtype=dtype)
+    out_rows = []  # (models whose k is this age, their w_k)
+    for age in range(max(ks) + 1):
+        if age:
+            _, w = torch.func.jvp(lambda h: step(model, params, h, zeros), (rest_b,), (w,))
+        hit = [i for i, kk in enumerate(ks) if kk == age]
+        if hit:
+            out_rows.append((hit, observe(model, w, hidden)[hit]))
+    for hit, rows in out_rows:
+        out = out.index_put((torch.tensor(hit),), rows)
+    return out
+
+
+def gated_loss(model: GatedRNN, x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """Per-model loss (M,): Σ_t Σ_i I_i (ŷ_t,i − x_{t−k},i)², batch mean; x (1 or M, T, N_x, B)."""
+    y_hat = model(x)  # (M, T, N_x, B)
+    _, seq_len, n_x, batch = x.shape
+    target = torch.zeros_like(y_hat) if x.shape[0] > 1 else x.new_zeros(y_hat.shape)
+    ks = model.k.tolist()
+    for kk in sorted(set(ks)):
+        rows = [i for i, v in enumerate(ks) if v == kk]
+        src = x[rows] if x.shape[0] > 1 else x.expand(len(rows), -1, -1, -1)
+        target[rows, kk:] = src[:, : seq_len - kk]
+    err = (y_hat - target) ** 2 * weights.view(1, 1, -1, 1)
+    return err.sum(dim=(1, 2, 3)) / batch

@@ -1,0 +1,128 @@
+"""Gated and selective models end to end: trained by the trainer, seen through the lens
+(their linearisation at the silent state), stored in a run file and drawn by the panels.
+
+The lens is checked against an independent computation: for each frame, the run's W_x
+and W_h (J_x and J_h) and its a_s against torch.autograd.functional.jacobian of the
+model's own step at the silent state, recomputed here from the `net_*` parameters the
+run file keeps; the eigenvalues `summary()` prints against those of that Jacobian.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from tempsup.errors import TempsupError
+from tempsup.io.run import Run
+from tempsup.model import gated
+from tempsup.model.config import GATED_MODELS, RunConfig
+from tempsup.training.trainer import train
+
+SMALL = dict(steps=40, snapshot_every=20, seeds=2, batch=64, seq_len=12, sparsity=0.9)
+
+
+def trained(model: str, **kw) -> Run:
+    cfg = RunConfig(model=model, **{**SMALL, **kw})
+    from tempsup.io.run import batch_frames
+
+    frames = [batch_frames([cfg], snap)[0] for snap in train(cfg)]
+    return Run.from_frames(cfg, frames)
+
+
+@pytest.fixture(scope="module", params=GATED_MODELS)
+def run(request) -> Run:
+    return trained(request.param)
+
+
+def autograd_lens(run: Run, frame: int, seed: int) -> tuple[np.ndarray, ...]:
+    """s*, J_h, J_x of one seed at one frame by autograd, from the run's net_ arrays."""
+    cfg = run.config
+    params = {
+        n[4:]: torch.from_numpy(np.asarray(v[frame, seed : seed + 1], dtype=np.float64))
+        for n, v in run.arrays.items()
+        if n.startswith("net_") and n not in ("net_W_y", "net_b_y")
+    }
+    n_s = cfg.state_size
+
+    def f(s: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        return gated.step(cfg.model, params, s.view(1, n_s, 1), x.view(1, -1, 1)).view(n_s)
+
+    s = torch.zeros(n_s, dtype=torch.float64)
+    zero = torch.zeros(cfg.inputs, dtype=torch.float64)
+    for _ in range(cfg.seq_len):
+        s = f(s, zero)
+    j_h, j_x = torch.autograd.functional.jacobian(f, (s, zero))
+    return s.numpy(), j_h.numpy(), j_x.numpy()
+
+
+def test_the_lens_is_the_autograd_linearisation_at_the_silent_state(run: Run) -> None:
+    for frame in (0, -1):
+        for seed in range(run.config.seeds):
+            silent, j_h, j_x = autograd_lens(run, frame, seed)
+            np.testing.assert_allclose(run["silent"][frame, seed], silent, atol=1e-5)
+            np.testing.assert_allclose(run["W_h"][frame, seed], j_h, atol=1e-4)
+            np.testing.assert_allclose(run["W_x"][frame, seed], j_x, atol=1e-4)
+
+
+def test_summary_reads_the_lens(run: Run) -> None:
+    cfg = run.config
+    s = run.summary(seed=0)
+    silent, j_h, j_x = autograd_lens(run, -1, 0)
+    w_y = np.asarray(run["W_y"][-1, 0], dtype=float)
+    a = [float(w_y[:, 0] @ np.linalg.matrix_power(j_h, t) @ j_x[:, 0]) for t in range(cfg.seq_len)]
+    np.testing.assert_allclose(s["a"], a, atol=1e-4)
+    lam = np.linalg.eigvals(j_h)
+    got = np.array([complex(re, im) for re, im in s["eigenvalues"]])
+    np.testing.assert_allclose(np.sort(np.abs(got)), np.sort(np.abs(lam)), atol=1e-4)
+    lens = s["lens"]
+    assert len(lens["a_active"]) == cfg.seq_len
+    assert lens["nonlinearity"] is not None and lens["nonlinearity"] >= 0
+    assert "silent state" in lens["linearised_at"]
+
+
+def test_the_run_file_keeps_the_model_and_its_lens(run: Run, tmp_path) -> None:
+    back = Run.load(run.save(tmp_path / "r.npz"))
+    names = [n for n in run.arrays if n.startswith("net_")] + ["silent", "active", "nonlinearity"]
+    assert len(names) > 5
+    for n in names:
+        np.testing.assert_array_equal(back[n], run[n])
+    assert back.config == run.config
+    n_s = run.config.state_size
+    assert back["W_h"].shape[-2:] == (n_s, n_s)
+
+
+def test_every_panel_draws_and_every_headline_is_short(run: Run, tmp_path) -> None:
+    from tempsup.analysis.captions import HEADLINE_WORDS
+    from tempsup.analysis.captions import words as word_count
+    from tempsup.figures import rnn
+
+    for panel in run.panels:
+        fig = run.figure(panel)
+        assert len(fig.data) > 0, panel
+    assert len(run.animation().frames) == run.n_frames
+    for panel, c in rnn.run_captions(run).items():
+        assert word_count(c.headline) <= HEADLINE_WORDS, (run.config.model, panel, c.headline)
+        assert not c.headline.startswith("Train to see"), (run.config.model, panel)
+    page = run.export_html(tmp_path / "run.html").read_text()
+    assert "linearised" in page and "Why?" in page
+
+
+def test_the_loss_panel_names_what_the_linear_picture_misses(run: Run) -> None:
+    from tempsup.analysis.captions import loss_curves
+
+    names = [c.name for c in loss_curves(run.config)]
+    assert any("linearised" in n for n in names), names
+    assert any("misses" in n for n in names), names
+
+
+def test_the_lru_needs_an_even_hidden_size() -> None:
+    with pytest.raises(TempsupError, match="hidden"):
+        RunConfig(model="lru", hidden=3)
+
+
+def test_a_gated_model_learns_the_task() -> None:
+    """A GRU at S = 0.9 lowers its loss by training (400 steps)."""
+    run = trained("gru", steps=400, snapshot_every=100)
+    first, last = run["loss"][0], run["loss"][-1]
+    assert np.all(last < 0.8 * first), (first, last)
