@@ -126,3 +126,15 @@ def test_a_gated_model_learns_the_task() -> None:
     run = trained("gru", steps=400, snapshot_every=100)
     first, last = run["loss"][0], run["loss"][-1]
     assert np.all(last < 0.8 * first), (first, last)
+
+
+def test_the_tied_readout_is_the_direction_of_age_k(run: Run) -> None:
+    """Tied (the default): the readout the model trained with, W_y := w_k (closed form for
+    the LRU and the selective SSM, forward-mode products for the GRU and the LSTM), equals
+    the lens's w_k = J_h^k J_x from the run's own finite-difference linearisation."""
+    cfg = run.config
+    assert cfg.tied
+    for frame in (0, -1):
+        w_k = np.linalg.matrix_power(run["W_h"][frame].astype(float), cfg.k) @ run["W_x"][frame]
+        rows = slice(0, cfg.hidden)  # the LSTM's readout reads h, the first N_h rows
+        np.testing.assert_allclose(run["net_W_y"][frame], w_k[:, rows], rtol=1e-3, atol=1e-5)

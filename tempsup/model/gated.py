@@ -22,8 +22,6 @@ from tempsup.errors import TempsupError
 
 GATED: tuple[str, ...] = ("gru", "lstm", "lru", "selective")
 GATES = {"gru": 3, "lstm": 4}
-# the silent run of the tied readout's linearisation (as the lens's default T)
-TIED_SILENT_STEPS = 20
 
 
 def state_size(model: str, hidden: int) -> int:
@@ -151,8 +149,8 @@ def step(
 
 
 def observe(model: str, state: torch.Tensor, hidden: int) -> torch.Tensor:
-    """What the readout reads of the state (M, S, B): the LSTM's h, every other state whole."""
-    return state[:, :hidden] if model == "lstm" else state
+    """What the readout reads of a state (..., S, B): the LSTM's h, every other state whole."""
+    return state[..., :hidden, :] if model == "lstm" else state
 
 
 class GatedRNN(nn.Module):
@@ -168,11 +166,14 @@ class GatedRNN(nn.Module):
         tied: bool,
         bias: bool,
         seeds: list[int],
+        seq_len: int = 20,
     ) -> None:
+        """`seq_len`: the silent run's length, the run's T (the lens's silent state)."""
         super().__init__()
         assert model in GATED, model
         assert len(seeds) == n_models and k.shape == (n_models,), (len(seeds), k.shape)
         self.model, self.hidden, self.inputs, self.tied = model, hidden, inputs, tied
+        self.seq_len = seq_len
         self.register_buffer("k", k.long(), persistent=False)
         self._names = []
         for name, value in init_params(model, hidden, inputs, seeds).items():
@@ -199,7 +200,8 @@ class GatedRNN(nn.Module):
         Jacobian-vector products)."""
         if not self.tied:
             return self.W_y
-        return tied_readout(self.model, self.params(), self.k, self.hidden, self.inputs)
+        args = (self.model, self.params(), self.k, self.hidden, self.inputs, self.seq_len)
+        return tied_readout(*args)
 
     def bias(self) -> torch.Tensor:
         if self.b_y is None:
@@ -212,27 +214,62 @@ class GatedRNN(nn.Module):
 
     def preactivation(self, x: torch.Tensor) -> torch.Tensor:
         """W_yᵀ observe(s_t) + b_y (M, T, N_x, B), from s = 0 before the first step."""
-        _, seq_len, n_x, batch = x.shape
-        params = self.params()
+        states = observe(self.model, self.states(x), self.hidden)  # (M, T, N_h, B)
+        m, seq_len, n_h, batch = states.shape
         w_y_t = self.readout().transpose(1, 2)  # (M, N_x, N_h)
-        s = x.new_zeros(self.n_models, state_size(self.model, self.hidden), batch)
-        gates = None
-        if self.model in GATES:  # the input side of every gate at once, for every step
-            w = params["weight_ih"]  # (M, G·N_h, N_x)
-            gates = torch.matmul(w.unsqueeze(1), x) + params["bias_ih"][:, None, :, None]
-        outs = []
-        for t, xt in enumerate(x.unbind(1)):
-            if self.model == "gru":
-                s = _gru(params, gates[:, t], s)
-            elif self.model == "lstm":
-                s = _lstm(params, gates[:, t], s)
-            else:
-                s = step(self.model, params, s, xt)
-            outs.append(w_y_t @ observe(self.model, s, self.hidden))
-        z = torch.stack(outs, dim=1)
+        # one product for every step: (M, N_x, N_h) @ (M, N_h, T·B)
+        flat = states.permute(0, 2, 1, 3).reshape(m, n_h, seq_len * batch)
+        z = torch.bmm(w_y_t, flat).view(m, -1, seq_len, batch).transpose(1, 2)
         if self.b_y is not None:
             z = z + self.b_y.view(self.n_models, 1, -1, 1)
         return z
+
+    def states(self, x: torch.Tensor) -> torch.Tensor:
+        """The state after every step, (M, T, S, B), for inputs x (M or 1, T, N_x, B).
+
+        The same function as iterating `step`, arranged for speed: what depends on the
+        input alone (the gates' input side; the LRU's and the selective SSM's drive and
+        decay) is computed for every step at once, so the time loop holds only the
+        recurrence (`unbind`, not indexing: each index's backward would allocate a
+        full-size gradient)."""
+        params, m = self.params(), self.n_models
+        batch = x.shape[-1]
+        n_s = state_size(self.model, self.hidden)
+        if self.model in GATES:
+            w = params["weight_ih"]  # (M, G·N_h, N_x)
+            gates = torch.matmul(w.unsqueeze(1), x) + params["bias_ih"][:, None, :, None]
+            cell = _gru if self.model == "gru" else _lstm
+            s = x.new_zeros(m, n_s, batch)
+            out = []
+            for g in gates.unbind(1):
+                s = cell(params, g, s)
+                out.append(s)
+            return torch.stack(out, dim=1)
+        if self.model == "lru":
+            re, im = lru_eigenvalues(params)  # (M, modes)
+            lam = torch.complex(re, im).unsqueeze(-1)  # (M, modes, 1)
+            gamma = torch.sqrt((1.0 - re * re - im * im).clamp(min=0.0))[:, None, :, None]
+            b = torch.complex(params["B_re"], params["B_im"]).unsqueeze(1)  # (M, 1, modes, N_x)
+            drive = gamma * torch.matmul(b, x.to(b.dtype))  # (M, T, modes, B)
+            h = torch.zeros_like(drive[:, 0])
+            out = []
+            for u in drive.unbind(1):
+                h = lam * h + u
+                out.append(h)
+            hs = torch.view_as_real(torch.stack(out, dim=1))  # (M, T, modes, B, 2)
+            return hs.transpose(-1, -2).reshape(m, x.shape[1], n_s, batch)
+        # selective: Δ_t, the decay exp(Δ_t A) and the drive Δ_t B x_t for every step
+        delta = nn.functional.softplus(
+            torch.matmul(params["w"][:, None, None, :], x) + params["b"].view(-1, 1, 1, 1)
+        )  # (M, T, 1, B)
+        decay = torch.exp(delta * -torch.exp(params["A_log"])[:, None, :, None])
+        drive = delta * torch.matmul(params["B"].unsqueeze(1), x)  # (M, T, N_h, B)
+        h = torch.zeros_like(drive[:, 0])
+        out = []
+        for a, u in zip(decay.unbind(1), drive.unbind(1), strict=True):
+            h = a * h + u
+            out.append(h)
+        return torch.stack(out, dim=1)
 
     @torch.no_grad()
     def load_weights(
@@ -261,16 +298,25 @@ class GatedRNN(nn.Module):
 
 
 def tied_readout(
-    model: str, params: dict[str, torch.Tensor], k: torch.Tensor, hidden: int, inputs: int
+    model: str,
+    params: dict[str, torch.Tensor],
+    k: torch.Tensor,
+    hidden: int,
+    inputs: int,
+    seq_len: int,
 ) -> torch.Tensor:
-    """w_k = observe(J_h^k J_x) at the silent state, per model (M, N_h, N_x): forward-mode
-    products through `step` (torch.func.jvp), differentiable in the parameters."""
+    """w_k = observe(J_h^k J_x) at the silent state, per model (M, N_h, N_x), differentiable
+    in the parameters. The LRU and the selective SSM are linear in h with the silent state
+    0, so w_k has a closed form (`_linear_tied`); the GRU and the LSTM go through
+    forward-mode products of `step` (torch.func.jvp) at their silent state."""
+    if model in ("lru", "selective"):
+        return _linear_tied(model, params, k)
     m = int(k.shape[0])
     n_s = state_size(model, hidden)
     dtype = next(iter(params.values())).dtype
     zero_x = torch.zeros(m, inputs, 1, dtype=dtype)
     s = torch.zeros(m, n_s, 1, dtype=dtype)
-    for _ in range(TIED_SILENT_STEPS):
+    for _ in range(seq_len):
         s = step(model, params, s, zero_x)
     rest = s  # the silent state moves with the parameters: its gradient is kept
     # w_0 = J_x e_j for every input feature j: the feature axis rides on the batch axis
@@ -290,6 +336,24 @@ def tied_readout(
     for hit, rows in out_rows:
         out = out.index_put((torch.tensor(hit),), rows)
     return out
+
+
+def _linear_tied(model: str, params: dict[str, torch.Tensor], k: torch.Tensor) -> torch.Tensor:
+    """w_k of the models linear in h, at h* = 0: the LRU's λ^k γ B (complex modes laid out
+    [Re, Im] per mode) and the selective SSM's exp(k Δ_0 A) Δ_0 B with Δ_0 = softplus(b)."""
+    kk = k.to(next(iter(params.values())).dtype).view(-1, 1, 1)  # (M, 1, 1)
+    if model == "lru":
+        re, im = lru_eigenvalues(params)  # (M, modes)
+        gamma = torch.sqrt((1.0 - re * re - im * im).clamp(min=0.0)).unsqueeze(-1)
+        modulus = torch.sqrt(re * re + im * im).unsqueeze(-1) ** kk
+        phase = torch.exp(params["theta_log"]).unsqueeze(-1) * kk  # k·arg λ
+        c, s_ = modulus * torch.cos(phase) * gamma, modulus * torch.sin(phase) * gamma
+        b_re, b_im = params["B_re"], params["B_im"]  # (M, modes, N_x)
+        w_re, w_im = c * b_re - s_ * b_im, c * b_im + s_ * b_re
+        return torch.stack([w_re, w_im], dim=2).flatten(1, 2)  # (M, N_h, N_x)
+    delta0 = nn.functional.softplus(params["b"]).view(-1, 1, 1)
+    decay = torch.exp(kk * delta0 * -torch.exp(params["A_log"]).unsqueeze(-1))  # (M, N_h, 1)
+    return decay * delta0 * params["B"]
 
 
 def gated_loss(model: GatedRNN, x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:

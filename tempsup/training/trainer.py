@@ -76,8 +76,8 @@ def train(
     seeds = [s for c in configs for s in model_seeds(c)]
     n_models = len(seeds)
     k = torch.tensor([c.k for c in configs for _ in range(c.seeds)])  # (M,)
-    kind = GatedRNN if cfg.gated else BatchedRNN
-    model = kind(cfg.model, n_models, cfg.hidden, cfg.inputs, k, cfg.tied, cfg.bias, seeds)
+    shape = (cfg.model, n_models, cfg.hidden, cfg.inputs, k, cfg.tied, cfg.bias, seeds)
+    model = GatedRNN(*shape, seq_len=cfg.seq_len) if cfg.gated else BatchedRNN(*shape)
     if init is not None:
         exact = [s == 0 for c in configs for s in range(c.seeds)]  # seed 0 of each config
         model.load_weights(
