@@ -138,3 +138,22 @@ def test_the_tied_readout_is_the_direction_of_age_k(run: Run) -> None:
         w_k = np.linalg.matrix_power(run["W_h"][frame].astype(float), cfg.k) @ run["W_x"][frame]
         rows = slice(0, cfg.hidden)  # the LSTM's readout reads h, the first N_h rows
         np.testing.assert_allclose(run["net_W_y"][frame], w_k[:, rows], rtol=1e-3, atol=1e-5)
+
+
+@pytest.mark.parametrize("model", ["gru", "lstm"])
+def test_the_gates_jacobians_are_autograds(model: str) -> None:
+    """`gate_jacobians` (the tied readout's closed form) equals autograd's Jacobian of
+    `step` at a random state and x = 0, float64."""
+    params = {n: v.double() for n, v in gated.init_params(model, 3, 2, [4, 5]).items()}
+    n_s = gated.state_size(model, 3)
+    s = torch.randn(2, n_s, dtype=torch.float64)
+    j_h, j_x = gated.gate_jacobians(model, params, s)
+    for m in range(2):
+        one = {n: v[m : m + 1] for n, v in params.items()}
+
+        def f(h, x, one=one):
+            return gated.step(model, one, h.view(1, n_s, 1), x.view(1, 2, 1)).view(n_s)
+
+        ref_h, ref_x = torch.autograd.functional.jacobian(f, (s[m], torch.zeros(2).double()))
+        np.testing.assert_allclose(j_h[m].detach(), ref_h, atol=1e-12)
+        np.testing.assert_allclose(j_x[m].detach(), ref_x, atol=1e-12)

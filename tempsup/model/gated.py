@@ -307,35 +307,89 @@ def tied_readout(
 ) -> torch.Tensor:
     """w_k = observe(J_h^k J_x) at the silent state, per model (M, N_h, N_x), differentiable
     in the parameters. The LRU and the selective SSM are linear in h with the silent state
-    0, so w_k has a closed form (`_linear_tied`); the GRU and the LSTM go through
-    forward-mode products of `step` (torch.func.jvp) at their silent state."""
+    0, so w_k has a closed form (`_linear_tied`); the GRU and the LSTM reach their silent
+    state by `seq_len` silent steps and take their Jacobians there in closed form
+    (`gate_jacobians`; autograd's forward mode through `step` cost 5× the whole step)."""
     if model in ("lru", "selective"):
         return _linear_tied(model, params, k)
     m = int(k.shape[0])
     n_s = state_size(model, hidden)
     dtype = next(iter(params.values())).dtype
     zero_x = torch.zeros(m, inputs, 1, dtype=dtype)
-    s = torch.zeros(m, n_s, 1, dtype=dtype)
-    for _ in range(seq_len):
-        s = step(model, params, s, zero_x)
-    rest = s  # the silent state moves with the parameters: its gradient is kept
-    # w_0 = J_x e_j for every input feature j: the feature axis rides on the batch axis
-    eye = torch.eye(inputs, dtype=dtype).expand(m, inputs, inputs)
-    rest_b = rest.expand(m, n_s, inputs)
-    zeros = torch.zeros(m, inputs, inputs, dtype=dtype)
-    _, w = torch.func.jvp(lambda x: step(model, params, rest_b, x), (zeros,), (eye,))  # (M, S, N_x)
+    rest = torch.zeros(m, n_s, 1, dtype=dtype)
+    for _ in range(seq_len):  # the silent state moves with the parameters: its gradient is kept
+        rest = step(model, params, rest, zero_x)
+    j_h, j_x = gate_jacobians(model, params, rest[..., 0])
     ks = k.tolist()
-    out = torch.zeros(m, hidden, inputs, dtype=dtype)
-    out_rows = []  # (models whose k is this age, their w_k)
+    w, by_age = j_x, {}
     for age in range(max(ks) + 1):
         if age:
-            _, w = torch.func.jvp(lambda h: step(model, params, h, zeros), (rest_b,), (w,))
-        hit = [i for i, kk in enumerate(ks) if kk == age]
-        if hit:
-            out_rows.append((hit, observe(model, w, hidden)[hit]))
-    for hit, rows in out_rows:
-        out = out.index_put((torch.tensor(hit),), rows)
-    return out
+            w = torch.bmm(j_h, w)
+        by_age[age] = w
+    w_k = torch.stack([by_age[kk][i] for i, kk in enumerate(ks)])  # (M, S, N_x)
+    return observe(model, w_k, hidden)
+
+
+def gate_jacobians(
+    model: str, params: dict[str, torch.Tensor], s: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """J_h (M, S, S) and J_x (M, S, N_x) of the GRU's or the LSTM's step at state s (M, S)
+    and x = 0, by the chain rule through torch's gate equations."""
+    w_i, w_h = params["weight_ih"], params["weight_hh"]  # (M, G·N_h, N_x), (M, G·N_h, N_h)
+    n_h = w_h.shape[-1]
+    h = s[:, :n_h]
+    pre = params["bias_ih"] + params["bias_hh"] + torch.bmm(w_h, h.unsqueeze(-1))[..., 0]
+
+    def rows(w: torch.Tensor, gate: int) -> torch.Tensor:
+        return w[:, gate * n_h : (gate + 1) * n_h]
+
+    def diag(v: torch.Tensor) -> torch.Tensor:
+        return v.unsqueeze(-1)  # scales the rows of what it multiplies
+
+    if model == "gru":
+        gh_n = (
+            rows(params["bias_hh"].unsqueeze(-1), 2)[..., 0]
+            + torch.bmm(rows(w_h, 2), h.unsqueeze(-1))[..., 0]
+        )
+        r = torch.sigmoid(pre[:, :n_h])
+        z = torch.sigmoid(pre[:, n_h : 2 * n_h])
+        n = torch.tanh(rows(params["bias_ih"].unsqueeze(-1), 2)[..., 0] + r * gh_n)
+
+        def through(w: torch.Tensor, own: torch.Tensor) -> torch.Tensor:
+            """∂h'/∂(input of the gates via w); `own` adds ∂h'/∂h's direct z ⊙ h term."""
+            d_r = diag(r * (1 - r)) * rows(w, 0)
+            d_z = diag(z * (1 - z)) * rows(w, 1)
+            inner = diag(gh_n) * d_r + (diag(r) * rows(w, 2) if w is w_h else 0)
+            if w is w_i:
+                inner = inner + rows(w, 2)
+            d_n = diag(1 - n * n) * inner
+            return diag(1 - z) * d_n + diag(h - n) * d_z + own
+
+        eye = torch.eye(n_h, dtype=s.dtype).expand_as(w_h[:, :n_h])
+        return through(w_h, diag(z) * eye), through(w_i, 0)
+    # lstm: s = (h, c)
+    c = s[:, n_h:]
+    i, f = torch.sigmoid(pre[:, :n_h]), torch.sigmoid(pre[:, n_h : 2 * n_h])
+    g, o = torch.tanh(pre[:, 2 * n_h : 3 * n_h]), torch.sigmoid(pre[:, 3 * n_h :])
+    c_new = f * c + i * g
+    t = torch.tanh(c_new)
+
+    def d_c(w: torch.Tensor) -> torch.Tensor:
+        d_i = diag(i * (1 - i)) * rows(w, 0)
+        d_f = diag(f * (1 - f)) * rows(w, 1)
+        d_g = diag(1 - g * g) * rows(w, 2)
+        return diag(c) * d_f + diag(g) * d_i + diag(i) * d_g
+
+    def d_h(w: torch.Tensor, dc: torch.Tensor) -> torch.Tensor:
+        return diag(t * o * (1 - o)) * rows(w, 3) + diag(o * (1 - t * t)) * dc
+
+    dc_dh, dc_dx = d_c(w_h), d_c(w_i)
+    dc_dc = torch.diag_embed(f)
+    top = torch.cat([d_h(w_h, dc_dh), diag(o * (1 - t * t)) * dc_dc], dim=2)
+    bottom = torch.cat([dc_dh, dc_dc], dim=2)
+    j_h = torch.cat([top, bottom], dim=1)  # (M, 2N_h, 2N_h): rows (h', c'), columns (h, c)
+    j_x = torch.cat([d_h(w_i, dc_dx), dc_dx], dim=1)  # (M, 2N_h, N_x)
+    return j_h, j_x
 
 
 def _linear_tied(model: str, params: dict[str, torch.Tensor], k: torch.Tensor) -> torch.Tensor:
