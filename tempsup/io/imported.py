@@ -59,7 +59,7 @@ import numpy as np
 
 from tempsup.errors import TempsupError
 from tempsup.io.run import Run, frame
-from tempsup.model.config import RunConfig
+from tempsup.model.config import PAPER_MODELS, RunConfig
 from tempsup.model.snapshot import Snapshot
 from tempsup.theory.geometry import feature_directions
 
@@ -100,6 +100,11 @@ def from_weights(
         importance=importance, tied=tied,
     )  # fmt: skip
     RunConfig(**config_args)  # the settings' own messages before the arrays' ones
+    if model not in PAPER_MODELS:
+        raise TempsupError(
+            f"model: from_weights takes the paper's models ({', '.join(PAPER_MODELS)}), got "
+            f"{model!r}: a gated model's weights are its parameters, not W_x and W_h"
+        )
     weights = _frames(W_x, W_h, W_y, b_y, k=k, tied=tied, relu_hidden=model == "rnn")
     return _run(config_args, weights, b_y is not None, steps, loss, "from_weights")
 
