@@ -79,7 +79,7 @@ def test_a_phase_link_names_each_refused_value() -> None:
     values, errors = phase_from_query("?model=foo&sparsities=abc&k=2&seeds=0&steps=x&hidden=99")
     assert values == {"k": "2"}
     assert errors == [
-        "model: expected one of linear, ssm, rnn, got 'foo'",
+        "model: expected one of linear, ssm, rnn, gru, lstm, lru, selective, got 'foo'",
         "sparsities: expected comma-separated numbers, got 'abc'",
         "seeds: expected an integer in [1, 64], got '0'",
         "steps: expected an integer in [1, 200000], got 'x'",
