@@ -157,3 +157,20 @@ def test_the_gates_jacobians_are_autograds(model: str) -> None:
         ref_h, ref_x = torch.autograd.functional.jacobian(f, (s[m], torch.zeros(2).double()))
         np.testing.assert_allclose(j_h[m].detach(), ref_h, atol=1e-12)
         np.testing.assert_allclose(j_x[m].detach(), ref_x, atol=1e-12)
+
+
+def test_a_run_whose_shape_is_not_its_modules_says_so_in_summary_and_on_every_status_line(
+    run: Run,
+) -> None:
+    from dataclasses import replace
+
+    from tempsup.figures.status import status_lines
+
+    note = "the Run has N_h = 4 for a module of hidden 3 (an example note)"
+    assert not any(note in line for line in status_lines(run))
+    noted = replace(run, origin={"source": "test", "shape": note})
+    assert note in noted.summary()["warnings"]
+    lines = status_lines(noted)
+    assert len(lines) == run.n_frames and all(line.endswith(f"· note: {note}") for line in lines)
+    again = Run.from_bytes(noted.to_bytes())  # the note travels in the run file
+    assert again.origin == noted.origin and status_lines(again) == lines

@@ -5,7 +5,9 @@ frame, from the same quantities the panels draw: the measured loss of the
 frame, how many seeds are near the best loss *at that frame*
 (`tempsup.io.run.success_mask`), and ρ(W_h), the swept angle kθ and ‖w_0‖ from
 the eigen panel's own computation (kθ and ‖w_0‖ in the canonical gauge),
-rounded as that panel rounds them. The app shows `status_lines(...)[frame]`
+rounded as that panel rounds them. A Run whose shape is not its module's (an imported
+network read as a larger one, `Run.origin["shape"]`) says so on every line, as
+`summary()["warnings"]` does. The app shows `status_lines(...)[frame]`
 under the scrubber, and the HTML export prints the line of its last frame.
 """
 
@@ -35,6 +37,8 @@ def status_lines(run: Run, seed: int | None = None, feature: int = 0, start: int
     which = f" (feature {feature_name(sel.feature)})" if sel.config.inputs > 1 else ""
     first = frame_index(run, start)
     near_best = success_mask(sel.config, loss[first:]).sum(axis=-1)  # per frame, at once
+    origin = getattr(run, "origin", None) or {}
+    note = f" · note: {origin['shape']}" if origin.get("shape") else ""
     lines = []
     for f in range(first, run.n_frames):
         if np.isfinite(loss[f, sel.seed]):
@@ -48,7 +52,7 @@ def status_lines(run: Run, seed: int | None = None, feature: int = 0, start: int
             f"seed {sel.seed}: {measured} · "
             f"swept angle kθ{which} = {fmt(float(d['swept'][f]), 4)}° · "
             f"ρ(W_h) = {fmt(float(d['rho'][f]))} · ‖w_0‖ = {fmt(float(d['w0'][f]))} "
-            "(kθ, ‖w_0‖: minimum-norm gauge)"
+            "(kθ, ‖w_0‖: minimum-norm gauge)" + note
         )
     return lines
 
