@@ -174,3 +174,16 @@ def test_a_run_whose_shape_is_not_its_modules_says_so_in_summary_and_on_every_st
     assert len(lines) == run.n_frames and all(line.endswith(f"· note: {note}") for line in lines)
     again = Run.from_bytes(noted.to_bytes())  # the note travels in the run file
     assert again.origin == noted.origin and status_lines(again) == lines
+
+
+def test_a_gated_runs_best_seed_is_its_lowest_measured_loss_not_its_linearisations() -> None:
+    """The expected loss a gated frame carries is the linearised model's: a seed whose
+    linearisation looks good may be the worst network (seen: a silent GRU ranked best)."""
+    from tempsup.io.run import choose_best
+
+    r = trained("gru", seeds=3)
+    arrays = {n: v.copy() for n, v in r.arrays.items()}
+    arrays["loss"][-1] = [0.5, 0.1, 0.3]
+    arrays["expected_loss"][-1] = [0.01, 0.9, 0.9]  # the linearisation would pick seed 0
+    best = choose_best(r.config, arrays)
+    assert (best.seed, best.criterion) == (1, "measured")

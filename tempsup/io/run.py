@@ -31,7 +31,8 @@ loss, not on the noisy measured batch loss: exactly where it is exact (linear, S
 where it is a Monte Carlo estimate (ReLU RNN) the seeds within TIE_Z standard errors of
 the lowest get more samples first, and seeds that still cannot be told apart are
 reported as tied, so every surface can say so instead of letting a coin decide; where it
-was not computed (large models), on the measured loss, saying so.
+was not computed (large models) or is not the model's own (a gated model's is its
+linearisation's), on the measured loss, saying so.
 """
 
 from __future__ import annotations
@@ -356,7 +357,9 @@ def choose_best(config: RunConfig, arrays: dict[str, np.ndarray], refine: bool =
 def _choose_best(config: RunConfig, arrays: dict[str, np.ndarray], refine: bool) -> BestSeed:
     value = np.asarray(arrays["expected_loss"][-1], dtype=float)
     se = np.asarray(arrays["expected_loss_se"][-1], dtype=float)
-    if not (np.isfinite(value).all() and np.isfinite(se).all()):
+    # a gated model's expected_loss is its linearisation's (`tempsup.model.lens`), not its
+    # own: its loss is only measured (the mean over the steps since the last snapshot)
+    if config.gated or not (np.isfinite(value).all() and np.isfinite(se).all()):
         loss = np.asarray(arrays["loss"][-1], dtype=float)
         best = int(np.nanargmin(loss)) if np.isfinite(loss).any() else 0
         return BestSeed(best, "measured", float(loss[best]))
