@@ -77,6 +77,18 @@ def kernel(run: Run) -> np.ndarray:
     return projections(run)[:, :, 0, 0]
 
 
+def active_kernel(run: Run) -> np.ndarray:
+    """A gated model's readout kernel for a real input, every seed: (M, T) (scalar input).
+
+    The readout of the active response (`tempsup.model.lens`: one input of the law's mean
+    value, a finite difference, divided by that value), beside the linearised `kernel`:
+    where the two differ, the memory is nonlinear."""
+    if "active" not in run.arrays:
+        raise TempsupError(f"active_kernel: a {run.config.model} run has no active response")
+    w_y, active = run["W_y"][-1].astype(float), run["active"][-1].astype(float)
+    return np.einsum("msi,mtsj->mtij", w_y, active)[:, :, 0, 0]
+
+
 def kernel_history(run: Run, n: int | None = None) -> np.ndarray:
     """a_s at every frame and seed, s < n (default T): (F, M, n) (scalar input)."""
     cfg = run.config

@@ -17,11 +17,14 @@ from functools import cache
 from typing import Any
 
 import tempsup.paper.presets.four_terms as four_terms
+import tempsup.paper.presets.gated_packing as gated_packing
 import tempsup.paper.presets.large as large
 import tempsup.paper.presets.linear_any_sparsity as linear_any_sparsity
 import tempsup.paper.presets.loss_dynamics as loss_dynamics
+import tempsup.paper.presets.lru_jump as lru_jump
 import tempsup.paper.presets.relu_rnn_dense as relu_rnn_dense
 import tempsup.paper.presets.relu_rnn_sharp_forgetting as relu_rnn_sharp_forgetting
+import tempsup.paper.presets.selective_gating as selective_gating
 import tempsup.paper.presets.spiral_sink as spiral_sink
 import tempsup.paper.presets.ssm_dense_vs_sparse as ssm_dense_vs_sparse
 import tempsup.paper.presets.ssm_jump as ssm_jump
@@ -44,6 +47,9 @@ REGISTRY = Registry(
         vector_all_or_none.build,
         vector_diagonal.build,
         large.build,
+        gated_packing.build,
+        lru_jump.build,
+        selective_gating.build,
     )
 )
 presets = REGISTRY.presets
