@@ -55,6 +55,9 @@ NAMES = [
     "vector-all-or-none",
     "vector-diagonal",
     "large",
+    "gated-packing",
+    "lru-jump",
+    "selective-gating",
 ]
 APP_MAX_WORK = 2e12  # the public demo's default TEMPSUP_MAX_WORK: presets must stay retrainable
 
@@ -120,7 +123,9 @@ def test_batches_group_sweepable_configs_after_their_warm_start_source() -> None
     assert sizes[("rnn", 2, 5)] == 5  # k = 0..4: one batch
     assert sizes[("ssm", 2, 1)] == 10  # the jump sweep, with dense and sparse: one batch
     assert sizes[("linear", 2, 1)] == 5  # every sparsity with the spiral sink: one batch
-    assert len(groups) == 10  # the new claims add no batch of their own
+    assert sizes[("lru", 2, 1)] == 10  # the LRU on the jump sweep's grid: one batch
+    assert sizes[("gru", 3, 1)] == sizes[("lstm", 2, 1)] == sizes[("selective", 2, 1)] == 2
+    assert len(groups) == 16  # the paper's 10, and one per gated model and width
     position = {c.key: i for i, g in enumerate(groups) for c in g}
     for g in groups:
         for cfg in g:

@@ -60,9 +60,14 @@ def lru_switches(runs: dict[str, Run]) -> ClaimResult:
         "as the ssm-jump claim, on the LRU's runs: regimes d (||kθ| − 100°| ≤ 30°), s "
         "(||kθ| − 270°| ≤ 30°), '.' neither, kθ in the canonical gauge of the LRU's real "
         "2 × 2 recurrence (exact: the LRU is linear); counted per seed index",
-        said=ssm_jump.said,
+        said=said_switch,
         counted=ssm_jump.COUNTED,
     )
+
+
+def said_switch(m: dict[str, Any]) -> str:
+    """The ssm-jump preset's sentence (one writer for a sweep's story), of the LRU."""
+    return "LRU: " + ssm_jump.said(m)
 
 
 def where_against_ssm(runs: dict[str, Run]) -> ClaimResult:
