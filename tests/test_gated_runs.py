@@ -114,6 +114,15 @@ def test_the_loss_panel_names_what_the_linear_picture_misses(run: Run) -> None:
     names = [c.name for c in loss_curves(run.config)]
     assert any("linearised" in n for n in names), names
     assert any("misses" in n for n in names), names
+    from tempsup.figures import rnn
+
+    m = rnn.measured(run)
+    head = rnn.run_captions(run)["loss"].headline
+    assert "the linear picture misses" in head, head
+    assert f"{m.loss - m.expected:+.3g}" in head, (head, m.loss, m.expected)
+    proj = rnn.run_captions(run)["projections"].headline
+    # the LRU is linear in its state and input: its active kernel is the silent one
+    assert ("this memory is linear" in proj) == (run.config.model == "lru"), proj
 
 
 def test_the_lru_needs_an_even_hidden_size() -> None:

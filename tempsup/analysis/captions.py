@@ -143,6 +143,11 @@ class Measured:
     stores_nothing: bool = False  # |a_s| ~ 0 at every age (`tempsup.io.describe.SILENT_KERNEL`)
 
 
+# a gated model's active kernel this close (relative) to the silent one: a linear memory
+# (the LRU's, exactly, up to the finite difference's rounding)
+LINEAR_MEMORY = 1e-6
+
+
 def _g(v: float, digits: int = 3) -> str:
     """A number as the panels print it (`tempsup.figures._common.fmt`): `digits`
     significant digits, "n/a" when the run has none."""
@@ -428,6 +433,11 @@ def _loss_headline(config: RunConfig, c: Computed, m: Measured | None) -> str:
     at = f"At step {m.step} " + (
         f"the measured loss is {_g(m.loss, 4)}" if math.isfinite(m.loss) else "no loss was measured"
     )
+    if config.gated and math.isfinite(m.loss) and math.isfinite(m.expected):
+        return (
+            f"{at} against E[L] = {_g(m.expected, 4)} of the linearised model: the linear "
+            f"picture misses {m.loss - m.expected:+.3g}."
+        )
     if c.terms and math.isfinite(m.explained):
         share = f"{m.explained:.1f} % of E[L]"
         if not config.relu_readout:
@@ -570,6 +580,8 @@ def _projections_headline(config: RunConfig, m: Measured | None) -> str:
         return text + (f" (largest {h['largest_off']:.2f})." if h["off_positive"] else ".")
     k, a = config.k, np.asarray(m.a, dtype=float)
     gain = f"a_k = {_g(a[k])} against the target 1"
+    if config.gated and math.isfinite(m.nonlinearity) and m.nonlinearity <= LINEAR_MEMORY:
+        return f"{gain} at rest, and the same for a real input: this memory is linear."
     if config.gated and math.isfinite(m.nonlinearity):
         return (
             f"{gain} at rest; one real input's kernel is {_g(100 * m.nonlinearity, 2)} % away "
@@ -688,7 +700,7 @@ def _gated_eigen_headline(config: RunConfig, m: Measured | None) -> str:
         where = {
             "d": " (the dense basin, ≈ 90°)",
             "s": " (the sparse basin, ≈ 270°)",
-            ".": " (between ≈ 90° and ≈ 270°)",
+            ".": " (neither SSM basin)",
         }[str(measures.basin(m.swept))]
     return (
         f"At rest J_h has ρ = {_g(m.rho)}: a small input fades by {_g(m.rho)} per step; "
