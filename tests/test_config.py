@@ -41,11 +41,19 @@ OTHER_VALUES = {
     "curriculum": 0.5,
     "warm_start": "run.npz",
     "objective": "expected",
+    "task": "sum",
+    "ks": (2, 5),
+    "window": 2,
+    "persistence": 0.5,
 }
 
 
 # Fields whose other value needs another field changed too (objective 'expected': linear only).
-REQUIRES = {"objective": {"model": "linear"}}
+REQUIRES = {
+    "objective": {"model": "linear"},
+    "ks": {"task": "multi", "ks": (2, 3)},
+    "window": {"task": "sum"},
+}
 
 
 def test_every_field_has_an_alternative_value() -> None:
@@ -197,7 +205,7 @@ def test_key_changes_with_every_field(field: str) -> None:
 
 
 def test_keys_of_all_single_changes_are_distinct() -> None:
-    keys = {DEFAULTS.replace(**REQUIRES.get(f, {}), **{f: v}).key for f, v in OTHER_VALUES.items()}
+    keys = {DEFAULTS.replace(**{**REQUIRES.get(f, {}), f: v}).key for f, v in OTHER_VALUES.items()}
     assert len(keys) == len(OTHER_VALUES)
 
 

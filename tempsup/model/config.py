@@ -16,6 +16,7 @@ from typing import Any
 
 from tempsup.core.specs import Config, check_bool, check_choice, check_float, check_int
 from tempsup.errors import TempsupError
+from tempsup.model import tasks as _tasks
 
 # The paper's three models, then the gated and selective ones (tempsup.model.gated), which
 # the lens sees through their linearisation at the silent state (tempsup.model.lens).
@@ -38,6 +39,15 @@ OBJECTIVES = ("sampled", "expected")
 # Bump when the meaning of a config changes (training recipe, data, init), so
 # cached results computed under the old meaning are never served again.
 SCHEMA_VERSION = 2  # 2: a run's loss terms for ReLU readouts are exact to second order
+
+# Fields added after the first configs were keyed: each stays out of the key while it has
+# its default, so every config made before it keeps its key (caches, links, shipped runs).
+LATER_FIELDS = ("objective", "task", "ks", "window", "persistence")
+_FIRST_DEFAULTS: dict[str, Any] = {
+    "objective": "sampled", "task": "recall", "ks": None, "window": 1, "persistence": 0.0,
+}  # fmt: skip
+# Tasks with several delays (ks): k is derived from them and the readout is free.
+MULTI_DELAY_TASKS = ("multi", "cued")
 
 # Fields that may differ between the configs of one batch (a sweep).
 SWEEPABLE = ("sparsity", "k", "curriculum")
@@ -94,8 +104,19 @@ class RunConfig(Config):
     # expected loss (noise-free curves): exact for the linear model, to second order in p
     # for the SSM (science.md §1c); not for the ReLU RNN
     objective: str = "sampled"
+    # issue 43 (tempsup.model.tasks): what the network is asked to output. recall: y_t =
+    # x_{t−k}; multi: every delay of `ks` at once; sum: Σ of the `window` inputs from age k
+    # on; cued: the delay of `ks` a cue channel names at each step. For multi and cued k is
+    # derived, the oldest delay max(ks) (the k < T check and the geometry's k-th projection
+    # keep their meaning), and the readout is free (tied = False: a tie W_y := W_{s=k}
+    # would give one delay's direction to every output)
+    task: str = "recall"
+    ks: tuple[int, ...] | None = None  # the delays of multi and cued (recall and sum use k)
+    window: int = 1  # sum only: how many ages from k on are summed (1 is recall)
+    persistence: float = 0.0  # q: an input repeats its previous value with probability q
 
     def __post_init__(self) -> None:
+        self._check_task()
         check_choice("model", self.model, MODELS)
         check_choice("schedule", self.schedule, SCHEDULES)
         check_choice("input_dist", self.input_dist, INPUT_DISTS)
@@ -118,7 +139,17 @@ class RunConfig(Config):
             )
         check_int("inputs", self.inputs, 1, 128)
         check_int("seq_len", self.seq_len, 2, 500)
+        if self.ks is not None and self.k >= self.seq_len:
+            raise TempsupError(
+                f"ks: every delay must be smaller than seq_len (T) = {self.seq_len}, got "
+                f"{list(self.ks)}"
+            )
         check_int("k", self.k, 0, self.seq_len - 1, hint="k must be smaller than seq_len (T)")
+        if self.task == "sum" and self.k + self.window > self.seq_len:
+            raise TempsupError(
+                f"window: k + window − 1 = {self.k + self.window - 1} must be smaller than "
+                f"seq_len (T) = {self.seq_len} (the oldest summed input would never enter)"
+            )
         check_int("batch", self.batch, 1, 65536)
         check_int("steps", self.steps, 1, 200_000)
         check_int("seeds", self.seeds, 1, 256)
@@ -132,7 +163,7 @@ class RunConfig(Config):
         check_bool("tied", self.tied)
         check_bool("bias", self.bias)
         # JSON writes 0.0 as 0: store floats as floats so equal configs hash alike
-        for name in ("sparsity", "lr", "importance", "curriculum"):
+        for name in ("sparsity", "lr", "importance", "curriculum", "persistence"):
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, float(value))
@@ -156,7 +187,63 @@ class RunConfig(Config):
                 "lower steps, batch or seeds"
             )
 
+    def _check_task(self) -> None:
+        """The task's fields (`tempsup.model.tasks`'s checks): ks only for multi and cued,
+        a window only for sum, a persistence in [0, 1); sets k = max(ks) and tied = False
+        for multi and cued, and stores ks as a tuple (JSON gives a list)."""
+        check_choice("task", self.task, _tasks.TASKS)
+        if self.task in MULTI_DELAY_TASKS:
+            if self.ks is None:
+                raise TempsupError(
+                    f"ks: task {self.task!r} needs its delays, e.g. ks = (2, 5) "
+                    f"({'--k 2,5' if self.task == 'multi' else '--delays 1,3,5'})"
+                )
+            if isinstance(self.ks, (str, bytes)):
+                raise TempsupError(f"ks: expected a list of delays, got {self.ks!r}")
+            delays = _tasks.task_delays(self.task, self.ks, self.window)
+            object.__setattr__(self, "ks", delays)
+            object.__setattr__(self, "k", max(delays))
+            object.__setattr__(self, "tied", False)
+        else:
+            if self.ks is not None:
+                raise TempsupError(
+                    f"ks: task {self.task!r} has one delay, k; ks (several delays) is for "
+                    f"multi and cued, got {self.ks!r}"
+                )
+            if isinstance(self.k, int) and not isinstance(self.k, bool):
+                _tasks.task_delays(self.task, max(self.k, 0), self.window)
+        check_float("persistence", self.persistence, 0.0, 1.0, hi_open=True)
+
     # ---- derived quantities -------------------------------------------------
+
+    @property
+    def delays(self) -> tuple[int, ...]:
+        """The task's delays: ks for multi and cued, (k,) for recall and sum."""
+        return self.ks if self.ks is not None else (self.k,)
+
+    @property
+    def n_in(self) -> int:
+        """Input channels the model sees: N_x, plus one cue channel per delay for cued."""
+        return _tasks.n_inputs(self.task, self.delays, self.inputs)
+
+    @property
+    def n_out(self) -> int:
+        """Outputs of the readout: one per (delay, feature) for multi, N_x otherwise."""
+        return _tasks.n_outputs(self.task, self.delays, self.inputs)
+
+    @property
+    def plain_task(self) -> bool:
+        """Today's task: recall of one delay from inputs independent in time (q = 0), the
+        one every fast loss path, the second-order theory and the panels were built for."""
+        return self.task == "recall" and self.persistence == 0.0
+
+    def output_block(self) -> slice:
+        """The readout columns the geometry reads: the outputs of delay k (for multi, the
+        oldest delay's block of N_x outputs; every output otherwise)."""
+        if self.task != "multi":
+            return slice(0, self.inputs)
+        i = self.delays.index(self.k)
+        return slice(i * self.inputs, (i + 1) * self.inputs)
 
     @property
     def p(self) -> float:
@@ -219,8 +306,11 @@ class RunConfig(Config):
         every config that existed before it (cached runs, shared links) hold.
         """
         fields = self.to_dict()
-        if fields["objective"] == "sampled":
-            del fields["objective"]
+        for name in LATER_FIELDS:
+            if fields[name] == _FIRST_DEFAULTS[name]:
+                del fields[name]
+        if fields.get("ks") is not None:
+            fields["ks"] = list(fields["ks"])
         return {"v": SCHEMA_VERSION, **fields}
 
     # ---- from what people type ----------------------------------------------
@@ -240,6 +330,8 @@ class RunConfig(Config):
             )
         kind = _TYPES[str(kinds[name]).split("|")[0].strip()]
         optional = "None" in str(kinds[name])
+        if kind is tuple:
+            return _delays(name, value)
         if isinstance(value, str):
             text = value.strip()
             if optional and text.lower() in ("", "none", "off"):
@@ -254,7 +346,7 @@ class RunConfig(Config):
         return value
 
 
-_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+_TYPES = {"int": int, "float": float, "str": str, "bool": bool, "tuple[int, ...]": tuple}
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 
 
@@ -265,6 +357,31 @@ def _from_text(kind: type, text: str) -> Any:
             return text.lower() in _TRUE
         raise ValueError(text)
     return kind(text)
+
+
+def _delays(name: str, value: Any) -> tuple[int, ...] | None:
+    """Delays as typed: "2,5" (or "2 5", "[2, 5]") or a list of numbers; ""/"none": None."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip().strip("[]()")
+        if text.lower() in ("", "none", "off"):
+            return None
+        value = [part for part in text.replace(",", " ").split() if part]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        value = [value]
+    try:
+        out = []
+        for part in value:
+            number = float(part)
+            if not number.is_integer() or isinstance(part, bool):
+                raise ValueError(part)
+            out.append(int(number))
+    except (TypeError, ValueError):
+        raise TempsupError(
+            f"{name}: expected delays as whole numbers such as 2,5, got {value!r}"
+        ) from None
+    return tuple(out)
 
 
 def curriculum_progress(steps: int, step: int) -> float:
@@ -310,6 +427,8 @@ def _query_text(value: Any) -> str:
         return "none"
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, tuple):  # delays: "2,5", as `field_value` reads them
+        return ",".join(str(v) for v in value)
     return str(value)
 
 
