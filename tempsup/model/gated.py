@@ -167,6 +167,7 @@ class GatedRNN(nn.Module):
         bias: bool,
         seeds: list[int],
         seq_len: int = 20,
+        outputs: int | None = None,
     ) -> None:
         """`seq_len`: the silent run's length, the run's T (the lens's silent state)."""
         super().__init__()
@@ -174,6 +175,10 @@ class GatedRNN(nn.Module):
         assert len(seeds) == n_models and k.shape == (n_models,), (len(seeds), k.shape)
         self.model, self.hidden, self.inputs, self.tied = model, hidden, inputs, tied
         self.seq_len = seq_len
+        # the readout's width: N_x, or a task's n_out (tempsup.model.tasks); `inputs` are
+        # the input channels (a cued task's cue channels included)
+        self.n_out = inputs if outputs is None else outputs
+        assert not (tied and self.n_out != inputs), "a tied readout has one output per input"
         self.register_buffer("k", k.long(), persistent=False)
         self._names = []
         for name, value in init_params(model, hidden, inputs, seeds).items():
@@ -182,9 +187,9 @@ class GatedRNN(nn.Module):
         w_y = []
         for s in seeds:
             g = torch.Generator().manual_seed(int(s) + 104_729)
-            w_y.append(torch.randn(hidden, inputs, generator=g) / math.sqrt(hidden))
-        self.W_y = None if tied else nn.Parameter(torch.stack(w_y))  # (M, N_h, N_x)
-        self.b_y = nn.Parameter(torch.zeros(n_models, inputs)) if bias else None
+            w_y.append(torch.randn(hidden, self.n_out, generator=g) / math.sqrt(hidden))
+        self.W_y = None if tied else nn.Parameter(torch.stack(w_y))  # (M, N_h, n_out)
+        self.b_y = nn.Parameter(torch.zeros(n_models, self.n_out)) if bias else None
 
     @property
     def n_models(self) -> int:
@@ -205,7 +210,7 @@ class GatedRNN(nn.Module):
 
     def bias(self) -> torch.Tensor:
         if self.b_y is None:
-            return self.k.new_zeros(self.n_models, self.inputs, dtype=torch.float32)
+            return self.k.new_zeros(self.n_models, self.n_out, dtype=torch.float32)
         return self.b_y
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -410,10 +415,19 @@ def _linear_tied(model: str, params: dict[str, torch.Tensor], k: torch.Tensor) -
     return decay * delta0 * params["B"]
 
 
-def gated_loss(model: GatedRNN, x: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
-    """Per-model loss (M,): Σ_t Σ_i I_i (ŷ_t,i − x_{t−k},i)², batch mean; x (1 or M, T, N_x, B)."""
-    y_hat = model(x)  # (M, T, N_x, B)
-    _, seq_len, n_x, batch = x.shape
+def gated_loss(
+    model: GatedRNN, x: torch.Tensor, weights: torch.Tensor, target: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Per-model loss (M,): Σ_t Σ_i I_i (ŷ_t,i − y_t,i)², batch mean; x (1 or M, T, N_in, B).
+
+    The target y is recall's, x_{t−k}, unless given: `target` (1 or M, T, n_out, B), a
+    task's (`tempsup.model.tasks.targets`), with `weights` (n_out,) per output."""
+    y_hat = model(x)  # (M, T, n_out, B)
+    batch = x.shape[-1]
+    if target is not None:
+        err = (y_hat - target) ** 2 * weights.view(1, 1, -1, 1)
+        return err.sum(dim=(1, 2, 3)) / batch
+    seq_len = x.shape[1]
     target = torch.zeros_like(y_hat) if x.shape[0] > 1 else x.new_zeros(y_hat.shape)
     ks = model.k.tolist()
     for kk in sorted(set(ks)):
