@@ -127,6 +127,12 @@ class RunConfig(Config):
                 f"p), got model {self.model!r} (its recurrence has no such form); use objective "
                 "'sampled'"
             )
+        if self.objective == "expected" and not self.plain_task:
+            raise TempsupError(
+                "objective: 'expected' is gradient flow on today's expected loss (recall, inputs "
+                f"independent in time), got task {self.task!r} with persistence "
+                f"{self.persistence:g}; use objective 'sampled'"
+            )
         if self.objective == "expected" and self.model == "ssm" and self.bias:
             raise TempsupError(
                 "objective: 'expected' for the SSM needs no readout bias (bias = false)"

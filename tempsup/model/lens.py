@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from tempsup.errors import TempsupError
 from tempsup.model import gated, linearize
 from tempsup.model.lens_names import NET_PREFIX
 
@@ -38,7 +39,8 @@ def lens_arrays(
     with torch.no_grad():
         p64 = {n: v.detach().double() for n, v in params.items()}
         w_y = readout.detach().double()
-        n_models, _, n_x = w_y.shape
+        n_models = w_y.shape[0]
+        n_x = _input_width(p64)  # the input channels (a task's cue channels included)
         n_state = gated.state_size(model, hidden)
 
         def step(s: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -65,3 +67,12 @@ def lens_arrays(
     }
     out.update({NET_PREFIX + n: v.numpy() for n, v in p64.items()})
     return out
+
+
+def _input_width(params: dict[str, torch.Tensor]) -> int:
+    """The input channels of a gated model's parameters (their input weights' last axis),
+    which a task's readout width (n_out) need not equal."""
+    for name in ("weight_ih", "B_re", "B"):
+        if name in params:
+            return int(params[name].shape[-1])
+    raise TempsupError(f"params: no input weights among {', '.join(params)}")

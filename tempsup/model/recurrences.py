@@ -50,9 +50,14 @@ class BatchedRNN(nn.Module):
         tied: bool,
         bias: bool,
         seeds: list[int],
+        outputs: int | None = None,
     ) -> None:
+        """`inputs`: the input channels (N_x, or more for a task with cue channels);
+        `outputs`: the readout's width (default `inputs`; a task's n_out otherwise)."""
         super().__init__()
         assert model in ("linear", "ssm", "rnn"), model
+        n_out = inputs if outputs is None else outputs
+        assert not (tied and n_out != inputs), "a tied readout has one output per input"
         assert len(seeds) == n_models and k.shape == (n_models,), (len(seeds), k.shape)
         self.model, self.tied = model, tied
         self.relu_hidden = model == "rnn"
@@ -64,11 +69,12 @@ class BatchedRNN(nn.Module):
             w_x.append(torch.randn(hidden, inputs, generator=g))  # W_x ~ N(0, 1)
             # W_h ~ N(0, 0.25/N_h): spectral radius ≈ 0.5, stable from the start
             w_h.append(torch.randn(hidden, hidden, generator=g) * (0.5 / math.sqrt(hidden)))
-            w_y.append(torch.randn(hidden, inputs, generator=g) / math.sqrt(hidden))
+            w_y.append(torch.randn(hidden, n_out, generator=g) / math.sqrt(hidden))
         self.W_x = nn.Parameter(torch.stack(w_x))  # (M, N_h, N_x)
         self.W_h = nn.Parameter(torch.stack(w_h))  # (M, N_h, N_h)
-        self.W_y = None if tied else nn.Parameter(torch.stack(w_y))  # (M, N_h, N_x)
-        self.b_y = nn.Parameter(torch.zeros(n_models, inputs)) if bias else None  # (M, N_x)
+        self.W_y = None if tied else nn.Parameter(torch.stack(w_y))  # (M, N_h, n_out)
+        self.b_y = nn.Parameter(torch.zeros(n_models, n_out)) if bias else None  # (M, n_out)
+        self.n_out = n_out
 
     @property
     def n_models(self) -> int:
@@ -100,7 +106,7 @@ class BatchedRNN(nn.Module):
         return torch.gather(directions, 1, idx).squeeze(1)
 
     def kernel(self, n: int) -> torch.Tensor:
-        """The linear recurrence's kernel A_s = W_yᵀ W_s, s = 0..n-1: (M, n, N_x(i), N_x(j)).
+        """The linear recurrence's kernel A_s = W_yᵀ W_s, s = 0..n-1: (M, n, n_out(i), N_x(j)).
 
         The pre-readout of a linear recurrence is z_t = Σ_s A_s x_{t-s}: the
         kernel is all the training loss of `linear` and `ssm` needs. Its
@@ -111,9 +117,9 @@ class BatchedRNN(nn.Module):
         return _Kernel.apply(self.W_x, self.W_h, self.W_y, self.k, n)
 
     def bias(self) -> torch.Tensor:
-        """Readout bias (M, N_x); zeros when the config has none."""
+        """Readout bias (M, n_out); zeros when the config has none."""
         if self.b_y is None:
-            return self.W_x.new_zeros(self.n_models, self.W_x.shape[2])
+            return self.W_x.new_zeros(self.n_models, self.n_out)
         return self.b_y
 
     # ---- forward ---------------------------------------------------------------------
@@ -137,17 +143,18 @@ class BatchedRNN(nn.Module):
     def _convolve(self, x: torch.Tensor) -> torch.Tensor:
         """Linear recurrence as one Toeplitz matmul: z_t = Σ_s A_s x_{t-s}."""
         m, (_, seq_len, n_x, batch) = self.n_models, x.shape
-        a = self.kernel(seq_len)  # (M, T, N_x(i), N_x(j))
+        a = self.kernel(seq_len)  # (M, T, n_out(i), N_x(j))
+        n_out = a.shape[2]
         lag = torch.arange(seq_len).view(-1, 1) - torch.arange(seq_len).view(1, -1)  # t - t'
         toeplitz = a[:, lag.clamp(min=0)] * (lag >= 0).view(1, seq_len, seq_len, 1, 1)
         # (M, T, T', i, j) -> (M, T*i, T'*j): row = (time, output), col = (source time, input)
-        toeplitz = toeplitz.permute(0, 1, 3, 2, 4).reshape(m, seq_len * n_x, seq_len * n_x)
         side = seq_len * n_x
+        toeplitz = toeplitz.permute(0, 1, 3, 2, 4).reshape(m, seq_len * n_out, side)
         if x.shape[0] == 1:  # inputs shared by all models: one GEMM (M*T*N_x, T*N_x) @ (T*N_x, B)
-            z = toeplitz.reshape(m * side, side) @ x.reshape(side, batch)
+            z = toeplitz.reshape(m * seq_len * n_out, side) @ x.reshape(side, batch)
         else:
             z = toeplitz @ x.reshape(m, side, batch)  # (M, T*N_x, B)
-        return z.view(m, seq_len, n_x, batch)
+        return z.view(m, seq_len, n_out, batch)
 
     def _recur(self, x: torch.Tensor) -> torch.Tensor:
         """The plain recurrence: h (M, N_h, B) per step, readout per step."""
@@ -245,8 +252,9 @@ class _Kernel(torch.autograd.Function):
             same = all(kk == ks[0] for kk in ks)
             w_y = w_s[:, :, ks[0]] if same else w_s[torch.arange(m), :, k]  # (M, N_h, N_x)
         flat = w_s[:, :, :n].reshape(m, n_h, n * n_x)
-        # A[m, s, i, j] = Σ_h W_y[m, h, i] W_s[m, h, j]: (M, N_x(i), n·N_x(j)) → (M, n, N_x, N_x)
-        a = torch.bmm(w_y.transpose(1, 2), flat).view(m, n_x, n, n_x).transpose(1, 2)
+        # A[m, s, i, j] = Σ_h W_y[m, h, i] W_s[m, h, j]: (M, n_out, n·N_x) → (M, n, n_out, N_x)
+        n_out = w_y.shape[2]
+        a = torch.bmm(w_y.transpose(1, 2), flat).view(m, n_out, n, n_x).transpose(1, 2)
         ctx.save_for_backward(w_h, w_y, w_s, k)
         ctx.n = n
         return a
@@ -256,7 +264,7 @@ class _Kernel(torch.autograd.Function):
         w_h, w_y, w_s, k = ctx.saved_tensors
         m, n_h, n_all, n_x = w_s.shape
         n = ctx.n
-        g_a = grad_a.transpose(1, 2).reshape(m, n_x, n * n_x)  # (M, N_x(i), n·N_x(j))
+        g_a = grad_a.transpose(1, 2).reshape(m, w_y.shape[2], n * n_x)  # (M, n_out, n·N_x)
         # dW_s = W_y dA_s: (M, N_h, n'·N_x), zero for s >= n
         grad_s = torch.bmm(w_y, g_a)
         if n_all > n:

@@ -86,6 +86,15 @@ def sampled_loss(
     return _ungroup(losses, order)
 
 
+def task_loss(model: BatchedRNN, x: Tensor, y: Tensor, weights: Tensor) -> Tensor:
+    """Per-model loss (M,) on any task (`tempsup.model.tasks`): the model's own forward pass
+    over inputs x (1 or M, T, n_in, B) against targets y (1 or M, T, n_out, B), output o
+    weighted by weights[o], batch mean. The plain path (autograd through the forward):
+    the fast paths above hard-wire recall's target x_{t−k}, and keep serving it."""
+    err = model(x) - y  # (M, T, n_out, B)
+    return (err.square() * weights.view(1, 1, -1, 1)).sum(dim=(1, 2, 3)) / x.shape[-1]
+
+
 def _recurrence_is_cheaper(model: BatchedRNN, seq_len: int, n_x: int, n_groups: int) -> bool:
     """Whether an SSM whose models see several inputs trains faster by the time loop.
 

@@ -28,6 +28,7 @@ import torch
 
 from tempsup.core.memory import keep_freed_memory
 from tempsup.errors import TempsupError
+from tempsup.model import tasks
 from tempsup.model.config import (
     BATCHABLE,
     SWEEPABLE,
@@ -42,7 +43,7 @@ from tempsup.model.recurrences import BatchedRNN
 from tempsup.model.snapshot import Snapshot
 from tempsup.theory.closed_form import input_moments
 from tempsup.training import schedule as _training
-from tempsup.training.losses import expected_loss, sampled_loss
+from tempsup.training.losses import expected_loss, sampled_loss, task_loss
 from tempsup.training.schedule import model_seeds, optimizer_steps
 
 __all__ = ["BATCHABLE", "SWEEPABLE", "check_batchable", "train"]
@@ -76,8 +77,13 @@ def train(
     seeds = [s for c in configs for s in model_seeds(c)]
     n_models = len(seeds)
     k = torch.tensor([c.k for c in configs for _ in range(c.seeds)])  # (M,)
-    shape = (cfg.model, n_models, cfg.hidden, cfg.inputs, k, cfg.tied, cfg.bias, seeds)
-    model = GatedRNN(*shape, seq_len=cfg.seq_len) if cfg.gated else BatchedRNN(*shape)
+    shape = (cfg.model, n_models, cfg.hidden, cfg.n_in, k, cfg.tied, cfg.bias, seeds)
+    outputs = None if cfg.task == "recall" else cfg.n_out  # recall: today's shapes
+    model = (
+        GatedRNN(*shape, seq_len=cfg.seq_len, outputs=outputs)
+        if cfg.gated
+        else BatchedRNN(*shape, outputs=outputs)
+    )
     if init is not None:
         exact = [s == 0 for c in configs for s in range(c.seeds)]  # seed 0 of each config
         model.load_weights(
@@ -95,14 +101,26 @@ def train(
         ]
     )
     weights = torch.tensor(importance_weights(cfg))  # (N_x,)
+    if cfg.task != "recall":  # one weight per output (multi: each delay's copy of I_i)
+        weights = torch.tensor(tasks.output_importance(cfg.task, cfg.delays, weights.tolist()))
     # one data stream per base seed: a run sees the same batches in any batch of runs
     base_seeds = sorted({c.seed for c in configs})
     gens = [torch.Generator().manual_seed(s + 7_919) for s in base_seeds]
     stream = torch.tensor([base_seeds.index(c.seed) for c in configs for _ in range(c.seeds)])
     members = [torch.nonzero(stream == s).squeeze(1) for s in range(len(gens))]  # per stream
     opt = _training.adam(model.parameters(), cfg.lr)
-    loss_of = _gated_loss if cfg.gated else sampled_loss
     mean_input, _ = input_moments(cfg.input_dist)
+
+    def loss_of(
+        x: torch.Tensor, p: torch.Tensor, y: torch.Tensor | None, stream: torch.Tensor | None
+    ) -> torch.Tensor:  # recall (y None): the fastest exact path of each model
+        if cfg.gated:
+            return gated_loss(model, x, weights, y)
+        return (
+            sampled_loss(model, x, p, weights, stream)
+            if y is None
+            else task_loss(model, x, y, weights)
+        )
 
     def snapshot(i: int, loss: torch.Tensor) -> Snapshot:
         if cfg.gated:
@@ -113,13 +131,19 @@ def train(
         if cfg.objective == "expected":  # no batch: E[L] itself, noise-free
             return expected_loss(model, p, weights, cfg.seq_len, cfg.input_dist)
         if len(gens) == 1:
-            x = sample_inputs(gens[0], p, cfg.batch, cfg.seq_len, cfg.inputs, cfg.input_dist)
-            return loss_of(model, x, p, weights)  # (M,)
-        x = p.new_empty(n_models, cfg.seq_len, cfg.inputs, cfg.batch)
+            return loss_of(*task_batch(gens[0], p, cfg), None)  # (M,)
+        x = p.new_empty(n_models, cfg.seq_len, cfg.n_in, cfg.batch)
+        y = (
+            None
+            if cfg.task == "recall"
+            else p.new_empty(n_models, cfg.seq_len, cfg.n_out, cfg.batch)
+        )
         for gen, idx in zip(gens, members, strict=True):
-            xs = sample_inputs(gen, p[idx], cfg.batch, cfg.seq_len, cfg.inputs, cfg.input_dist)
+            xs, _, ys = task_batch(gen, p[idx], cfg)
             x[idx] = xs  # (1 or M_s, ...) broadcast to the stream's models
-        return loss_of(model, x, p, weights, stream)  # (M,)
+            if y is not None:
+                y[idx] = ys
+        return loss_of(x, p, y, stream)  # (M,)
 
     def step(i: int, lr: float) -> torch.Tensor:  # lr: set on `opt` by optimizer_steps
         frac = curriculum_progress(cfg.steps, i)  # = RunConfig.p_at(i), for every model at once
@@ -134,15 +158,25 @@ def train(
     yield from optimizer_steps(opt, cfg, n_models, step, snapshot, on_step)
 
 
-def _gated_loss(
-    model: GatedRNN,
-    x: torch.Tensor,
-    p: torch.Tensor,
-    weights: torch.Tensor,
-    stream: torch.Tensor | None = None,
-) -> torch.Tensor:
-    """A gated model's sampled loss (M,): one time loop over every model (`gated_loss`)."""
-    return gated_loss(model, x, weights)
+def task_batch(
+    gen: torch.Generator, p: torch.Tensor, cfg: RunConfig
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """One batch of `cfg`'s task from the stream `gen`: (model inputs, p, targets).
+
+    Inputs (1 or M, T, n_in, B): `sample_inputs` at persistence 0, so today's runs draw
+    today's numbers, else `tasks.persistent_inputs`; a cued task's cue channels after the
+    features (its cues drawn after the inputs). Targets (1 or M, T, n_out, B), or None for
+    recall, whose loss paths build x_{t−k} themselves.
+    """
+    args = (gen, p, cfg.batch, cfg.seq_len, cfg.inputs, cfg.input_dist)
+    x = tasks.persistent_inputs(*args, cfg.persistence) if cfg.persistence else sample_inputs(*args)
+    if cfg.task == "recall":
+        return x, p, None
+    if cfg.task != "cued":
+        return x, p, tasks.targets(cfg.task, x, cfg.delays, cfg.window)
+    cues = tasks.sample_cues(gen, cfg.delays, cfg.batch, cfg.seq_len)
+    y = tasks.targets("cued", x, cfg.delays, cues=cues)
+    return tasks.cued_inputs(x, cues, len(cfg.delays)), p, y
 
 
 def _gated_snapshot(
