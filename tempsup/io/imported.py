@@ -1,12 +1,13 @@
 """A network trained elsewhere, seen through tempsup's lens: weights in, `Run` out.
 
 `from_weights` takes the paper's arrays (science.md §1) for one checkpoint or a
-stack of them; `from_torch` reads a one-layer `torch.nn.RNN` and its
-`torch.nn.Linear` readout. Either way the frames are built by `tempsup.io.run.frame`,
-the code tempsup's own training uses, so feature directions, projections a_s,
-eigenvalues, the canonical gauge, the interference-free half-space and, from the
-data law the caller states (sparsity, value law, T), the expected loss and its four
-terms are computed exactly as for a run trained here (one truth).
+stack of them; `from_torch` reads a one-layer `torch.nn.RNN`, `GRU` or `LSTM`, or any
+module with `step(h, x) -> h`, and its `torch.nn.Linear` readout. Either way the frames
+are built by `tempsup.io.run.frame`, the code tempsup's own training uses, so feature
+directions, projections a_s, eigenvalues, the canonical gauge, the interference-free
+half-space and, from the data law the caller states (sparsity, value law, T), the
+expected loss and its four terms are computed exactly as for a run trained here (one
+truth).
 
 What a Run made here cannot know is stated in its config: `seeds` = 1, `steps` = the
 last checkpoint's step (checkpoints are numbered 1 … F unless given), the measured
@@ -14,11 +15,10 @@ last checkpoint's step (checkpoints are numbered 1 … F unless given), the meas
 describing the caller's training.
 
 Mapping `torch.nn.RNN` to the paper's models. PyTorch computes
-h_t = σ(W_ih x_t + W_hh h_{t−1} + b_ih + b_hh). Its pre-activation
-u_t = W_ih x_t + W_hh σ(u_{t−1}) (without hidden bias) is the paper's state:
-W_x = W_ih, W_h = W_hh, and for σ = ReLU the paper's recurrence holds exactly.
-The paper has no hidden bias, so a nonzero b_ih + b_hh is refused. Where the readout
-reads (`reads`):
+h_t = σ(W_ih x_t + W_hh h_{t−1} + b_ih + b_hh). Without a hidden bias (b_ih + b_hh = 0,
+or bias=False) its pre-activation u_t = W_ih x_t + W_hh σ(u_{t−1}) is the paper's state:
+W_x = W_ih, W_h = W_hh, and for σ = ReLU the paper's recurrence holds exactly, read
+according to where the readout reads (`reads`):
 
 - "preactivation": ŷ_t = ReLU(W_out u_t + b), the paper's ReLU RNN itself
   (W_y = W_outᵀ): the Run has the network's own N_h and k.
@@ -43,11 +43,31 @@ reads (`reads`):
   Run's eigenvalues are those of W_hh and N_x zeros; its kθ and ‖w_s‖ are measured in
   the (N_h + N_x)-dimensional state.
 
-For σ = tanh the network is not one of the paper's models: the Run is its
-linearisation at h = 0 (tanh(u) ≈ u for small inputs; model "ssm" with a ReLU
-readout, "linear" without), so directions, projections, eigenvalues, ρ, kθ and the
-half-space are those of small inputs, while the expected loss and its terms (closed
-forms of the ReLU and linear models) do not apply and are NaN.
+Every other network is read through its linearisation at the silent state h* (the
+state after T silent inputs from h = 0, `tempsup.model.linearize`), as tempsup's own
+gated runs are (`tempsup.model.lens`): W_x = J_x, W_h = J_h there, W_y the readout of
+the state, b_y = W_out h* + b (the readout at rest: a bias moves the silent state, so it
+is handled, not refused), plus the lens arrays (silent, active, nonlinearity, settled).
+As for a gated run, the expected loss and its four terms are the linearised model's, and
+measured − E[L] is what the linear picture misses.
+
+- A GRU or LSTM with `readout_relu` is tempsup's "gru" or "lstm" (the same equations,
+  torch's layout: weight_ih_l0 → weight_ih, …; `readout(gru(x)[0])` reads h, what
+  `tempsup.model.gated.observe` reads), its `net_*` parameters kept. Without
+  `readout_relu` (tempsup's gated models predict ReLU(readout(h))) its linearisation is
+  read as model "linear", with the LSTM's whole (h, c) as the state.
+- An RNN with a hidden bias (ReLU), or any tanh RNN: F(h, x) = σ(W_ih x + b_ih + W_hh h
+  + b_hh) with the readout reading h ("output"), or F(u, x) = W_ih x + b_ih + b_hh +
+  W_hh σ(u) with the readout reading u ("preactivation"); model "ssm" with a ReLU
+  readout, "linear" without.
+- A module with `step(h, x) -> h` (h (B, S), x (B, N_x)), deep-copied in float64, its
+  readout reading h (in_features = S): as the RNN, model "ssm" or "linear".
+
+Refused, naming the field: num_layers > 1, bidirectional, proj_size, extra layers in a
+state dict (`_l1`, `_reverse`), readout sizes other than (input_size, hidden_size),
+checkpoints of different networks or shapes, a step that fails or returns another shape.
+`Run.origin` says where the Run comes from: source, module, lens ("exact" or the
+linearisation) and, when the Run's N_h, k or T are not the module's, why ("shape").
 """
 
 from __future__ import annotations
@@ -58,15 +78,30 @@ from typing import Any
 import numpy as np
 
 from tempsup.errors import TempsupError
+from tempsup.io.imported_torch import (
+    Checkpoint,
+    as_array,
+    gated_lens,
+    kind_of,
+    lens_step,
+    linearised_lens,
+    read_checkpoint,
+)
 from tempsup.io.run import Run, frame
 from tempsup.model.config import PAPER_MODELS, RunConfig
 from tempsup.model.snapshot import Snapshot
+from tempsup.theory.closed_form import input_moments
 from tempsup.theory.geometry import feature_directions
 
 READS = ("output", "preactivation")
 # b_ih + b_hh smaller than this (relative to the weights) is round-off, not a hidden bias.
 BIAS_RTOL = 1e-7
 MAX_STEPS = 200_000  # RunConfig's largest `steps`: later checkpoints still keep their steps
+WEIGHTS = ("W_x", "W_h", "W_y", "b_y")
+LINEARISED = (
+    "linearised at the silent state h* ({T} silent inputs from h = 0): W_x, W_h are the "
+    "Jacobians there, and the expected loss and its terms are the linearised model's"
+)
 
 
 def from_weights(
@@ -121,75 +156,56 @@ def from_torch(
     reads: str = "output",
     readout_relu: bool = True,
     nonlinearity: str | None = None,
+    model: str | None = None,
     steps: Sequence[int] | None = None,
     loss: Any = None,
 ) -> Run:
-    """A Run of a `torch.nn.RNN` (one layer, ReLU or tanh) with a `torch.nn.Linear` readout.
+    """A Run of a one-layer `torch.nn.RNN`, `GRU` or `LSTM`, or of any module with
+    `step(h, x) -> h`, with its `torch.nn.Linear` readout.
 
     `rnn` and `readout` are modules or state dicts, or equal-length lists of them (one
-    frame per checkpoint; a single readout serves every checkpoint). `reads`: "output"
-    when the readout reads the RNN's output h_t = σ(u_t) (`readout(rnn(x)[0])`),
-    "preactivation" when it reads u_t = W_ih x_t + W_hh h_{t−1} (the paper's ReLU RNN;
-    see the module docstring for both mappings). `readout_relu`: the prediction is
-    ReLU(readout(·)), as in the paper's ReLU models (required for a ReLU RNN).
-    `nonlinearity` ("relu" or "tanh") is needed only when no module says it. The data
-    law, `steps` and `loss` as in `from_weights`.
+    frame per checkpoint; a single readout serves every checkpoint); `batch_first` either
+    way. `model` ("rnn", "gru", "lstm") names a state dict's network where its shapes do
+    not (weight_ih_l0 has 1, 3 or 4 × hidden_size rows; a state dict missing a weight is
+    an RNN's). `reads` (RNN only): "output" when the readout reads h_t = σ(u_t)
+    (`readout(rnn(x)[0])`), "preactivation" when it reads u_t = W_ih x_t + W_hh h_{t−1}
+    (+ biases). `readout_relu`: the prediction is ReLU(readout(·)), tempsup's GRU and LSTM
+    (and required for the bias-free ReLU RNN, read exactly); without it a GRU, LSTM, tanh
+    or biased RNN or step module is read as its linearisation with a linear readout (model
+    "linear"). `nonlinearity` ("relu" or "tanh", RNN only) is needed only when no module
+    says it. The data law, `steps` and `loss` as in `from_weights`. How each network is
+    read: the module docstring; `run.origin` says it of the Run.
     """
     if reads not in READS:
         raise TempsupError(f"from_torch: reads must be one of {', '.join(READS)}, got {reads!r}")
-    cells = list(rnn) if isinstance(rnn, (list, tuple)) else [rnn]
-    heads = list(readout) if isinstance(readout, (list, tuple)) else [readout]
-    if not cells:
-        raise TempsupError("from_torch: expected at least one RNN checkpoint, got none")
-    if len(heads) == 1:
-        heads = heads * len(cells)
-    if len(heads) != len(cells):
+    cells, heads = _checkpoints(rnn, readout)
+    kinds = [kind_of(c, model, i) for i, c in enumerate(cells)]
+    if len(set(kinds)) != 1:
+        mix = ", ".join(f"{kind} at {i}" for i, kind in enumerate(kinds))
         raise TempsupError(
-            f"from_torch: {len(cells)} RNN checkpoints but {len(heads)} readouts "
-            "(give one readout per checkpoint, or a single one for all)"
+            f"from_torch: the checkpoints mix networks ({mix}); a trajectory is the "
+            "checkpoints of one network"
         )
-    for i, cell in enumerate(cells):
-        if not isinstance(cell, Mapping):
-            _state(cell, f"the recurrent module{_at(i)}", ("RNN",))
-    kinds = {_nonlinearity(c) for c in cells} - {None}
-    if nonlinearity is not None:
-        kinds.add(nonlinearity)
-    if len(kinds) != 1:
-        found = ", ".join(sorted(kinds)) or "none"
+    kind = kinds[0]
+    act = _activation(cells, nonlinearity, kind)
+    if kind != "rnn" and reads != "output":
         raise TempsupError(
-            f"from_torch: the checkpoints' nonlinearity must be one of relu, tanh (give "
-            f"nonlinearity= with state dicts), found {found}"
+            f"from_torch: reads={reads!r} is for a torch.nn.RNN; the readout of a {kind} "
+            "reads its h (reads='output')"
         )
-    (act,) = kinds
-    if act not in ("relu", "tanh"):
-        raise TempsupError(f"from_torch: nonlinearity must be relu or tanh, got {act!r}")
-    if act == "relu" and not readout_relu:
-        raise TempsupError(
-            "from_torch: a ReLU RNN with a linear readout is none of the paper's models "
-            "(its ReLU RNN predicts ReLU(readout(h))); train with the ReLU readout"
-        )
-    parts = [_torch_weights(c, h, i) for i, (c, h) in enumerate(zip(cells, heads, strict=True))]
-    W_ih, W_hh, W_out, b_out = (np.stack(a) for a in zip(*parts, strict=True))
-    bias = any(_has_bias(h) for h in heads)
-    W_x, W_h, W_y = W_ih, W_hh, np.swapaxes(W_out, -1, -2)
-    if act == "tanh":
-        model, valid = ("ssm" if readout_relu else "linear"), False
-    else:
-        model, valid = "rnn", True
-    config_args = dict(
-        model=model, k=k, sparsity=sparsity, input_dist=input_dist, seq_len=seq_len,
-        importance=importance, tied=False,
+    pairs = zip(cells, heads, strict=True)
+    parts = [read_checkpoint(c, h, i, kind) for i, (c, h) in enumerate(pairs)]
+    _same_shapes(parts)
+    law = dict(
+        k=k, sparsity=sparsity, input_dist=input_dist, seq_len=seq_len, importance=importance,
+        tied=False,
     )  # fmt: skip
-    RunConfig(**config_args)
-    offset = 0.0
-    if act == "relu" and reads == "output":
-        W_x, W_h, W_y = rectified_readout(W_ih, W_hh, W_out)
-        config_args.update(k=k + 1, seq_len=seq_len + 1)
-        # the Run's extra first step: output ReLU(b) against target 0, per frame
-        imp = importance ** np.arange(W_out.shape[-2])
-        offset = (imp * np.maximum(b_out, 0.0) ** 2).sum(-1) if bias else 0.0
-    weights = _frames(W_x, W_h, W_y, b_out if bias else None, k=k, tied=False, relu_hidden=True)
-    return _run(config_args, weights, bias, steps, loss, "from_torch", valid, offset)
+    origin = {"source": "from_torch", "module": parts[0].module}
+    if kind == "rnn" and act == "relu" and not any(_hidden_bias(p) for p in parts):
+        return _exact(parts, law, reads, readout_relu, steps, loss, origin)
+    if kind in ("gru", "lstm") and readout_relu:
+        return _gated(parts, law, steps, loss, origin)
+    return _linearised(parts, law, act, reads, readout_relu, steps, loss, origin)
 
 
 def rectified_readout(
@@ -219,7 +235,7 @@ def _frames(
     W_x: Any, W_h: Any, W_y: Any, b_y: Any, *, k: int, tied: bool, relu_hidden: bool
 ) -> dict[str, np.ndarray]:
     """The weights as (F, 1, …) arrays (a frame axis and a seed axis), checked."""
-    W_h = _array("W_h", W_h)
+    W_h = as_array("W_h", W_h)
     if W_h.ndim not in (2, 3) or W_h.shape[-1] != W_h.shape[-2]:
         raise TempsupError(
             f"W_h: expected a square (N_h, N_h) matrix or a stack (F, N_h, N_h), got {W_h.shape}"
@@ -251,7 +267,7 @@ def _frames(
     if b_y is None:
         b = np.zeros((n_f, n_x))
     else:
-        b = _array("b_y", b_y)
+        b = as_array("b_y", b_y)
         want = (n_x,) if single else (n_f, n_x)
         if n_x == 1 and b.shape == want[:-1]:  # a scalar (or one per frame) for scalar input
             b = b[..., None]
@@ -266,21 +282,9 @@ def _frames(
     }
 
 
-def _array(name: str, x: Any) -> np.ndarray:
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise TempsupError(f"{name}: expected a numeric array, got {type(x).__name__}") from None
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        kind = "NaN" if np.isnan(arr).any() else "inf"
-        raise TempsupError(f"{name}: holds {kind} ({int(bad.sum())} of {arr.size} entries)")
-    return arr
-
-
 def _matrix(name: str, x: Any, single: bool, n_f: int, n_h: int) -> np.ndarray:
     """`x` as (F, N_h, N_x); a vector (N_h,) — or (F, N_h) in a stack — is scalar input."""
-    arr = _array(name, x)
+    arr = as_array(name, x)
     if arr.ndim == (1 if single else 2):
         arr = arr[..., None]
     if single:
@@ -298,35 +302,38 @@ def _run(
     steps: Sequence[int] | None,
     loss: Any,
     caller: str,
-    valid: bool = True,
     offset: Any = 0.0,
+    origin: dict[str, str] | None = None,
+    hidden: int | None = None,
 ) -> Run:
-    """The Run of these frames, each built by `tempsup.io.run.frame` like a trained run's."""
+    """The Run of these frames, each built by `tempsup.io.run.frame` like a trained run's.
+
+    `w`: W_x, W_h, W_y, b_y as (F, 1, …) and any lens arrays beside them (a snapshot's
+    `extra`); `offset` (per frame) comes off the expected loss and the mean-correction term;
+    `hidden`: the config's N_h when it is not the state's width (the LSTM's (h, c))."""
     n_f, n_h, n_x = w["W_x"].shape[0], w["W_x"].shape[-2], w["W_x"].shape[-1]
     marks = _steps(steps, n_f, caller)
-    losses = np.full(n_f, np.nan) if loss is None else _array("loss", loss).reshape(-1)
+    losses = np.full(n_f, np.nan) if loss is None else as_array("loss", loss).reshape(-1)
     if losses.shape != (n_f,):
         raise TempsupError(f"loss: expected one value per frame ({n_f}), got {np.shape(loss)}")
     last = min(max(marks[-1], 1), MAX_STEPS)
     config = RunConfig(
-        **config_args, hidden=n_h, inputs=n_x, seeds=1, bias=bias, steps=last,
+        **config_args, hidden=hidden or n_h, inputs=n_x, seeds=1, bias=bias, steps=last,
         snapshot_every=max(1, last // max(n_f - 1, 1)),
     )  # fmt: skip
     offsets = np.broadcast_to(np.asarray(offset, dtype=float), (n_f,))
     frames = []
     for f in range(n_f):
-        snap = Snapshot(
-            marks[f], w["W_x"][f], w["W_h"][f], w["W_y"][f], w["b_y"][f], losses[f : f + 1]
-        )
+        extra = {n: v[f] for n, v in w.items() if n not in WEIGHTS}
+        snap = Snapshot(marks[f], *(w[n][f] for n in WEIGHTS), losses[f : f + 1], extra)
         arrays = frame(config, snap)
-        if not valid:
-            for name in ("terms", "expected_loss", "expected_loss_se"):
-                arrays[name] = np.full_like(arrays[name], np.nan)
-        elif offsets[f]:
+        if offsets[f]:
             arrays["expected_loss"] = arrays["expected_loss"] - np.float32(offsets[f])
             arrays["terms"][..., 1] -= np.float32(offsets[f])
         frames.append(arrays)
-    return Run.from_frames(config, frames)
+    run = Run.from_frames(config, frames)
+    run.origin = origin
+    return run
 
 
 def _steps(steps: Sequence[int] | None, n_f: int, caller: str) -> list[int]:
@@ -345,100 +352,157 @@ def _steps(steps: Sequence[int] | None, n_f: int, caller: str) -> list[int]:
     return [int(s) for s in marks]
 
 
-# ---- torch in ----------------------------------------------------------------------
+# ---- torch in (the modules themselves: `tempsup.io.imported_torch`) ------------------------
 
 
-def _at(index: int) -> str:
-    return f" (checkpoint {index})" if index else ""
+def _checkpoints(rnn: Any, readout: Any) -> tuple[list[Any], list[Any]]:
+    """The recurrent checkpoints and one readout each."""
+    cells = list(rnn) if isinstance(rnn, (list, tuple)) else [rnn]
+    heads = list(readout) if isinstance(readout, (list, tuple)) else [readout]
+    if not cells:
+        raise TempsupError("from_torch: expected at least one RNN checkpoint, got none")
+    if len(heads) == 1:
+        heads = heads * len(cells)
+    if len(heads) != len(cells):
+        raise TempsupError(
+            f"from_torch: {len(cells)} RNN checkpoints but {len(heads)} readouts "
+            "(give one readout per checkpoint, or a single one for all)"
+        )
+    return cells, heads
 
 
-def _nonlinearity(cell: Any) -> str | None:
-    return getattr(cell, "nonlinearity", None) if not isinstance(cell, Mapping) else None
-
-
-def _has_bias(head: Any) -> bool:
-    state = head if isinstance(head, Mapping) else _state(head, "readout", ("Linear",))
-    return state.get("bias") is not None
-
-
-def _state(module: Any, role: str, types: tuple[str, ...]) -> Mapping[str, Any]:
-    """A module's state dict, after checking it is of a supported type."""
-    name = type(module).__name__
-    if name not in types or not hasattr(module, "state_dict"):
-        want = " or ".join(f"torch.nn.{t}" for t in types)
-        raise TempsupError(f"from_torch: {role} must be a {want} (or its state dict), got {name}")
-    return module.state_dict()
-
-
-def _numpy(name: str, value: Any) -> np.ndarray:
-    if hasattr(value, "detach"):
-        value = value.detach().cpu().double().numpy()
-    return _array(name, value)
-
-
-def _torch_weights(
-    cell: Any, head: Any, index: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """W_ih (N_h, N_x), W_hh, W_out (N_x, N_h), b_out (N_x,) of one checkpoint, checked."""
-    at = _at(index)
-    if not isinstance(cell, Mapping):
-        state = _state(cell, "the recurrent module", ("RNN",))
-        layers = getattr(cell, "num_layers", 1)
-        if layers != 1:
+def _activation(cells: list[Any], nonlinearity: str | None, kind: str) -> str:
+    """An RNN's σ, the same in every checkpoint ("" for the other networks: their own)."""
+    if kind != "rnn":
+        if nonlinearity is not None:
             raise TempsupError(
-                f"from_torch: num_layers={layers}{at}; only one-layer RNNs are supported"
+                f"from_torch: nonlinearity is a torch.nn.RNN's setting; a {kind} has its own "
+                f"gates (got nonlinearity={nonlinearity!r})"
             )
-        if getattr(cell, "bidirectional", False):
-            raise TempsupError(
-                f"from_torch: bidirectional=True{at}; only one-directional RNNs are supported "
-                "(the task is causal)"
-            )
-        if getattr(cell, "proj_size", 0):
-            raise TempsupError(f"from_torch: proj_size={cell.proj_size}{at} is not supported")
-    else:
-        state = cell
-    extra = sorted(n for n in state if "_l0" not in n or n.endswith("_reverse"))
-    if extra:
+        return ""
+    kinds = {c.nonlinearity for c in cells if not isinstance(c, Mapping)}
+    if nonlinearity is not None:
+        kinds.add(nonlinearity)
+    if len(kinds) != 1:
+        found = ", ".join(sorted(kinds)) or "none"
         raise TempsupError(
-            f"from_torch: found {', '.join(extra)}{at}; only one-layer, one-directional "
-            "RNNs (weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0) are supported"
+            f"from_torch: the checkpoints' nonlinearity must be one of relu, tanh (give "
+            f"nonlinearity= with state dicts), found {found}"
         )
-    for need in ("weight_ih_l0", "weight_hh_l0"):
-        if need not in state:
-            raise TempsupError(f"from_torch: the RNN's state has no {need}{at}")
-    W_ih = _numpy("weight_ih_l0", state["weight_ih_l0"])
-    W_hh = _numpy("weight_hh_l0", state["weight_hh_l0"])
-    n_h, n_x = W_ih.shape if W_ih.ndim == 2 else (0, 0)
-    if W_ih.ndim != 2 or W_hh.shape != (n_h, n_h):
+    (act,) = kinds
+    if act not in ("relu", "tanh"):
+        raise TempsupError(f"from_torch: nonlinearity must be relu or tanh, got {act!r}")
+    return act
+
+
+def _hidden_bias(ck: Checkpoint) -> bool:
+    """Whether b_ih + b_hh is more than round-off (relative to the weights)."""
+    b = ck.params["bias_ih"] + ck.params["bias_hh"]
+    scale = max(np.abs(ck.params["weight_ih"]).max(), np.abs(ck.params["weight_hh"]).max(), 1.0)
+    return bool(np.abs(b).max() > BIAS_RTOL * scale)
+
+
+def _same_shapes(parts: list[Checkpoint]) -> None:
+    first = parts[0].shapes
+    for i, ck in enumerate(parts[1:], 1):
+        for name, shape in first.items():
+            if ck.shapes.get(name) != shape:
+                raise TempsupError(
+                    f"from_torch: checkpoint {i}'s {name} has shape {ck.shapes.get(name)}, "
+                    f"checkpoint 0's {shape}: a trajectory is the checkpoints of one network"
+                )
+
+
+def _exact(
+    parts: list[Checkpoint],
+    law: dict[str, Any],
+    reads: str,
+    readout_relu: bool,
+    steps: Sequence[int] | None,
+    loss: Any,
+    origin: dict[str, str],
+) -> Run:
+    """The bias-free ReLU RNN as the paper's ReLU RNN, exactly (module docstring)."""
+    if not readout_relu:
         raise TempsupError(
-            f"from_torch: weight_ih_l0 {W_ih.shape} and weight_hh_l0 {W_hh.shape}{at} are not "
-            "(hidden, input) and (hidden, hidden)"
+            "from_torch: a ReLU RNN with a linear readout is none of the paper's models "
+            "(its ReLU RNN predicts ReLU(readout(h))); train with the ReLU readout"
         )
-    b = sum(
-        (_numpy(n, state[n]) for n in ("bias_ih_l0", "bias_hh_l0") if state.get(n) is not None),
-        np.zeros(n_h),
-    )
-    scale = max(np.abs(W_ih).max(), np.abs(W_hh).max(), 1.0)
-    if np.abs(b).max() > BIAS_RTOL * scale:
-        raise TempsupError(
-            f"from_torch: the RNN's hidden bias b_ih + b_hh is nonzero{at} (max |b| = "
-            f"{np.abs(b).max():.3g}); the paper's recurrence h_t = W_x x_t + W_h σ(h_t−1) has "
-            "none, so it cannot be read exactly: train with bias=False (a readout bias is fine)"
+    W_ih = np.stack([ck.params["weight_ih"] for ck in parts])
+    W_hh = np.stack([ck.params["weight_hh"] for ck in parts])
+    W_out = np.stack([ck.W_out for ck in parts])
+    b_out = np.stack([ck.b_out for ck in parts])
+    bias = any(ck.bias for ck in parts)
+    config_args = dict(model="rnn", **law)
+    RunConfig(**config_args)
+    W_x, W_h, W_y = W_ih, W_hh, np.swapaxes(W_out, -1, -2)
+    offset: Any = 0.0
+    if reads == "output":
+        k, T, (n_x, n_h) = law["k"], law["seq_len"], W_out.shape[-2:]
+        W_x, W_h, W_y = rectified_readout(W_ih, W_hh, W_out)
+        config_args.update(k=k + 1, seq_len=T + 1)
+        # the Run's extra first step: output ReLU(b) against target 0, per frame
+        imp = law["importance"] ** np.arange(n_x)
+        offset = (imp * np.maximum(b_out, 0.0) ** 2).sum(-1) if bias else 0.0
+        origin["shape"] = (
+            f"read as a {n_h + n_x}-unit network with delay k + 1 = {k + 1} and T + 1 = "
+            f"{T + 1}: the readout of ReLU(h) needs {n_x} extra unit{'s' * (n_x > 1)} (one "
+            f"per output), so age s here is age s − 1 of the {n_h}-unit RNN"
         )
-    head_state = head if isinstance(head, Mapping) else _state(head, "readout", ("Linear",))
-    if "weight" not in head_state:
-        raise TempsupError(f"from_torch: the readout's state has no weight{at}")
-    W_out = _numpy("readout weight", head_state["weight"])
-    if W_out.ndim != 2 or W_out.shape[1] != n_h:
-        raise TempsupError(
-            f"from_torch: the readout's in_features must be the RNN's hidden_size {n_h}, "
-            f"got weight of shape {W_out.shape}{at}"
+    weights = _frames(W_x, W_h, W_y, b_out if bias else None, k=0, tied=False, relu_hidden=True)
+    origin["lens"] = "exact"
+    return _run(config_args, weights, bias, steps, loss, "from_torch", offset, origin)
+
+
+def _gated(
+    parts: list[Checkpoint],
+    law: dict[str, Any],
+    steps: Sequence[int] | None,
+    loss: Any,
+    origin: dict[str, str],
+) -> Run:
+    """A GRU or LSTM as tempsup's model of that name: its lens, as a trained one's."""
+    config_args = dict(model=parts[0].kind, **law)
+    RunConfig(**config_args)
+    value = input_moments(law["input_dist"])[0]  # the active input, as the trainer's
+    w = _stacked([gated_lens(ck, law["seq_len"], value) for ck in parts])
+    origin["lens"] = LINEARISED.format(T=law["seq_len"])
+    bias = any(ck.bias for ck in parts)
+    return _run(config_args, w, bias, steps, loss, "from_torch", 0.0, origin, parts[0].n_h)
+
+
+def _linearised(
+    parts: list[Checkpoint],
+    law: dict[str, Any],
+    act: str,
+    reads: str,
+    readout_relu: bool,
+    steps: Sequence[int] | None,
+    loss: Any,
+    origin: dict[str, str],
+) -> Run:
+    """A network that is none of the paper's models as its linearisation at the silent
+    state: model "ssm" (ReLU readout) or "linear", W_x = J_x, W_h = J_h, b_y the readout
+    at rest, and the lens arrays a gated run carries."""
+    config_args = dict(model="ssm" if readout_relu else "linear", **law)
+    RunConfig(**config_args)
+    value = input_moments(law["input_dist"])[0]
+    frames = []
+    for ck in parts:
+        step, n_s, W_y = lens_step(ck, act, reads)
+        frames.append(linearised_lens(step, n_s, W_y, ck.b_out, law["seq_len"], value))
+    w = _stacked(frames)
+    # the readout at rest is the linearised model's bias: in force even without the readout's
+    bias = any(ck.bias for ck in parts) or bool(np.any(w["b_y"] != 0))
+    origin["lens"] = LINEARISED.format(T=law["seq_len"])
+    if n_s != parts[0].n_h:
+        origin["shape"] = (
+            f"read as a {n_s}-unit network: the LSTM's state is (h, c), {parts[0].n_h} units "
+            "each, and its linearisation mixes them (the readout reads h)"
         )
-    if W_out.shape[0] != n_x:
-        raise TempsupError(
-            f"from_torch: the readout's out_features must be the RNN's input_size {n_x} "
-            f"(the task reproduces the input), got {W_out.shape[0]}{at}"
-        )
-    raw = head_state.get("bias")
-    b_out = np.zeros(n_x) if raw is None else _numpy("readout bias", raw).reshape(n_x)
-    return W_ih, W_hh, W_out, b_out
+    return _run(config_args, w, bias, steps, loss, "from_torch", 0.0, origin)
+
+
+def _stacked(frames: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Per-checkpoint arrays (seed axis 1) stacked on a leading frame axis."""
+    return {n: np.stack([f[n] for f in frames]) for n in frames[0]}
