@@ -41,6 +41,7 @@ import numpy as np
 
 from tempsup.errors import TempsupError
 from tempsup.io.run import Run
+from tempsup.io.tasks_frame import geometry_weights
 from tempsup.theory import geometry
 
 TOL = 0.1  # a projection at most this large counts as "≤ 0" (see the module docstring)
@@ -60,8 +61,10 @@ TERM_KEYS = ("task", "mean_correction", "projection", "composition")  # run["ter
 
 
 def final_weights(run: Run) -> dict[str, np.ndarray]:
-    """Final-frame weights of every seed: W_x (M, N_h, N_x), W_h, W_y, b_y."""
-    return {n: run[n][-1].astype(float) for n in ("W_x", "W_h", "W_y", "b_y")}
+    """Final-frame weights of every seed: W_x (M, N_h, N_x), W_h, W_y, b_y; for multi and
+    cued the recall geometry's view of them, the delay k = max(ks) (`geometry_weights`)."""
+    w = {n: run[n][-1].astype(float) for n in ("W_x", "W_h", "W_y", "b_y")}
+    return geometry_weights(run.config, w)
 
 
 def projections(run: Run, n: int | None = None) -> np.ndarray:

@@ -18,6 +18,7 @@ import numpy as np
 
 from tempsup.core.frames import frame_index, frame_label, frame_number, stop_note
 from tempsup.errors import TempsupError
+from tempsup.io import tasks_frame
 from tempsup.model.config import MODEL_NAMES
 from tempsup.theory import gauge, geometry
 
@@ -81,12 +82,16 @@ def describe(run: Run, seed: int | str | None = None, frame: int = -1) -> dict[s
     modulus), "spectral_radius", the interference-free counts over s < k + 4;
     "swept_angle_deg" (+ per feature), "w0_norm", "norms" (‖w_s‖, s < k + 4) in
     the canonical gauge; "gauge", "gauge_description", "gauge_free",
-    "gauge_dependent" (which keys are which).
+    "gauge_dependent" (which keys are which); the task ("task", "ks", "window",
+    "persistence"), "expected_loss_method" (closed form, Monte Carlo, …:
+    `tempsup.io.tasks_frame`) and "temporal_term" (the closed form's fifth term; None where
+    it is not computed). For multi and cued the geometry reads the delay k = max(ks)
+    (`tasks_frame.geometry_weights`).
     """
     s = seed_index(run, seed)
     f = frame_position(run, frame)
     cfg = run.config
-    w = run.weights(f, s)
+    w = tasks_frame.geometry_weights(cfg, run.weights(f, s))
     geo = geometry.summary(
         w["W_x"], w["W_h"], w["W_y"], w["b_y"], cfg.k, cfg.relu_hidden, tied=cfg.tied
     )
@@ -95,6 +100,7 @@ def describe(run: Run, seed: int | str | None = None, frame: int = -1) -> dict[s
     terms = np.asarray(run["terms"][f, s], dtype=float)
     expected = run.arrays.get("expected_loss")
     expected_se = run.arrays.get("expected_loss_se")
+    temporal = run.arrays.get("temporal_term")
     lam = geometry.eigenvalues(np.asarray(w["W_h"], dtype=float))
     out: dict[str, Any] = {
         "key": cfg.key,
@@ -106,6 +112,10 @@ def describe(run: Run, seed: int | str | None = None, frame: int = -1) -> dict[s
         "inputs": cfg.inputs,
         "seq_len": cfg.seq_len,
         "tied": cfg.tied,
+        "task": cfg.task,
+        "ks": list(cfg.delays),
+        "window": cfg.window,
+        "persistence": cfg.persistence,
         "seeds": int(run["loss"].shape[1]),
         "best": run.best,
         "best_seed": run.best_seed.to_dict(),
@@ -119,6 +129,8 @@ def describe(run: Run, seed: int | str | None = None, frame: int = -1) -> dict[s
         "loss": _num(run["loss"][f, s]),
         "expected_loss": _num(terms.sum() if expected is None else expected[f, s]),
         "expected_loss_se": None if expected_se is None else _num(expected_se[f, s]),
+        "expected_loss_method": tasks_frame.expected_loss_method(cfg),
+        "temporal_term": None if temporal is None else _num(temporal[f, s]),
         "terms": {name: _num(v) for name, v in zip(TERM_KEYS, terms, strict=True)},
         "terms_sum": _num(terms.sum()),
         "a": _nums(A[:, 0, 0]),
@@ -136,7 +148,8 @@ def describe(run: Run, seed: int | str | None = None, frame: int = -1) -> dict[s
         "gauge_free": list(GAUGE_FREE),
         "gauge_dependent": list(GAUGE_DEPENDENT),
         "origin": getattr(run, "origin", None),
-        "warnings": memory_warnings(A[:, 0, 0], getattr(run, "origin", None)),
+        "warnings": tasks_frame.task_warnings(cfg)
+        + memory_warnings(A[:, 0, 0], getattr(run, "origin", None)),
     }
     if cfg.gated:
         out["lens"] = lens(run, f, s)
@@ -192,13 +205,15 @@ def lines(d: dict[str, Any]) -> list[str]:
     eig = ", ".join(_complex(re, im) for re, im in d["eigenvalues"])
     out = [
         f"run {d['key']}: {d['model_name']}, k = {d['k']}, S = {d['sparsity']:g}, "
-        f"N_h = {d['hidden']}, N_x = {d['inputs']}, T = {d['seq_len']}, {readout} readout",
+        f"N_h = {d['hidden']}, N_x = {d['inputs']}, T = {d['seq_len']}, {readout} readout"
+        + task_text(d),
         f"seed {d['seed']} of {d['seeds']} ({best}; {ok}), "
         + frame_label(d["frame"] - 1, d["frames"], d["step"])
         + (f"; {d['stopped']}" if d.get("stopped") else ""),
         best_line(d["best_seed"]),
         "gauge-free (the same in every hidden basis):",
-        f"  loss {_f(d['loss'])} measured, {expected} expected",
+        f"  loss {_f(d['loss'])} measured, {expected} expected"
+        + (f" ({d['expected_loss_method']})" if task_text(d) else ""),
         f"  terms: task {_f(t['task'])}, mean correction {_f(t['mean_correction'])}, "
         f"projection {_f(t['projection'])}, composition {_f(t['composition'])} "
         f"(sum {_f(d['terms_sum'])})",
@@ -227,6 +242,19 @@ def lines(d: dict[str, Any]) -> list[str]:
         ]
     out = [f"warning: {w}" for w in d.get("warnings", [])] + out
     return out
+
+
+def task_text(d: dict[str, Any]) -> str:
+    """', task sum (window 3), persistence q = 0.5' for anything but recall at q = 0."""
+    task = d.get("task", "recall")
+    parts = [] if task == "recall" else [f"task {task}"]
+    if task in ("multi", "cued"):
+        parts[-1] += f" (delays {', '.join(str(v) for v in d['ks'])})"
+    elif task == "sum":
+        parts[-1] += f" (window {d['window']})"
+    if d.get("persistence"):
+        parts.append(f"persistence q = {d['persistence']:g}")
+    return "".join(", " + p for p in parts)
 
 
 def best_line(b: dict[str, Any]) -> str:

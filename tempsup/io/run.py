@@ -16,8 +16,10 @@ format other tools read (README, "Run file format"):
     b_y      (F, M, N_x)        zeros without a bias
     loss     (F, M)             measured training loss
     terms    (F, M, 4)          task, mean correction, projection, composition
+    temporal_term    (F, M)     only for another task than recall or persistence q > 0:
+                                the closed form's fifth term (`tempsup.io.tasks_frame`)
     expected_loss    (F, M)     E[L] of each frame's weights (all orders in p)
-    expected_loss_se (F, M)     its Monte Carlo standard error (0 unless `rnn`)
+    expected_loss_se (F, M)     its Monte Carlo standard error (0 when exact)
     success  (M,)               seed reached (close to) the best seed's loss
     best     ()                 index of the best seed (`Run.best_seed`: lowest expected loss)
     best_seed ()                JSON: the choice, why, and the seeds tied with it
@@ -51,6 +53,7 @@ import numpy as np
 from tempsup.core import files as _files
 from tempsup.core.views import RunViews
 from tempsup.errors import TempsupError
+from tempsup.io import tasks_frame
 from tempsup.model.config import RunConfig, importance_weights, shape_key
 from tempsup.model.lens_names import LENS_ARRAYS, NET_PREFIX
 from tempsup.model.snapshot import Snapshot
@@ -107,6 +110,9 @@ def derived(config: RunConfig, step: int, W_x, W_h, W_y, b_y) -> dict[str, np.nd
     tables give exactly. For large models some frames or pieces are skipped
     (NaN), as `tempsup.theory.budget.plan` decides.
     """
+    if not config.plain_task:  # another task or persistent inputs: closed form or Monte Carlo
+        todo = not config.relu_readout or budget.plan(config).covers(step)
+        return tasks_frame.task_derived(config, step, W_x, W_h, W_y, b_y, todo)
     p = config.p_at(int(step))
     importance = np.asarray(importance_weights(config))
     # a gated model's b_y is its readout at rest (tempsup.model.lens): always in force
@@ -201,9 +207,12 @@ def success_mask(config: RunConfig, final_loss: np.ndarray) -> np.ndarray:
     its own best seed (see SUCCESS_FRACTION): the final losses (M,), or every frame's
     (F, M) at once (the status line counts the seeds near the best at each frame)."""
     _, nu = theory.input_moments(config.input_dist)
-    silent = theory.zero_output_loss(
-        config.k, config.p, nu, config.seq_len, np.asarray(importance_weights(config))
-    )
+    if config.plain_task:
+        silent = theory.zero_output_loss(
+            config.k, config.p, nu, config.seq_len, np.asarray(importance_weights(config))
+        )
+    else:
+        silent = tasks_frame.silent_loss(config)
     loss = np.asarray(final_loss, dtype=float)
     best = np.min(loss, axis=-1, keepdims=True)
     threshold = best + (1.0 - SUCCESS_FRACTION) * np.maximum(silent - best, 0.0)
@@ -372,6 +381,8 @@ def _choose_best(config: RunConfig, arrays: dict[str, np.ndarray], refine: bool)
         best = int(np.argmin(loss)) if np.isfinite(loss).any() else int(np.argmin(value))
         return _tied(best, "expected", value, rel, close)
     t0 = time.perf_counter()
+    # refining draws recall's strata (tempsup.theory.expected_loss): today's task only
+    refine = refine and config.plain_task
     value, se, sequences = _refined(config, arrays, value, se) if refine else (value, se, 0)
     best = int(np.argmin(value))
     rel = (value - value[best]) / max(abs(value[best]), 1e-12)
@@ -466,6 +477,8 @@ class Run(_files.RunFile, RunViews):
         run); the same solve, bit for bit, as one seed's frames alone."""
         if self.config.state_size > GAUGE_MAX_HIDDEN or all(g in self.arrays for g in GAUGE):
             return self
+        if self.config.task in ("multi", "cued"):  # readout not square: solved where drawn
+            return self
         from tempsup.theory import gauge
 
         F, M = self.arrays["W_h"].shape[:2]
@@ -548,7 +561,8 @@ class Run(_files.RunFile, RunViews):
         stored = [n for n in ARRAYS if n not in DERIVED]
         config, arrays = _files.read_run(
             data, source, stored, "tempsup run file", RunConfig.from_dict,
-            optional=(*DERIVED, *GAUGE, *LENS_ARRAYS, "derived_version", "best_seed", "origin"),
+            optional=(*DERIVED, *GAUGE, *LENS_ARRAYS, "temporal_term", "derived_version",
+                      "best_seed", "origin"),
             prefixes=(NET_PREFIX,),
         )  # fmt: skip
         version = int(arrays.pop("derived_version", 1))
@@ -564,10 +578,10 @@ class Run(_files.RunFile, RunViews):
         n_s = config.state_size
         expect = {
             "step": (n_frames,),
-            "W_x": (n_frames, n_seeds, n_s, config.inputs),
+            "W_x": (n_frames, n_seeds, n_s, config.n_in),
             "W_h": (n_frames, n_seeds, n_s, n_s),
-            "W_y": (n_frames, n_seeds, n_s, config.inputs),
-            "b_y": (n_frames, n_seeds, config.inputs),
+            "W_y": (n_frames, n_seeds, n_s, config.n_out),
+            "b_y": (n_frames, n_seeds, config.n_out),
         }
         _files.check_shapes(source, arrays, expect)
         if n_frames == 0:
@@ -578,7 +592,7 @@ class Run(_files.RunFile, RunViews):
             per_frame = [
                 derived(config, step, *(x[f] for x in w)) for f, step in enumerate(arrays["step"])
             ]
-            for name in DERIVED:
+            for name in per_frame[0]:  # DERIVED, and temporal_term for other tasks
                 arrays[name] = np.stack([d[name] for d in per_frame]).astype(np.float32)
         _files.check_shapes(
             source,
