@@ -21,7 +21,7 @@ import numpy as np
 
 from tempsup.core.progress import StepBar
 from tempsup.errors import TempsupError
-from tempsup.model.config import DEFAULTS, MODEL_NAMES, RunConfig
+from tempsup.model.config import DEFAULTS, MODEL_NAMES, MULTI_DELAY_TASKS, RunConfig
 
 # Help text for each config flag; the defaults' reasons live in config.py.
 FLAG_HELP = {
@@ -50,7 +50,15 @@ FLAG_HELP = {
     "curriculum": "start at this sparsity and move linearly to --sparsity by mid-training",
     "warm_start": "run file whose best seed's final weights start every seed",
     "objective": "sampled (Adam on batches, as the paper) | expected (E[L]: linear, ssm)",
+    "task": (
+        "recall (y_t = x_{t-k}) | multi (every delay of --k 2,5 at once) | sum (the --window "
+        "inputs from age k on) | cued (the delay of --delays 1,3,5 a cue names at each step)"
+    ),
+    "ks": "the delays of multi and cued, comma-separated (same as --delays; or --k 2,5)",
+    "window": "task sum: how many ages from k on are summed (1 is recall)",
+    "persistence": "q in [0, 1): an input repeats its previous value with probability q",
 }
+DELAYS_HELP = "task cued (or multi): the delays, comma-separated, e.g. 1,3,5"
 
 
 def flag(name: str) -> str:
@@ -58,18 +66,59 @@ def flag(name: str) -> str:
 
 
 def add_config_flags(parser: argparse.ArgumentParser, lists: Sequence[str] = ()) -> None:
-    """One flag per RunConfig field; fields in `lists` take comma-separated values."""
-    _add_field_flags(parser, DEFAULTS, FLAG_HELP, lists, kinds={"curriculum": float})
+    """One flag per RunConfig field; fields in `lists` take comma-separated values.
+
+    --k takes one delay or, for multi and cued, several (2,5: `config_from_args` makes them
+    ks); --delays is --ks by the issue's name."""
+    kinds: dict[str, Callable[[str], Any]] = {"curriculum": float, "ks": delays}
+    if "k" not in lists:
+        kinds["k"] = delays
+    _add_field_flags(parser, DEFAULTS, FLAG_HELP, lists, kinds=kinds)
     parser.add_argument(
         "--free-readout", dest="tied", action="store_false", help="same as --no-tied"
     )
+    parser.add_argument("--delays", dest="ks", type=_typed(delays, "--delays"), help=DELAYS_HELP)
 
 
 def config_from_args(args: argparse.Namespace, **override: Any) -> RunConfig:
-    values = {**_field_values(args, RunConfig), **override}
+    values = _task_values({**_field_values(args, RunConfig), **override})
     if "snapshot_every" not in values and "steps" in values:  # short runs: fewer frames
         values["snapshot_every"] = min(DEFAULTS.snapshot_every, values["steps"])
     return RunConfig(**values)
+
+
+def delays(text: str) -> tuple[int, ...]:
+    """Delays as typed after --k, --ks or --delays: "3" or "2,5" (whole numbers)."""
+    try:
+        out = tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise ValueError(text) from None
+    if not out:
+        raise ValueError(text)
+    return out
+
+
+def _task_values(values: dict[str, Any]) -> dict[str, Any]:
+    """--k as the config reads it: one delay is k; several (2,5) are the ks of multi and
+    cued, refused for the one-delay tasks; --k and --delays may not say two things."""
+    k = values.get("k")
+    if not isinstance(k, tuple):
+        return values
+    task = values.get("task", DEFAULTS.task)
+    if task in MULTI_DELAY_TASKS:
+        ks = values.get("ks")
+        if ks is not None and ks != k:
+            raise TempsupError(f"--k {_text(k)} and --delays {_text(ks)} name different delays")
+        return {**{n: v for n, v in values.items() if n != "k"}, "ks": k}
+    if len(k) != 1:
+        raise TempsupError(
+            f"--k: task {task!r} has one delay, got {_text(k)} (several delays: --task multi)"
+        )
+    return {**values, "k": k[0]}
+
+
+def _text(delays: tuple[int, ...]) -> str:
+    return ",".join(str(d) for d in delays)
 
 
 def _add_field_flags(
