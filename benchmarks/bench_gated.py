@@ -26,6 +26,7 @@ from torch import nn
 
 from tempsup.model.data import sample_inputs
 from tempsup.model.gated import GatedRNN, gated_loss
+from tempsup.training.fused import gated as fused_gated
 
 N_H, N_X, K, T, BATCH, SPARSITY, LR = 2, 1, 3, 20, 1024, 0.9, 0.01
 
@@ -38,7 +39,7 @@ def batch_of_inputs(gen: torch.Generator) -> torch.Tensor:
 
 def tempsup_trainer(model: str, n_models: int):
     net = GatedRNN(model, n_models, N_H, N_X, torch.full((n_models,), K), False, False,
-                   list(range(n_models)), seq_len=T)  # fmt: skip
+                   list(range(n_models)), seq_len=T, fused_loss=fused_gated.loss)  # fmt: skip
     opt = torch.optim.Adam(net.parameters(), lr=LR)
     weights = torch.ones(N_X)
 

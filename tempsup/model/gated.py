@@ -14,6 +14,7 @@ in float64 (`tempsup.model.linearize`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 from torch import nn
@@ -21,6 +22,8 @@ from torch import nn
 from tempsup.errors import TempsupError
 
 GATED: tuple[str, ...] = ("gru", "lstm", "lru", "selective")
+# (model, x, target, weights) -> `gated_loss` (M,), or None where it does not apply
+FusedLoss = Callable[["GatedRNN", torch.Tensor, torch.Tensor, torch.Tensor], "torch.Tensor | None"]
 GATES = {"gru": 3, "lstm": 4}
 
 
@@ -168,9 +171,14 @@ class GatedRNN(nn.Module):
         seeds: list[int],
         seq_len: int = 20,
         outputs: int | None = None,
+        fused_loss: FusedLoss | None = None,
     ) -> None:
-        """`seq_len`: the silent run's length, the run's T (the lens's silent state)."""
+        """`seq_len`: the silent run's length, the run's T (the lens's silent state).
+        `fused_loss`: a faster `gated_loss` with the same numbers (a compiled time loop),
+        which the training room supplies (`tempsup.training.fused.gated.loss`); None, or
+        a None from it, computes the loss here, step by step."""
         super().__init__()
+        self.fused_loss = fused_loss
         assert model in GATED, model
         assert len(seeds) == n_models and k.shape == (n_models,), (len(seeds), k.shape)
         self.model, self.hidden, self.inputs, self.tied = model, hidden, inputs, tied
@@ -422,17 +430,24 @@ def gated_loss(
 
     The target y is recall's, x_{t−k}, unless given: `target` (1 or M, T, n_out, B), a
     task's (`tempsup.model.tasks.targets`), with `weights` (n_out,) per output."""
+    if target is None:
+        target = _recall_target(model.k, x)
+    if model.fused_loss is not None:  # a compiled time loop, where it takes these tensors
+        fused = model.fused_loss(model, x, target, weights)
+        if fused is not None:
+            return fused
     y_hat = model(x)  # (M, T, n_out, B)
-    batch = x.shape[-1]
-    if target is not None:
-        err = (y_hat - target) ** 2 * weights.view(1, 1, -1, 1)
-        return err.sum(dim=(1, 2, 3)) / batch
+    err = (y_hat - target) ** 2 * weights.view(1, 1, -1, 1)
+    return err.sum(dim=(1, 2, 3)) / x.shape[-1]
+
+
+def _recall_target(k: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """x_{t−k} (M, T, N_x, B) for each model's delay k (M,), 0 before the sequence."""
     seq_len = x.shape[1]
-    target = torch.zeros_like(y_hat) if x.shape[0] > 1 else x.new_zeros(y_hat.shape)
-    ks = model.k.tolist()
+    target = x.new_zeros((k.shape[0], *x.shape[1:]))
+    ks = k.tolist()
     for kk in sorted(set(ks)):
         rows = [i for i, v in enumerate(ks) if v == kk]
         src = x[rows] if x.shape[0] > 1 else x.expand(len(rows), -1, -1, -1)
         target[rows, kk:] = src[:, : seq_len - kk]
-    err = (y_hat - target) ** 2 * weights.view(1, 1, -1, 1)
-    return err.sum(dim=(1, 2, 3)) / batch
+    return target

@@ -43,6 +43,7 @@ from tempsup.model.recurrences import BatchedRNN
 from tempsup.model.snapshot import Snapshot
 from tempsup.theory.closed_form import input_moments
 from tempsup.training import schedule as _training
+from tempsup.training.fused import gated as fused_gated
 from tempsup.training.losses import expected_loss, sampled_loss, task_loss
 from tempsup.training.schedule import model_seeds, optimizer_steps
 
@@ -79,11 +80,10 @@ def train(
     k = torch.tensor([c.k for c in configs for _ in range(c.seeds)])  # (M,)
     shape = (cfg.model, n_models, cfg.hidden, cfg.n_in, k, cfg.tied, cfg.bias, seeds)
     outputs = None if cfg.task == "recall" else cfg.n_out  # recall: today's shapes
-    model = (
-        GatedRNN(*shape, seq_len=cfg.seq_len, outputs=outputs)
-        if cfg.gated
-        else BatchedRNN(*shape, outputs=outputs)
-    )
+    if cfg.gated:  # the GRU/LSTM loss by the compiled loop where it applies
+        model = GatedRNN(*shape, seq_len=cfg.seq_len, outputs=outputs, fused_loss=fused_gated.loss)
+    else:
+        model = BatchedRNN(*shape, outputs=outputs)
     if init is not None:
         exact = [s == 0 for c in configs for s in range(c.seeds)]  # seed 0 of each config
         model.load_weights(

@@ -40,7 +40,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-SOURCES = ("rnn_loop.c", "rnn_loop.h")
+SOURCES = ("rnn_loop.c", "rnn_loop.h", "gated_loop.h")
 FLAGS = (
     "-O2",
     "-march=native",
@@ -138,4 +138,6 @@ def load() -> ctypes.CDLL:
         fn = getattr(lib, f"tempsup_rnn_loss_{suffix}")
         fn.restype = ctypes.c_int
         fn.argtypes = [ctypes.c_void_p] * 13
+    lib.tempsup_gated_loss_f32.restype = ctypes.c_int
+    lib.tempsup_gated_loss_f32.argtypes = [ctypes.c_void_p] * 17
     return lib

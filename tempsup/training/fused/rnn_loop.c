@@ -63,3 +63,6 @@ typedef int64_t ivec_f64 __attribute__((vector_size(32), aligned(8)));
 #include "rnn_loop.h"
 #undef REAL
 #undef NAME
+
+/* the GRU's and the LSTM's recurrence (float32): gated_loop.h */
+#include "gated_loop.h"
