@@ -4,8 +4,9 @@ The plain baseline is what one would write first: one model at a time, a Python 
 over time steps through `torch.nn.GRUCell` / `torch.nn.LSTMCell` (the same equations
 as tempsup's `gru` / `lstm`), an `nn.Linear` readout under a ReLU, Adam. tempsup trains
 the M models as one `tempsup.model.gated.GatedRNN` (every parameter with a leading
-model axis, the gates' input side for all steps at once, one readout product) through
-`gated_loss`, also with a free readout and Adam. Both are measured in this one process,
+model axis) through `gated_loss` with the compiled time loop the trainer gives it
+(`tempsup.training.fused.gated.loss`: loss and gradients in one call), also with a
+free readout and Adam. Both are measured in this one process,
 in turns (one call of each per round, the median of the rounds), and the script prints
 model-steps per second and the ratio — compare ratios, not seconds, on a shared machine.
 
