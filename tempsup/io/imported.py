@@ -449,7 +449,8 @@ def _exact(
             f"{T + 1}: the readout of ReLU(h) needs {n_x} extra unit{'s' * (n_x > 1)} (one "
             f"per output), so age s here is age s − 1 of the {n_h}-unit RNN"
         )
-    weights = _frames(W_x, W_h, W_y, b_out if bias else None, k=0, tied=False, relu_hidden=True)
+    b_y = b_out if bias else None
+    weights = _frames(W_x, W_h, W_y, b_y, k=law["k"], tied=False, relu_hidden=True)
     origin["lens"] = "exact"
     return _run(config_args, weights, bias, steps, loss, "from_torch", offset, origin)
 
