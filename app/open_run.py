@@ -66,8 +66,8 @@ def card() -> html.Div:
             html.P(
                 [
                     "A tempsup run file (.npz), or a state dict (.safetensors, .pt, .npz) of "
-                    "W_x, W_h, W_y, b_y or of a torch.nn.RNN + nn.Linear (rnn.weight_ih_l0, "
-                    "rnn.weight_hh_l0, readout.weight, readout.bias). ",
+                    "W_x, W_h, W_y, b_y or of a torch.nn.RNN, GRU or LSTM + nn.Linear "
+                    "(rnn.weight_ih_l0, rnn.weight_hh_l0, readout.weight, readout.bias). ",
                     html.Strong("A state dict is read with the model, k, sparsity"),
                     f" and data settings set above. At most {MAX_BYTES / 1e6:.0f} MB; kept "
                     f"{KEEP_S // 86400} days on this server for its share link.",

@@ -144,8 +144,10 @@ def test_a_run_file_with_nan_weights_is_refused() -> None:
 @pytest.mark.parametrize(
     ("key", "shape", "said"),
     [
-        ("rnn.weight_hh_l0", (3, 4), "rnn.weight_hh_l0 has shape (3, 4), expected (3, 3)"),
-        ("readout.weight", (1, 5), "readout.weight has shape (1, 5), expected (1, 3)"),
+        # from_torch's words: the shapes tell no RNN, GRU or LSTM; not an RNN's
+        ("rnn.weight_hh_l0", (3, 4), "weight_ih_l0 has shape (3, 1) and weight_hh_l0 (3, 4)"),
+        ("rnn.weight_hh_l0", (6, 3), "weight_hh_l0 (6, 3) are not (hidden, input) and"),
+        ("readout.weight", (1, 5), "in_features must be the RNN's hidden_size 3, got weight"),
         ("readout.bias", (2,), "readout.bias has shape (2,), expected (1,)"),
     ],
 )
@@ -211,11 +213,54 @@ def test_bytes_of_another_kind_say_what_they_are() -> None:
     assert "empty" in refusal(b"", "empty.pt")
 
 
-def test_a_hidden_bias_is_refused_in_from_torch_words_without_its_prefix() -> None:
-    state = state_dict()
-    state["rnn.bias_ih_l0"] = torch.ones(3)
-    message = refusal(pt_bytes(state), "bias.pt")
-    assert message.startswith("bias.pt: the RNN's hidden bias b_ih + b_hh is nonzero")
+class Net(torch.nn.Module):
+    """A recurrent module and its readout in one module, saved as people save theirs."""
+
+    def __init__(self, kind: str, seed: int = 0, **options: object) -> None:
+        super().__init__()
+        torch.manual_seed(seed)
+        cls = {"rnn": torch.nn.RNN, "gru": torch.nn.GRU, "lstm": torch.nn.LSTM}[kind]
+        self.rnn = cls(1, 3, batch_first=True, **options)
+        self.readout = torch.nn.Linear(3, 1)
+
+
+def test_an_rnn_with_a_hidden_bias_opens_read_through_its_linearisation() -> None:
+    net = Net("rnn", nonlinearity="relu")  # torch's default: bias=True
+    run = open_run(pt_bytes(net.state_dict()), "bias.pt", LAW)
+    want = from_torch(net.rnn, net.readout, k=3, sparsity=0.9)
+    assert run.config == want.config and run_digest(run) == run_digest(want)
+    assert run.config.model == "ssm" and run.origin["lens"].startswith("linearised at")
+    assert "silent" in run.arrays and "nonlinearity" in run.arrays
+
+
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+def test_a_gru_or_lstm_state_dict_opens_as_that_model(kind: str) -> None:
+    net = Net(kind)
+    want = from_torch(net.rnn, net.readout, k=3, sparsity=0.9)
+    run = open_run(pt_bytes(net.state_dict()), f"{kind}.pt", LAW)
+    assert run.config == want.config and run_digest(run) == run_digest(want)
+    assert (run.config.model, run.config.hidden, run.config.k) == (kind, 3, 3)
+    assert run.origin["module"] == kind.upper()
+    arrays = {k: v.detach().numpy() for k, v in net.state_dict().items()}
+    same = open_run(safetensors_bytes(arrays), f"{kind}.safetensors", LAW)
+    assert run_digest(same) == run_digest(run)
+    # the nonlinearity picked beside the box is an RNN's: a GRU or LSTM ignores it
+    tanh = open_run(pt_bytes(net.state_dict()), f"{kind}.pt", StateLaw(nonlinearity="tanh"))
+    assert run_digest(tanh) == run_digest(run)
+    linear = open_run(pt_bytes(net.state_dict()), f"{kind}.pt", StateLaw(model="linear"))
+    assert linear.config.model == "linear"  # its linearisation with a linear readout
+
+
+def test_a_two_layer_gru_is_refused_in_from_torch_words_without_its_prefix() -> None:
+    message = refusal(pt_bytes(Net("gru", num_layers=2).state_dict()), "deep.pt")
+    assert message.startswith("deep.pt: found bias_hh_l1, bias_ih_l1, weight_hh_l1, weight_ih_l1")
+    assert "only one-layer, one-directional RNNs" in message and "from_torch" not in message
+
+
+def test_entries_of_neither_module_are_refused_naming_them() -> None:
+    state = {**Net("gru").state_dict(), "norm.scale": torch.ones(3)}
+    message = refusal(pt_bytes(state), "extra.pt")
+    assert message.startswith("extra.pt: unexpected norm.scale: only one recurrent module")
 
 
 # ---- kept by content -------------------------------------------------------------------
@@ -300,3 +345,19 @@ def test_the_explorer_opens_the_file_at_its_link_and_shows_it_without_training(a
     # a link to a run this server does not have: a message, no training
     config, stores, _ = page_part.page(f"model=rnn&k=3&run={'0' * 64}")
     assert "no longer has" in stores["view"]["message"] and stores["job"]["state"] == "none"
+
+
+@pytest.mark.parametrize("kind", ["gru", "lstm"])
+def test_the_explorer_opens_a_gated_state_dict_at_its_models_link(app_store, kind: str):
+    from base64 import b64encode
+
+    from app import open_run as page_part
+    from app.pages import explorer
+
+    data = "data:;base64," + b64encode(pt_bytes(Net(kind).state_dict())).decode()
+    store = {"config": RunConfig(model="rnn", k=3).to_dict()}
+    href, message = page_part.open_file(data, f"{kind}.pt", store, "relu")
+    assert message == "" and href.startswith(f"/?model={kind}&")
+    config, stores, _ = page_part.page(href[1:])
+    assert config.model == kind and all(stores["view"]["frames"][p] for p in PANELS)
+    explorer.layout(href[1:])

@@ -7,15 +7,21 @@ The explorer's "Open a run file" hands the bytes here (`open_run`). Accepted:
 - a state dict as a .safetensors file (read with `safetensors.numpy`: plain arrays, no
   pickle at all), an .npz archive of named arrays, or a torch `.pt` file (read with
   `torch.load(weights_only=True)` only: tensors in plain containers; anything else is
-  refused, never loaded), in one of two layouts (README, "Opening your own run in the
-  explorer"):
+  refused, never loaded), in one of two layouts (docs/researchers/your-own-models.md,
+  "Opening a run file in the explorer"):
   - tempsup's names `W_x` (N_h, N_x), `W_h` (N_h, N_h), `W_y` (N_h, N_x), optional
     `b_y` (N_x,), read by `tempsup.from_weights`;
-  - a `torch.nn.RNN` and a `torch.nn.Linear` readout: `rnn.weight_ih_l0` (N_h, N_x),
-    `rnn.weight_hh_l0` (N_h, N_h), optional `rnn.bias_ih_l0` / `rnn.bias_hh_l0` (N_h,),
-    `readout.weight` (N_x, N_h), optional `readout.bias` (N_x,) — any module names,
-    or none (`weight_ih_l0`, …, `weight`, `bias`), as long as one name ends in
-    `weight_ih_l0` and one other module has a `weight` — read by `tempsup.from_torch`.
+  - a one-layer `torch.nn.RNN`, `GRU` or `LSTM` and a `torch.nn.Linear` readout:
+    `rnn.weight_ih_l0` (G·N_h, N_x), `rnn.weight_hh_l0` (G·N_h, N_h), optional
+    `rnn.bias_ih_l0` / `rnn.bias_hh_l0` (G·N_h,) with G = 1, 3, 4, `readout.weight`
+    (N_x, N_h), optional `readout.bias` (N_x,) — any module names, or none
+    (`weight_ih_l0`, …, `weight`, `bias`), as long as one name ends in `weight_ih_l0` and
+    one other module has a `weight` — read by `tempsup.from_torch`, which tells the
+    network from the shapes, checks them, and reads a GRU or LSTM as tempsup's "gru" or
+    "lstm" and an RNN with a hidden bias through its linearisation (its docstring). Its
+    refusals (two layers, a projection, wrong shapes) are said here in its words, named
+    by the file; what it does not see (how the entries split into modules, entries of
+    neither, the readout bias's size) is refused here.
 
 A state dict carries no data law, so it is read with the one the caller gives
 (`StateLaw`: in the explorer, its controls). Every refusal is one TempsupError naming the
@@ -43,6 +49,7 @@ import numpy as np
 from tempsup.core.files import received
 from tempsup.errors import TempsupError
 from tempsup.io.imported import from_torch, from_weights
+from tempsup.io.imported_torch import kind_of
 from tempsup.io.run import Run
 from tempsup.model.config import RunConfig
 
@@ -51,9 +58,12 @@ from tempsup.model.config import RunConfig
 # upload costs the server (memory while reading, space in the job store).
 MAX_BYTES = 20_000_000
 TEMPSUP_NAMES = ("W_x", "W_h", "W_y", "b_y")
-# A torch RNN's parameters (any layer, either direction); one layer, one direction is read.
-RNN_KEY = re.compile(r"(weight|bias)_(ih|hh)_l\d+(_reverse)?")
-RNN_ONE_LAYER = ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
+# A torch RNN's, GRU's or LSTM's parameters (any layer, either direction, an LSTM's
+# projection): all go to from_torch, which reads one layer, one direction and names the rest.
+RNN_KEY = re.compile(r"(weight|bias)_(ih|hh|hr)_l\d+(_reverse)?")
+TORCH_LAYOUT = (
+    "a torch.nn.RNN, GRU or LSTM and nn.Linear: rnn.weight_ih_l0, rnn.weight_hh_l0, readout.weight"
+)
 DIGEST = re.compile(r"[0-9a-f]{64}")  # run_digest's form (a sha256)
 KINDS = "a tempsup run file (.npz), or a state dict (.safetensors, .pt or .npz)"
 PICKLE = (
@@ -69,8 +79,10 @@ class StateLaw:
 
     `model` is tempsup's model of arrays with tempsup's names. A torch RNN is read by
     `from_torch` with `nonlinearity`: "relu" is the paper's ReLU RNN (its prediction
-    ReLU(readout(·))); "tanh" is read as its linearisation, with the ReLU readout unless
-    `model` is "linear".
+    ReLU(readout(·))), read through its linearisation when it has a hidden bias; "tanh" is
+    read as its linearisation, with the ReLU readout unless `model` is "linear". A GRU or
+    LSTM has its own gates (`nonlinearity` is not used): tempsup's "gru" or "lstm", or
+    its linearisation with a linear readout when `model` is "linear".
     """
 
     model: str = "rnn"
@@ -170,7 +182,8 @@ def _safetensors_state(data: bytes, name: str) -> dict[str, np.ndarray]:
 def _npz_state(data: bytes, name: str) -> dict[str, np.ndarray]:
     from tempsup.core.files import unpack
 
-    return unpack(data, name, f"{KINDS} (see README, “Opening your own run in the explorer”)")
+    where = "see “Your own models”, “Opening a run file in the explorer”"
+    return unpack(data, name, f"{KINDS} ({where})")
 
 
 def _torch_state(data: bytes, name: str) -> dict[str, Any]:
@@ -275,58 +288,57 @@ def _from_tempsup_names(arrays: dict[str, np.ndarray], name: str, law: StateLaw)
 
 
 def _from_torch_names(arrays: dict[str, np.ndarray], name: str, law: StateLaw) -> Run:
-    layout = "a torch.nn.RNN and nn.Linear: rnn.weight_ih_l0, rnn.weight_hh_l0, readout.weight"
+    """The recurrent module's and the readout's entries, split by their module names, read
+    by `from_torch`, which checks their shapes and tells an RNN, GRU or LSTM from them."""
+    rnn, head, (prefix, head_prefix) = _split_modules(arrays, name)
+    if "bias" in head and head["weight"].ndim == 2:  # from_torch reshapes it, unchecked
+        n_x = head["weight"].shape[0]
+        _shape(name, head_prefix + "bias", head["bias"], (n_x,), "one per readout output")
+    kind = kind_of(rnn, None, 0)
+    run = from_torch(
+        rnn, head, k=law.k, sparsity=law.sparsity, input_dist=law.input_dist,
+        seq_len=law.seq_len, importance=law.importance,
+        nonlinearity=law.nonlinearity if kind == "rnn" else None,
+        readout_relu=law.model != "linear" or (kind == "rnn" and law.nonlinearity == "relu"),
+    )  # fmt: skip
+    return _checked(run, name)
+
+
+def _split_modules(
+    arrays: dict[str, np.ndarray], name: str
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], tuple[str, str]]:
+    """The one recurrent module's entries and the one readout's, their module names taken
+    off, and those names; refused naming the file when they are not one of each."""
     cells = [k for k in arrays if k.endswith("weight_ih_l0")]
     if len(cells) != 1:
         if cells:
             raise TempsupError(f"{name}: several RNNs ({', '.join(cells)}); expected one")
         raise TempsupError(
-            f"{name}: missing the weights: expected tempsup's W_x, W_h, W_y or {layout} "
+            f"{name}: missing the weights: expected tempsup's W_x, W_h, W_y or {TORCH_LAYOUT} "
             f"(found {_found(arrays)})"
         )
     prefix = cells[0].removesuffix("weight_ih_l0")
     rnn = {k.removeprefix(prefix): v for k, v in arrays.items()
            if k.startswith(prefix) and RNN_KEY.fullmatch(k.removeprefix(prefix))}  # fmt: skip
+    _need(arrays, name, (prefix + "weight_hh_l0",), TORCH_LAYOUT)
     rest = {k: v for k, v in arrays.items() if k.removeprefix(prefix) not in rnn}
     heads = sorted({k.removesuffix("weight") for k in rest if k.endswith("weight")})
     if len(heads) != 1:
         if heads:
             names = ", ".join(h + "weight" for h in heads)
             raise TempsupError(f"{name}: several readouts ({names}); expected one nn.Linear")
-        raise TempsupError(f"{name}: missing the readout's weight, e.g. readout.weight ({layout})")
+        raise TempsupError(
+            f"{name}: missing the readout's weight, e.g. readout.weight ({TORCH_LAYOUT})"
+        )
     head_prefix = heads[0]
-    head = {k.removeprefix(head_prefix): v for k, v in rest.items()}
-    extra = [prefix + k for k in sorted(set(rnn) - set(RNN_ONE_LAYER))]
-    extra += [head_prefix + k for k in sorted(set(head) - {"weight", "bias"})]
+    head = {k.removeprefix(head_prefix): v for k, v in rest.items() if k.startswith(head_prefix)}
+    extra = sorted(set(rest) - {head_prefix + k for k in ("weight", "bias")})
     if extra:
         raise TempsupError(
-            f"{name}: unexpected {', '.join(extra)}: only a one-layer, one-direction RNN "
-            "(weight_ih_l0, weight_hh_l0, bias_ih_l0, bias_hh_l0) and one Linear readout "
-            "(weight, bias) are supported"
+            f"{name}: unexpected {', '.join(extra)}: only one recurrent module (an nn.RNN, "
+            "GRU or LSTM) and one Linear readout (weight, bias) are supported"
         )
-    _need(arrays, name, (prefix + "weight_hh_l0",), layout)
-    W_ih, W_hh = rnn["weight_ih_l0"], rnn["weight_hh_l0"]
-    if W_ih.ndim != 2:
-        raise TempsupError(
-            f"{name}: {prefix}weight_ih_l0 has shape {tuple(W_ih.shape)}, expected 2 "
-            "dimensions (hidden_size, input_size)"
-        )
-    n_h, n_x = W_ih.shape
-    _shape(name, prefix + "weight_hh_l0", W_hh, (n_h, n_h),
-           f"hidden_size × hidden_size, from {prefix}weight_ih_l0 {tuple(W_ih.shape)}")  # fmt: skip
-    for bias in ("bias_ih_l0", "bias_hh_l0"):
-        if bias in rnn:
-            _shape(name, prefix + bias, rnn[bias], (n_h,), "one per hidden unit")
-    _shape(name, head_prefix + "weight", head["weight"], (n_x, n_h),
-           "input_size × hidden_size: the readout gives back the input")  # fmt: skip
-    if "bias" in head:
-        _shape(name, head_prefix + "bias", head["bias"], (n_x,), "one per input")
-    run = from_torch(
-        rnn, head, k=law.k, sparsity=law.sparsity, input_dist=law.input_dist,
-        seq_len=law.seq_len, importance=law.importance, nonlinearity=law.nonlinearity,
-        readout_relu=law.nonlinearity == "relu" or law.model != "linear",
-    )  # fmt: skip
-    return _checked(run, name)
+    return rnn, head, (prefix, head_prefix)
 
 
 def _found(arrays: Mapping[str, Any]) -> str:
