@@ -13,13 +13,18 @@ The paths differ in where the time goes:
   C = (1/B) Σ_{t,b} φφᵀ the batch's lagged Gram matrix (T·N_x square, bias as
   one more row of ones). C is shared by every model of a step, so a model
   costs O((T·N_x)²), not O(B·T).
-- `ssm`: the pre-readout is the shared (B·T × T·N_x) Toeplitz matrix of the
-  inputs times every model's kernel: one GEMM forward and one for the
-  gradient, computed in the forward pass so the (M·N_x × B·T) activations
-  die at once and only the small kernel gradient is kept. The element-wise
-  work is one ReLU in place and one norm; the targets are non-zero on a
-  fraction p of the columns only, so the residual and its mask are taken on
-  those columns alone.
+- `ssm`: where the compiled time loop has its specialised case (scalar input,
+  N_h <= 4: `tempsup.training.fused.register_tiled`), that loop, as for the ReLU
+  RNN below. Measured (one thread, ms a training step, loop against Toeplitz): 8
+  models, batch 512 (the explorer's default run) N_h = 2: 0.55 / 2.04, N_h = 3:
+  0.59 / 2.01; 64 models, batch 1024, N_h = 2: 3.14 / 4.35; but N_h = 5: 1.77 / 2.00
+  and 21.7 / 5.0, where the loop's general case runs. Otherwise the pre-readout is
+  the shared (B·T × T·N_x) Toeplitz matrix of the inputs times every model's
+  kernel: one GEMM forward and one for the gradient, computed in the forward
+  pass so the (M·N_x × B·T) activations die at once and only the small kernel
+  gradient is kept. The element-wise work is one ReLU in place and one norm; the
+  targets are non-zero on a fraction p of the columns only, so the residual and
+  its mask are taken on those columns alone.
 - `rnn` (and any model whose T·N_x is too wide for a Toeplitz matrix): the
   time loop, with a hand-written backward through time on preallocated
   buffers, in a (T, M, N_h, B) layout. The forward loop also reads each h_t
@@ -63,10 +68,9 @@ def sampled_loss(
     if model.relu_hidden or seq_len * n_x > CONV_MAX_SIDE:
         return recurrent_loss(model, x, weights)
     groups = _groups(p, model.k, stream)
-    if (
-        model.relu_readout
-        and len(groups) > 1
-        and _recurrence_is_cheaper(model, seq_len, n_x, len(groups))
+    if model.relu_readout and (
+        fused.register_tiled(model.W_x, x)
+        or (len(groups) > 1 and _recurrence_is_cheaper(model, seq_len, n_x, len(groups)))
     ):
         return recurrent_loss(model, x, weights)
     kernel = model.kernel(seq_len)  # (M, T, N_x(i), N_x(j))

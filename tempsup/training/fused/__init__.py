@@ -34,6 +34,9 @@ log = logging.getLogger("tempsup.training.fused")
 # gradients, one thread): N_h = 2 several times faster; N_h = 10 or 16 and
 # N_h = 20 with N_x = 15 (width 1000) about even; N_h = 100, N_x = 75 3x slower.
 MAX_WIDTH = 1024
+# rnn_loop.h specialises scalar input (N_x = 1) with N_h up to this: the loops over N_h
+# unroll and the state stays in registers, several times faster than its general loop.
+REGISTER_TILED_HIDDEN = 4
 
 
 def _open() -> ctypes.CDLL | None:
@@ -68,6 +71,13 @@ def applies(w_x: Tensor, x: Tensor) -> bool:
         and w_x.dtype == x.dtype
         and n_h * (n_h + 2 * n_x) <= MAX_WIDTH
     )
+
+
+def register_tiled(w_x: Tensor, x: Tensor) -> bool:
+    """Whether the loop `applies` and runs its specialised case (scalar input, small N_h):
+    the SSM's training then takes it over its Toeplitz product (`tempsup.training.losses`)."""
+    n_h, n_x = w_x.shape[1], w_x.shape[2]
+    return n_x == 1 and n_h <= REGISTER_TILED_HIDDEN and applies(w_x, x)
 
 
 def recurrent_loss(
