@@ -116,11 +116,10 @@ def train(
     ) -> torch.Tensor:  # recall (y None): the fastest exact path of each model
         if cfg.gated:
             return gated_loss(model, x, weights, y)
-        return (
-            sampled_loss(model, x, p, weights, stream)
-            if y is None
-            else task_loss(model, x, y, weights)
-        )
+        if y is not None:
+            return task_loss(model, x, y, weights)
+        streams = () if stream is None else (stream,)  # one stream: sampled_loss's 4 arguments
+        return sampled_loss(model, x, p, weights, *streams)
 
     def snapshot(i: int, loss: torch.Tensor) -> Snapshot:
         if cfg.gated:
