@@ -21,6 +21,7 @@ import numpy as np
 from tempsup.core.palette import DIVERGING, HALF_SPACE, ROLE_COLORS, ROLE_LABELS, ROLES
 from tempsup.figures._common import clipped_range, feature_name, n_ages, rnd, role, rounded
 from tempsup.figures.panel import MARGIN, Parts, Selection
+from tempsup.model.lens_names import carries_lens
 from tempsup.theory import geometry
 
 
@@ -31,7 +32,7 @@ def prepare(sel: Selection) -> dict[str, Any]:
         run["W_x"][:, s], run["W_h"][:, s], n_ages(cfg.k), cfg.relu_hidden
     )
     out = {"A": geometry.projections(run["W_y"][:, s], W_s)}
-    if cfg.gated:  # the active response's kernel beside the silent one (tempsup.model.lens)
+    if carries_lens(run.arrays):  # the active response's kernel beside the silent one
         active = run["active"][:, s, : W_s.shape[1]].astype(float)  # (F, n, S, N_x)
         out["A_active"] = geometry.projections(run["W_y"][:, s], active)
     return out

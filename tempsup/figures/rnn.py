@@ -28,6 +28,7 @@ from tempsup.figures.status import status_lines
 from tempsup.io.describe import SILENT_KERNEL
 from tempsup.io.run import TERM_NAMES, Run
 from tempsup.model.config import RunConfig
+from tempsup.model.lens_names import carries_lens
 
 
 def measured(run: Run, seed: int | None = None, feature: int = 0) -> captions.Measured:
@@ -67,7 +68,7 @@ def measured(run: Run, seed: int | None = None, feature: int = 0) -> captions.Me
         explained=loss.explained_share(d_loss, -1),
         terms={name: float(d_loss["values"][name][-1]) for name in TERM_NAMES},
         drops=drops,
-        nonlinearity=float(run["nonlinearity"][-1, s]) if cfg.gated else math.nan,
+        nonlinearity=float(run["nonlinearity"][-1, s]) if carries_lens(run.arrays) else math.nan,
         stores_nothing=not np.nanmax(np.abs(A), initial=0.0) > SILENT_KERNEL,
     )
 

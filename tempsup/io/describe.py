@@ -20,6 +20,7 @@ from tempsup.core.frames import frame_index, frame_label, frame_number, stop_not
 from tempsup.errors import TempsupError
 from tempsup.io import tasks_frame
 from tempsup.model.config import MODEL_NAMES
+from tempsup.model.lens_names import carries_lens
 from tempsup.theory import gauge, geometry
 
 
@@ -151,7 +152,7 @@ def describe(run: Run, seed: int | str | None = None, frame: int = -1) -> dict[s
         "warnings": tasks_frame.task_warnings(cfg)
         + memory_warnings(A[:, 0, 0], getattr(run, "origin", None)),
     }
-    if cfg.gated:
+    if carries_lens(run.arrays):
         out["lens"] = lens(run, f, s)
     return out
 
@@ -178,8 +179,9 @@ def memory_warnings(a: np.ndarray, origin: dict[str, str] | None) -> list[str]:
 
 
 def lens(run: Run, f: int, s: int) -> dict[str, Any]:
-    """A gated model's lens at frame f, seed s: where it was linearised and how far the
-    response to a real (active) input is from the silent one (`tempsup.model.lens`)."""
+    """The lens at frame f, seed s of a run that carries one (a gated model's, or a network
+    read through its linearisation): where it was linearised and how far the response to
+    a real (active) input is from the silent one (`tempsup.model.lens`)."""
     cfg = run.config
     w = run.weights(f, s)
     active = np.asarray(run["active"][f, s], dtype=float)  # (T, S, N_x)
