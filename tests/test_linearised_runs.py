@@ -83,6 +83,7 @@ def test_the_explorers_captions_status_and_panels_read_a_linearised_run(linearis
     assert math.isfinite(measured(run).nonlinearity)
     captions = run_captions(run)
     assert set(captions) == set(PANELS) and all(c.headline for c in captions.values())
+    assert "real input" in captions["projections"].headline  # its nonlinearity, as a GRU's
     assert status_lines(run)
     for panel in PANELS:
         assert PANEL_SET.panel_figure(panel, run, 0, -1, 0).data, panel

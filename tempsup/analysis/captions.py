@@ -138,7 +138,8 @@ class Measured:
     explained: float = math.nan  # Σ terms / E[L] in %, as the panel's label prints it
     terms: dict[str, float] = field(default_factory=dict)  # by TERM_NAMES
     drops: int = 0  # `measures.staircase` of E[L] (linear model)
-    # gated models: how far the active response is from the silent one (`tempsup.model.lens`)
+    # a run with a lens (gated, or read linearised): how far the active response is from the
+    # silent one (`tempsup.model.lens`); NaN without one
     nonlinearity: float = math.nan
     stores_nothing: bool = False  # |a_s| ~ 0 at every age (`tempsup.io.describe.SILENT_KERNEL`)
 
@@ -580,9 +581,10 @@ def _projections_headline(config: RunConfig, m: Measured | None) -> str:
         return text + (f" (largest {h['largest_off']:.2f})." if h["off_positive"] else ".")
     k, a = config.k, np.asarray(m.a, dtype=float)
     gain = f"a_k = {_g(a[k])} against the target 1"
-    if config.gated and math.isfinite(m.nonlinearity) and m.nonlinearity <= LINEAR_MEMORY:
+    # a finite nonlinearity: the run carries a lens (gated, or read through its linearisation)
+    if math.isfinite(m.nonlinearity) and m.nonlinearity <= LINEAR_MEMORY:
         return f"{gain} at rest, and the same for a real input: this memory is linear."
-    if config.gated and math.isfinite(m.nonlinearity):
+    if math.isfinite(m.nonlinearity):
         return (
             f"{gain} at rest; one real input's kernel is {_g(100 * m.nonlinearity, 2)} % away "
             "from it: how nonlinear the memory is."
