@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from tempsup.model import tasks
+from tempsup.model import task_shapes as tasks
 from tempsup.model.config import RunConfig, importance_weights
-from tempsup.theory import closed_form, geometry, tasks_loss, tasks_mc
+from tempsup.theory import closed_form, geometry, tasks_loss
 
 # Sequences of a frame's Monte Carlo estimate: its standard error is a few percent of the
 # loss, and every frame is computed: measured for 8 seeds, N_h = 2, T = 20, one thread,
@@ -85,6 +85,8 @@ def task_derived(
         zero = np.zeros(five.shape[:-1])
         return {"terms": five[..., :4], "temporal_term": five[..., 4], "expected_loss":
                 five.sum(-1), "expected_loss_se": zero}  # fmt: skip
+    from tempsup.theory import tasks_mc  # torch, which readers of runs do not load before
+
     args = (config.task, config.delays, p, dist, T)
     kwargs = {"window": config.window, "q": q, "importance": imp, "sequences": MC_SEQUENCES}
     if config.relu_hidden:

@@ -16,7 +16,7 @@ from typing import Any
 
 from tempsup.core.specs import Config, check_bool, check_choice, check_float, check_int
 from tempsup.errors import TempsupError
-from tempsup.model import tasks as _tasks
+from tempsup.model import task_shapes as _tasks
 
 # The paper's three models, then the gated and selective ones (tempsup.model.gated), which
 # the lens sees through their linearisation at the silent state (tempsup.model.lens).
