@@ -217,8 +217,9 @@ def lines(d: dict[str, Any]) -> list[str]:
         f"  loss {_f(d['loss'])} measured, {expected} expected"
         + (f" ({d['expected_loss_method']})" if task_text(d) else ""),
         f"  terms: task {_f(t['task'])}, mean correction {_f(t['mean_correction'])}, "
-        f"projection {_f(t['projection'])}, composition {_f(t['composition'])} "
-        f"(sum {_f(d['terms_sum'])})",
+        f"projection {_f(t['projection'])}, composition {_f(t['composition'])}"
+        + _temporal_text(d)
+        + f" (sum {_f(d['terms_sum'])})",
         f"  a_s = w_yᵀw_s, s = 0…{len(d['a']) - 1}: " + " ".join(_f(v, 3) for v in d["a"]),
         f"  eigenvalues of W_h: {eig}; ρ(W_h) = {_f(d['spectral_radius'])}",
     ]
@@ -244,6 +245,12 @@ def lines(d: dict[str, Any]) -> list[str]:
         ]
     out = [f"warning: {w}" for w in d.get("warnings", [])] + out
     return out
+
+
+def _temporal_text(d: dict[str, Any]) -> str:
+    """', temporal covariance X' where the closed form has its fifth term, else ''."""
+    value = d.get("temporal_term")
+    return "" if value is None else f", temporal covariance {_f(value)}"
 
 
 def task_text(d: dict[str, Any]) -> str:
