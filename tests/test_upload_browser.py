@@ -76,7 +76,7 @@ def files(tmp_path: Path) -> dict[str, Path]:
 
 REFUSALS = {
     "nan.pt": "nan.pt: rnn.weight_hh_l0 holds NaN (1 of 9 entries)",
-    "shapes.pt": "shapes.pt: readout.weight has shape (1, 5), expected (1, 3)",
+    "shapes.pt": "shapes.pt: the readout's in_features must be the RNN's hidden_size 3, got",
     "object.pt": "object.pt: a pickle with Python objects (never loaded",
     "huge.pt": "huge.pt: too large (209.7 MB); the explorer opens files of at most 20 MB",
 }
