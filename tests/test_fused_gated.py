@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
+from tempsup.model import gated
 from tempsup.model.gated import GatedRNN, gated_loss
 from tempsup.training.fused import LIBRARY
 from tempsup.training.fused import gated as fused_gated
@@ -66,3 +67,24 @@ def test_what_the_loop_does_not_take_falls_back() -> None:
     assert fused_gated.loss(net, x, x, torch.ones(1)) is None
     gru = GatedRNN("gru", 1, 2, 1, torch.tensor([3]), False, False, [0]).double()
     assert fused_gated.loss(gru, x.double(), x.double(), torch.ones(1)) is None
+
+
+def test_the_lrus_real_form_is_its_step() -> None:
+    params = gated.init_params("lru", 4, 2, [0, 1])
+    w_x, w_h = gated.lru_real_weights(params)
+    g = torch.Generator().manual_seed(3)
+    h, x = torch.randn(2, 4, 5, generator=g), torch.randn(2, 2, 5, generator=g)
+    torch.testing.assert_close(w_h @ h + w_x @ x, gated.step("lru", params, h, x))
+
+
+@pytest.mark.parametrize(("tied", "bias"), [(True, False), (False, True)])
+def test_the_lru_trains_by_the_ssms_loop_with_pytorchs_numbers(tied: bool, bias: bool) -> None:
+    g = torch.Generator().manual_seed(5)
+    x = (torch.rand(1, 12, 1, 300, generator=g) < 0.2) * torch.rand(1, 12, 1, 300, generator=g)
+    shape = dict(m=3, hidden=2, inputs=1, tied=tied, bias=bias)
+    fused, plain = (_losses_and_grads("lru", f, x, None, **shape) for f in (True, False))
+    for got, want in zip(fused, plain, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    net = GatedRNN("lru", 1, 2, 1, torch.tensor([3]), False, False, [0])
+    assert fused_gated.loss(net, x, None, torch.ones(1)) is not None
+    assert fused_gated.loss(net, x, x, torch.ones(1)) is None  # a task's target: PyTorch's

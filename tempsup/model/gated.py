@@ -22,8 +22,11 @@ from torch import nn
 from tempsup.errors import TempsupError
 
 GATED: tuple[str, ...] = ("gru", "lstm", "lru", "selective")
-# (model, x, target, weights) -> `gated_loss` (M,), or None where it does not apply
-FusedLoss = Callable[["GatedRNN", torch.Tensor, torch.Tensor, torch.Tensor], "torch.Tensor | None"]
+# (model, x, target or None for recall's, weights) -> `gated_loss` (M,), or None where it
+# does not apply
+FusedLoss = Callable[
+    ["GatedRNN", torch.Tensor, "torch.Tensor | None", torch.Tensor], "torch.Tensor | None"
+]
 GATES = {"gru": 3, "lstm": 4}
 
 
@@ -112,6 +115,21 @@ def lru_eigenvalues(params: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torc
     modulus = torch.exp(-torch.exp(params["nu_log"]))
     phase = torch.exp(params["theta_log"])
     return modulus * torch.cos(phase), modulus * torch.sin(phase)
+
+
+def lru_real_weights(params: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The LRU as a real linear recurrence h' = W_h h + W_x x in its state layout ([Re, Im]
+    per mode): W_h block-diagonal [[Re λ, −Im λ], [Im λ, Re λ]], W_x the rows γ B_re, γ B_im;
+    (M, N_h, N_x) and (M, N_h, N_h), differentiable in the parameters. The SSM's compiled
+    time loop trains it in this form (`tempsup.training.fused.gated`)."""
+    re, im = lru_eigenvalues(params)  # (M, modes)
+    gamma = torch.sqrt((1.0 - re * re - im * im).clamp(min=0.0)).unsqueeze(-1)
+    w_x = torch.stack([gamma * params["B_re"], gamma * params["B_im"]], dim=2).flatten(1, 2)
+    block = torch.stack([torch.stack([re, -im], -1), torch.stack([im, re], -1)], -2)
+    m, modes = re.shape
+    eye = torch.eye(modes, dtype=re.dtype)
+    w_h = torch.einsum("jl,mjab->mjalb", eye, block).reshape(m, 2 * modes, 2 * modes)
+    return w_x, w_h
 
 
 def _lru(params: dict[str, torch.Tensor], s: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
@@ -430,18 +448,18 @@ def gated_loss(
 
     The target y is recall's, x_{t−k}, unless given: `target` (1 or M, T, n_out, B), a
     task's (`tempsup.model.tasks.targets`), with `weights` (n_out,) per output."""
-    if target is None:
-        target = _recall_target(model.k, x)
     if model.fused_loss is not None:  # a compiled time loop, where it takes these tensors
         fused = model.fused_loss(model, x, target, weights)
         if fused is not None:
             return fused
+    if target is None:
+        target = recall_target(model.k, x)
     y_hat = model(x)  # (M, T, n_out, B)
     err = (y_hat - target) ** 2 * weights.view(1, 1, -1, 1)
     return err.sum(dim=(1, 2, 3)) / x.shape[-1]
 
 
-def _recall_target(k: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+def recall_target(k: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """x_{t−k} (M, T, N_x, B) for each model's delay k (M,), 0 before the sequence."""
     seq_len = x.shape[1]
     target = x.new_zeros((k.shape[0], *x.shape[1:]))

@@ -1,4 +1,4 @@
-"""The GRU's and the LSTM's training loss by the compiled time loop (`gated_loop.h`).
+"""The gated models' training loss by compiled time loops, where one applies.
 
 `tempsup.model.gated.gated_loss` runs the recurrence as a Python loop whose every step
 is a dozen PyTorch ops (and their backward) on (M, G·N_h, B) tensors, the gates of every
@@ -17,23 +17,38 @@ import ctypes
 import torch
 from torch import Tensor
 
+from tempsup.model import gated
 from tempsup.model.gated import GatedRNN
+from tempsup.training import fused
 from tempsup.training.fused import LIBRARY, per_model_gradients
 
 KINDS = {"gru": 0, "lstm": 1}
 
 
-def loss(model: GatedRNN, x: Tensor, target: Tensor, weights: Tensor) -> Tensor | None:
-    """`tempsup.model.gated.gated_loss` by one call of the compiled loop (its backward in
-    the same call), or None where it does not apply: not built, not a GRU or LSTM, not
-    float32 on the CPU. A `tempsup.model.gated.FusedLoss`. x (1 or M, T, N_x, B),
-    target (1 or M, T, n_out, B), weights (n_out,)."""
+def loss(model: GatedRNN, x: Tensor, target: Tensor | None, weights: Tensor) -> Tensor | None:
+    """`tempsup.model.gated.gated_loss` by one call of a compiled loop (its backward in the
+    same call), or None where none applies: a `tempsup.model.gated.FusedLoss`. x (1 or M,
+    T, N_x, B), target (1 or M, T, n_out, B) or None for recall's, weights (n_out,).
+
+    The GRU and the LSTM take `gated_loop.h` (float32 on the CPU); the LRU on recall takes
+    the SSM's loop (`rnn_loop.h`, a linear recurrence with a ReLU readout) in its real
+    form (`tempsup.model.gated.lru_real_weights`); anything else keeps PyTorch's loop.
+    """
+    if LIBRARY is None:
+        return None
     params = model.params()
-    tensors = (*params.values(), x, target)
-    if (
-        LIBRARY is None
-        or model.model not in KINDS
-        or any(t.dtype != torch.float32 or t.device.type != "cpu" for t in tensors)
+    if model.model == "lru":
+        w_x, w_h = gated.lru_real_weights(params)
+        if target is not None or not fused.register_tiled(w_x, x):
+            return None
+        args = (w_x, w_h, model.readout(), model.b_y, x, model.k, weights.to(x.dtype))
+        return fused.recurrent_loss(*args, relu_hidden=False, relu_readout=True)
+    if model.model not in KINDS:
+        return None
+    if target is None:
+        target = gated.recall_target(model.k, x)
+    if any(
+        t.dtype != torch.float32 or t.device.type != "cpu" for t in (*params.values(), x, target)
     ):
         return None
     w_y, b_y = model.readout(), model.b_y

@@ -34,10 +34,11 @@
 
 /* batch columns per tile of the gated loop */
 #define GTILE 64
+#define INLINE static inline
 
 /* exp(x) for |x| <= 87: 2^n · p(r), x = n ln 2 + r, |r| <= ln2/2 (Cephes' expf
  * polynomial), 2^n built in the exponent bits; branch-free so that loops vectorize. */
-static inline float fast_exp(float x) {
+INLINE float fast_exp(float x) {
     x = x < -87.0f ? -87.0f : (x > 87.0f ? 87.0f : x);
     const float magic = 12582912.0f; /* 1.5 · 2^23: adding it rounds to an integer */
     float t = x * 1.44269504088896341f + magic;
@@ -58,13 +59,13 @@ static inline float fast_exp(float x) {
     return p * scale;
 }
 
-static inline float sigm(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
+INLINE float sigm(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
 
-static inline float tanh_(float x) { return 1.0f - 2.0f / (1.0f + fast_exp(2.0f * x)); }
+INLINE float tanh_(float x) { return 1.0f - 2.0f / (1.0f + fast_exp(2.0f * x)); }
 
 /* Load rows × nb columns of a (rows, B) block at column b0 into a (rows, GTILE) tile,
  * zero beyond nb. */
-static void load_tile(float *restrict dst, const float *restrict src, int64_t rows, int64_t B,
+INLINE void load_tile(float *restrict dst, const float *restrict src, int64_t rows, int64_t B,
                       int64_t b0, int64_t nb) {
     for (int64_t r = 0; r < rows; r++) {
         float *d = dst + r * GTILE;
@@ -76,7 +77,7 @@ static void load_tile(float *restrict dst, const float *restrict src, int64_t ro
 
 /* out = b + W v for one tile: out (rows, GTILE), W (rows, cols), v (cols, GTILE): the
  * gates' input side (v = x_t) and hidden side (v = h). */
-static void affine(float *restrict out, const float *restrict w, const float *restrict b,
+INLINE void affine(float *restrict out, const float *restrict w, const float *restrict b,
                    const float *restrict v, int64_t rows, int64_t cols) {
     for (int64_t r = 0; r < rows; r++) {
         float acc[GTILE];
@@ -92,7 +93,7 @@ static void affine(float *restrict out, const float *restrict w, const float *re
 /* One step of one tile: the new state `out` from the state `s` (both (S, GTILE)), the
  * input side `gi` and the hidden side `gh` ((G·N_h, GTILE)); `act` keeps the gates'
  * activations (G·N_h, GTILE) for the backward pass. */
-static void cell_step(float *restrict out, float *restrict act, const float *restrict s,
+INLINE void cell_step(float *restrict out, float *restrict act, const float *restrict s,
                       const float *restrict gi, const float *restrict gh, int64_t nh, int lstm) {
     const int64_t n = nh * GTILE;
     if (!lstm) {
@@ -119,7 +120,7 @@ static void cell_step(float *restrict out, float *restrict act, const float *res
  * is scaled by r), and what passes to the state before other than through W_hh (dprev,
  * (S, GTILE); the caller adds W_hhᵀ dgh). `ds` is the gradient of the step's output
  * state, `s` the state before it, `act` its activations, `gh` its hidden side. */
-static void cell_back(float *restrict da, float *restrict dgh, float *restrict dprev,
+INLINE void cell_back(float *restrict da, float *restrict dgh, float *restrict dprev,
                       const float *restrict ds,
                       const float *restrict s, const float *restrict act,
                       const float *restrict gh, int64_t nh, int lstm) {
@@ -157,7 +158,7 @@ static void cell_back(float *restrict da, float *restrict dgh, float *restrict d
 /* lane[j] += a[j] b[j] (b NULL: += a[j]): a sum over the batch kept per lane of the tile,
  * so that it vectorizes (a float sum taken in order cannot); `reduce_lanes` adds the
  * lanes up in double once per tile. */
-static inline void add_lanes(float *restrict lane, const float *restrict a,
+INLINE void add_lanes(float *restrict lane, const float *restrict a,
                              const float *restrict b) {
     if (b) {
         for (int j = 0; j < GTILE; j++) lane[j] += a[j] * b[j];
@@ -177,7 +178,7 @@ static void reduce_lanes(double *restrict acc, float *restrict lanes, int64_t co
 
 /* The readout of one step of one tile: the loss's lanes and its gradient g (N_out, GTILE)
  * with respect to the readout's pre-activation, from the state's h (N_h, GTILE). */
-static void readout_step(float *restrict g, float *restrict lloss, const float *restrict h,
+INLINE void readout_step(float *restrict g, float *restrict lloss, const float *restrict h,
                          const float *restrict y, const float *restrict wy,
                          const float *restrict by, const float *restrict imp,
                          const float *restrict valid, int64_t nh, int64_t nout, float scale) {
