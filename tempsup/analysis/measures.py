@@ -88,7 +88,8 @@ def active_kernel(run: Run) -> np.ndarray:
     where the two differ, the memory is nonlinear."""
     if "active" not in run.arrays:
         raise TempsupError(f"active_kernel: a {run.config.model} run has no active response")
-    w_y, active = run["W_y"][-1].astype(float), run["active"][-1].astype(float)
+    w = geometry_weights(run.config, {n: run[n][-1] for n in ("W_y", "active")})
+    w_y, active = w["W_y"].astype(float), w["active"].astype(float)
     return np.einsum("msi,mtsj->mtij", w_y, active)[:, :, 0, 0]
 
 
@@ -96,7 +97,7 @@ def kernel_history(run: Run, n: int | None = None) -> np.ndarray:
     """a_s at every frame and seed, s < n (default T): (F, M, n) (scalar input)."""
     cfg = run.config
     n = cfg.seq_len if n is None else n
-    W = {name: run[name].astype(float) for name in ("W_x", "W_h", "W_y")}
+    W = geometry_weights(cfg, {name: run[name].astype(float) for name in ("W_x", "W_h", "W_y")})
     W_s = geometry.feature_directions(W["W_x"], W["W_h"], n, cfg.relu_hidden)
     return geometry.projections(W["W_y"], W_s)[..., 0, 0]
 

@@ -18,6 +18,7 @@ from tempsup.core.palette import CURSOR, LOSS
 from tempsup.errors import TempsupError
 from tempsup.figures.panel import Selection
 from tempsup.io.run import Run
+from tempsup.io.tasks_frame import geometry_weights
 from tempsup.theory import gauge
 
 SIG_DIGITS = 4  # floats in figures: 4 significant digits keeps frames small and plots exact enough
@@ -53,6 +54,15 @@ _RECENT: list[tuple[np.ndarray, int, dict[str, np.ndarray]]] = []
 _RECENT_KEEP = 4
 
 
+def seed_weights(sel: Selection, *extra: str) -> dict[str, np.ndarray]:
+    """The selected seed's frames of W_x, W_h, W_y, b_y (and the `extra` arrays named), (F, ...),
+    as the recall geometry reads them (`tasks_frame.geometry_weights`): a multi run's
+    readout of the delay k = max(ks), a cued run's feature channels without its cue
+    channels. Every panel reads weights here, so each draws for every task alike."""
+    names = _WEIGHTS + extra
+    return geometry_weights(sel.config, {name: sel.run[name][:, sel.seed] for name in names})
+
+
 def canonical_weights(sel: Selection) -> dict[str, np.ndarray]:
     """Every frame of the selected seed in the canonical gauge (`tempsup.theory.gauge.canonical`):
     "W_x", "W_h", "W_y", "b_y" as (F, ...) float arrays. Panels draw gauge-dependent things
@@ -64,7 +74,8 @@ def canonical_weights(sel: Selection) -> dict[str, np.ndarray]:
     for arr, seed, cw in list(_RECENT):
         if arr is sel.run["W_h"] and seed == s:
             return cw
-    weights = [np.ascontiguousarray(sel.run[name][:, s]) for name in _WEIGHTS]
+    view = seed_weights(sel)
+    weights = [np.ascontiguousarray(view[name]) for name in _WEIGHTS]
     problem = f"{cfg.k} {cfg.relu_hidden} {cfg.tied}".encode()
     keys = [_frame_key(problem, [w[f] for w in weights]) for f in range(len(weights[0]))]
     with _CANONICAL_LOCK:

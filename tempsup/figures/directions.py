@@ -75,13 +75,13 @@ FEATURE_TRACES = 10  # up to this many features: one trace (and legend entry) pe
 def prepare(sel: Selection) -> dict[str, Any]:
     """Directions, readout, bias, projections and plane coordinates for all frames,
     in the canonical gauge."""
-    cfg, run, s, f = sel.config, sel.run, sel.seed, sel.feature
+    cfg, f = sel.config, sel.feature
     n = n_ages(cfg.k)
     cw = canonical_weights(sel)
     W_s = geometry.feature_directions(cw["W_x"], cw["W_h"], n, cfg.relu_hidden)
     w = W_s[..., f]  # (F, n, N_h)
     w_y = cw["W_y"][..., f]  # (F, N_h)
-    b = run["b_y"][:, s, f].astype(float) if cfg.readout_bias else np.zeros(len(w))  # (F,)
+    b = cw["b_y"][:, f].astype(float) if cfg.readout_bias else np.zeros(len(w))  # (F,)
     a = np.einsum("fh,fnh->fn", w_y, w)  # (F, n): a_s = w_yᵀ w_s
     free = geometry.interference_free(a[..., None, None], b[:, None])[..., 0, 0]  # (F, n)
     w_k = np.swapaxes(W_s[:, cfg.k], -1, -2)  # (F, N_x, N_h): every feature's w_k

@@ -28,6 +28,7 @@ from tempsup.figures._common import (
     fmt,
     rnd,
     rounded,
+    seed_weights,
     thin,
 )
 from tempsup.figures.panel import Parts, Selection
@@ -39,8 +40,9 @@ PATH_POINTS = 1500  # the faint path of earlier eigenvalues keeps at most this m
 def prepare(sel: Selection) -> dict[str, Any]:
     """Every frame's spectrum and numbers, from `geometry.summary`: the function
     `tempsup inspect` (`tempsup.io.describe`) reads them from, so the two cannot disagree."""
-    cfg, run, s, f = sel.config, sel.run, sel.seed, sel.feature
-    weights = [run[name][:, s] for name in ("W_x", "W_h", "W_y", "b_y")]  # (F, ...)
+    cfg, f = sel.config, sel.feature
+    w = seed_weights(sel)  # (F, ...): the feature channels, a multi run's delay-k readout
+    weights = [w[name] for name in ("W_x", "W_h", "W_y", "b_y")]
     geo = geometry.summary(
         *weights, cfg.k, cfg.relu_hidden, tied=cfg.tied, gauged=canonical_weights(sel)
     )  # kθ and ‖w_0‖ in the canonical gauge the directions panel draws

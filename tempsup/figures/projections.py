@@ -19,7 +19,15 @@ from typing import Any
 import numpy as np
 
 from tempsup.core.palette import DIVERGING, HALF_SPACE, ROLE_COLORS, ROLE_LABELS, ROLES
-from tempsup.figures._common import clipped_range, feature_name, n_ages, rnd, role, rounded
+from tempsup.figures._common import (
+    clipped_range,
+    feature_name,
+    n_ages,
+    rnd,
+    role,
+    rounded,
+    seed_weights,
+)
 from tempsup.figures.panel import MARGIN, Parts, Selection
 from tempsup.model.lens_names import carries_lens
 from tempsup.theory import geometry
@@ -27,21 +35,21 @@ from tempsup.theory import geometry
 
 def prepare(sel: Selection) -> dict[str, Any]:
     """ "A": A[f, s, i, j] = W_y[:, i] · W_s[:, j] for every frame, (F, n, N_x, N_x)."""
-    cfg, run, s = sel.config, sel.run, sel.seed
-    W_s = geometry.feature_directions(
-        run["W_x"][:, s], run["W_h"][:, s], n_ages(cfg.k), cfg.relu_hidden
-    )
-    out = {"A": geometry.projections(run["W_y"][:, s], W_s)}
-    if carries_lens(run.arrays):  # the active response's kernel beside the silent one
-        active = run["active"][:, s, : W_s.shape[1]].astype(float)  # (F, n, S, N_x)
-        out["A_active"] = geometry.projections(run["W_y"][:, s], active)
+    cfg, lens = sel.config, carries_lens(sel.run.arrays)
+    w = seed_weights(sel, *(("active",) if lens else ()))
+    W_s = geometry.feature_directions(w["W_x"], w["W_h"], n_ages(cfg.k), cfg.relu_hidden)
+    out = {"A": geometry.projections(w["W_y"], W_s)}
+    if lens:  # the active response's kernel beside the silent one
+        active = w["active"][:, : W_s.shape[1]].astype(float)  # (F, n, S, N_x)
+        out["A_active"] = geometry.projections(w["W_y"], active)
     return out
 
 
 def _bias(sel: Selection) -> np.ndarray:
     run, cfg = sel.run, sel.config
-    f = sel.feature
-    return run["b_y"][:, sel.seed, f].astype(float) if cfg.readout_bias else np.zeros(run.n_frames)
+    if not cfg.readout_bias:
+        return np.zeros(run.n_frames)
+    return seed_weights(sel)["b_y"][:, sel.feature].astype(float)
 
 
 def _bar_range(sel: Selection, A: np.ndarray) -> list[float]:

@@ -477,12 +477,12 @@ class Run(_files.RunFile, RunViews):
         run); the same solve, bit for bit, as one seed's frames alone."""
         if self.config.state_size > GAUGE_MAX_HIDDEN or all(g in self.arrays for g in GAUGE):
             return self
-        if self.config.task in ("multi", "cued"):  # readout not square: solved where drawn
-            return self
         from tempsup.theory import gauge
 
         F, M = self.arrays["W_h"].shape[:2]
-        flat = [np.ascontiguousarray(self.arrays[n]).reshape(F * M, *self.arrays[n].shape[2:])
+        # the weights the panels draw: a multi run's delay-k readout, a cued run's features
+        view = tasks_frame.geometry_weights(self.config, self.arrays)
+        flat = [np.ascontiguousarray(view[n]).reshape(F * M, *view[n].shape[2:])
                 for n in ("W_x", "W_h", "W_y", "b_y")]  # fmt: skip
         cfg = self.config
         solved = gauge.canonical(*flat, cfg.k, cfg.relu_hidden, cfg.tied)
@@ -495,7 +495,8 @@ class Run(_files.RunFile, RunViews):
         if not all(g in self.arrays for g in GAUGE):
             return None
         out = {g.removeprefix("gauge_"): self.arrays[g][:, seed] for g in GAUGE}
-        return {**out, "b_y": self.arrays["b_y"][:, seed].astype(float)}
+        b_y = tasks_frame.geometry_weights(self.config, {"b_y": self.arrays["b_y"][:, seed]})
+        return {**out, "b_y": b_y["b_y"].astype(float)}
 
     def first_frames(self, n: int) -> Run:
         """The run as it stood after its first `n` frames (views of these arrays, no copy)."""

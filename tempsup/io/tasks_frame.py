@@ -134,12 +134,16 @@ def silent_loss(config: RunConfig) -> float:
 def geometry_weights(config: RunConfig, weights: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The weights the recall geometry reads (square A_s, k-th projection): the feature
     channels of W_x (a cued task's cue channels dropped) and, for multi, the readout block
-    of the delay k = max(ks) (`RunConfig.output_block`). Recall and sum: unchanged."""
+    of the delay k = max(ks) (`RunConfig.output_block`); a lens's "active" response, when
+    given, keeps its feature channels too. Recall and sum: unchanged. Any leading axes
+    (frames, seeds): every panel and measure reads its weights through this one view."""
     if config.task in ("recall", "sum"):
         return weights
     block = config.output_block()
     out = dict(weights)
-    out["W_x"] = np.asarray(weights["W_x"])[..., : config.inputs]
-    out["W_y"] = np.asarray(weights["W_y"])[..., block]
-    out["b_y"] = np.asarray(weights["b_y"])[..., block]
+    # W_x (..., N_h, n_in) and a lens's "active" (..., T, S, n_in): the feature channels
+    for name, cut in (("W_x", slice(0, config.inputs)), ("active", slice(0, config.inputs)),
+                      ("W_y", block), ("b_y", block)):  # fmt: skip
+        if name in weights:
+            out[name] = np.asarray(weights[name])[..., cut]
     return out
