@@ -47,6 +47,8 @@ from tempsup.core.palette import (
     TERM_COLORS,
 )
 from tempsup.io.run import SUCCESS_FRACTION, TERM_NAMES
+from tempsup.io.tasks_frame import CLOSED_FORM, MONTE_CARLO, expected_loss_method
+from tempsup.io.tasks_frame import CUED_LINEAR_WARNING as CUED_WARNING
 from tempsup.model.config import RunConfig
 from tempsup.theory import budget
 
@@ -98,7 +100,9 @@ class Computed:
     def plan(cls, config: RunConfig) -> Computed:
         """What `tempsup.io.run.derived` computes for this config (`tempsup.theory.budget`)."""
         p = budget.plan(config)
-        return cls(p.terms, p.expected)
+        # beyond recall at q = 0 the four terms exist only in the closed form (linear model)
+        four = config.plain_task or expected_loss_method(config) == CLOSED_FORM
+        return cls(p.terms and four, p.expected)
 
     @classmethod
     def of_run(cls, terms: np.ndarray, expected: np.ndarray) -> Computed:
@@ -135,6 +139,8 @@ class Measured:
     # loss panel: the curves' last values, the label's share, the staircase's drops
     loss: float = math.nan
     expected: float = math.nan
+    expected_se: float = math.nan  # a Monte Carlo E[L]'s standard error (tasks, persistence)
+    temporal: float = math.nan  # the closed form's fifth term, persistence's (q > 0)
     explained: float = math.nan  # Σ terms / E[L] in %, as the panel's label prints it
     terms: dict[str, float] = field(default_factory=dict)  # by TERM_NAMES
     drops: int = 0  # `measures.staircase` of E[L] (linear model)
@@ -237,6 +243,8 @@ def loss_title(config: RunConfig, computed: Computed | None = None) -> str:
         exact = "exact to second order in p · " if config.relu_readout else "exact: linear model · "
         if config.gated:
             exact = "terms of the model linearised at rest · "
+    if not config.plain_task and expected_loss_method(config) == MONTE_CARLO:
+        exact = "E[L] by Monte Carlo ± se · "
     lines = [exact + "symmetric log scale"]
     lines.append(("more curves in the legend · " if c.terms else "") + "dashed: current step")
     note = budget.plan(config).note
@@ -267,7 +275,8 @@ def directions_caption(
     half-space (the panel's count); under a linear one, how far the arrows turn and
     shrink. Why: what w_s is, what the shaded half-space means, (N_h > 3) what the
     projection's axes are, and which changes of hidden basis leave the function alone."""
-    return Caption(_directions_headline(config, measured), _directions_why(config, computed))
+    why = _with_task(_directions_why(config, computed), config)
+    return Caption(_directions_headline(config, measured), why)
 
 
 def _directions_headline(config: RunConfig, m: Measured | None) -> str:
@@ -423,6 +432,8 @@ HERE = "at this size"  # why a piece is missing: `tempsup.theory.budget` skipped
 
 
 def _loss_headline(config: RunConfig, c: Computed, m: Measured | None) -> str:
+    if not config.plain_task:
+        return _task_loss_headline(config, m)
     if m is None:
         if c.terms:
             return (
@@ -461,8 +472,112 @@ def _loss_headline(config: RunConfig, c: Computed, m: Measured | None) -> str:
     return f"{at}; neither E[L] nor the four terms are computed {HERE}."
 
 
-def _loss_why(config: RunConfig, c: Computed) -> str:
+def _delays(config: RunConfig) -> str:
+    """The task's delays as one word of a headline: "2,5"."""
+    return ",".join(str(d) for d in config.delays)
+
+
+def _task_tail(config: RunConfig) -> str:
+    """What a loss headline adds for a task beyond recall: its delays, its window, or the
+    cued linear model's limit (`tasks_frame.CUED_LINEAR_WARNING`), in a few words."""
+    if config.task == "cued":
+        if config.model == "linear":
+            return ": a linear readout cannot select by cue."
+        return f"; cued delays {_delays(config)}."
+    if config.task == "multi":
+        return f"; delays {_delays(config)} at once."
+    if config.task == "sum":
+        return f"; target: a window of {config.window} inputs."
+    if config.persistence > 0:
+        return f"; inputs persist with q = {config.persistence:g}."
+    return "."
+
+
+def _task_loss_headline(config: RunConfig, m: Measured | None) -> str:
+    """The loss headline beyond recall at q = 0: which expected loss it is (the closed form,
+    with its temporal term when inputs persist, or Monte Carlo ± se) and the task's own."""
+    closed = expected_loss_method(config) == CLOSED_FORM
+    temporal = closed and config.persistence > 0
+    tail = _task_tail(config)
+    if m is None:
+        how = "closed-form" if closed else "Monte Carlo (± se)"
+        term = " and its temporal-covariance term" if temporal else ""
+        return f"Train to see the measured loss beside the {how} expected loss E[L]{term}" + tail
+    at = f"At step {m.step} " + (
+        f"the measured loss is {_g(m.loss, 4)}" if math.isfinite(m.loss) else "no loss was measured"
+    )
+    if not math.isfinite(m.expected):
+        return f"{at}; its expected loss is not computed {HERE}" + tail
+    if closed:
+        est = f"closed-form E[L] = {_g(m.expected, 4)}"
+        est += f", temporal term {m.temporal:+.3g}" if temporal else ""
+    else:
+        est = f"Monte Carlo E[L] = {_g(m.expected, 4)} ± {_g(m.expected_se, 2)}"
+    return f"{at} against {est}" + tail
+
+
+def _with_task(why: str, config: RunConfig) -> str:
+    """A panel's explanation followed by what it must say of the task (`task_note`)."""
+    return f"{why} {task_note(config)}".strip()
+
+
+def task_note(config: RunConfig) -> str:
+    """What every panel's explanation says of a task beyond recall at q = 0: the target, which
+    readout the geometry draws (a multi run's delay k = max(ks)), the cue channels left out
+    and persistence. Empty for recall at q = 0."""
+    delays = ", ".join(str(d) for d in config.delays)
     parts = []
+    if config.task == "multi":
+        parts.append(
+            f"This run recalls delays {delays} at once, one output per delay and feature. The "
+            "directions w_s do not depend on the task; w_y, a_s and the half-space are those "
+            f"of the delay-{config.k} output (the oldest, k = max(ks)); the other delays' "
+            "readouts are not drawn."
+        )
+    elif config.task == "cued":
+        parts.append(
+            f"A cue channel names which delay of {delays} to recall at each step. The cue "
+            "channels' input directions are not features and are left out: w_s are the "
+            f"feature channels' directions, and k = {config.k} is the oldest delay."
+        )
+        if config.model == "linear":
+            parts.append(f"Note: {CUED_WARNING}.")
+    elif config.task == "sum":
+        parts.append(
+            f"The target is the sum of a window of {config.window} inputs, ages {config.k} to "
+            f"{config.k + config.window - 1}: ideally a_s = 1 on that window and 0 elsewhere."
+        )
+    if config.persistence > 0:
+        parts.append(
+            f"Inputs persist: each repeats its previous value with probability q = "
+            f"{config.persistence:g}, so inputs of neighbouring ages are correlated."
+        )
+    return " ".join(parts)
+
+
+def _task_loss_why(config: RunConfig) -> str:
+    """How this task's expected loss was computed, and what its fifth term is."""
+    if config.plain_task:
+        return ""
+    method = expected_loss_method(config)
+    if method == CLOSED_FORM:
+        text = (
+            "E[L] is the exact closed form of this task for the linear model: the four terms "
+            "and, as a fifth, the temporal covariance of persistent inputs"
+            + (f" (q = {config.persistence:g}; zero at q = 0)." if config.persistence else
+               ", zero here (q = 0).")
+        )  # fmt: skip
+    else:
+        text = (
+            "E[L] is a Monte Carlo estimate with its standard error (a fixed set of sequences, "
+            "the same at every frame): the second-order terms assume recall of one delay from "
+            "inputs independent in time, so they are not computed here."
+        )
+    return f"{text} {task_note(config)}".strip()
+
+
+def _loss_why(config: RunConfig, c: Computed) -> str:
+    parts = [_task_loss_why(config)] if not config.plain_task else []
     if c.terms:
         parts.append(
             "The measured loss against the paper's decomposition of the expected loss: task "
@@ -481,11 +596,14 @@ def _loss_why(config: RunConfig, c: Computed) -> str:
                 )
             )
         else:
-            parts.append("For the linear RNN the terms are exact: their sum is E[L].")
+            fifth = " with the temporal term" if config.persistence > 0 else ""
+            parts.append(f"For the linear RNN the terms are exact: their sum{fifth} is E[L].")
         parts.append(
             "The label in the top-left corner says what share of E[L] the four terms explain "
             "at the frame shown."
         )
+    elif not config.plain_task:  # the Monte Carlo tasks: `_task_loss_why` said why
+        parts.append("The measured loss" + (" and E[L]." if c.expected else "."))
     else:
         parts.append(
             "The measured loss"
@@ -558,7 +676,8 @@ def projections_caption(
     many are ≤ 0 under the SSM's ReLU readout, how many are exactly 0 past k for the ReLU
     RNN, the largest leak for the linear RNN), or the heatmap's counts for vector input.
     Why: what a_s (or the heatmap of W_yᵀW_k) means for this model."""
-    return Caption(_projections_headline(config, measured), _projections_why(config, computed))
+    why = _with_task(_projections_why(config, computed), config)
+    return Caption(_projections_headline(config, measured), why)
 
 
 def _projections_headline(config: RunConfig, m: Measured | None) -> str:
@@ -645,7 +764,7 @@ def eigen_caption(
     the SSM kθ beside the two basins of the phase transition, for the ReLU RNN ρ and kθ
     with what they do not say. Why: what the eigenvalues say for this recurrence, and the
     convention kθ is printed in."""
-    return Caption(_eigen_headline(config, measured), _eigen_why(config))
+    return Caption(_eigen_headline(config, measured), _with_task(_eigen_why(config), config))
 
 
 def _eigen_headline(config: RunConfig, m: Measured | None) -> str:
@@ -809,5 +928,6 @@ __all__ = [
     "loss_title",
     "phase_caption",
     "projections_caption",
+    "task_note",
     "words",
 ]

@@ -65,6 +65,10 @@ def measured(run: Run, seed: int | None = None, feature: int = 0) -> captions.Me
         sink=bool(spiral["sink"][s]),
         loss=float(d_loss["loss"][-1, s]),
         expected=float(expected[-1]),
+        expected_se=float(d_loss["se"][-1]),
+        temporal=float(run.arrays["temporal_term"][-1, s])
+        if "temporal_term" in run.arrays
+        else math.nan,
         explained=loss.explained_share(d_loss, -1),
         terms={name: float(d_loss["values"][name][-1]) for name in TERM_NAMES},
         drops=drops,
