@@ -81,15 +81,30 @@ def config_from_query(search: str | None) -> tuple[RunConfig, list[str]]:
         return RunConfig(**values), errors
     except TempsupError:
         pass
-    # keep each field that is valid on its own, drop (and name) the rest; fields that
-    # bound others go first (k < seq_len, snapshot_every <= steps)
+    # keep each field (or unit of fields) that is valid on its own, drop (and name) the rest
     config = DEFAULTS
-    for name in sorted(values, key=lambda n: n not in ("seq_len", "steps")):
+    for unit in _fallback_units(values):
         try:
-            config = config.replace(**{name: values[name]})
+            config = config.replace(**{name: values[name] for name in unit})
         except TempsupError as exc:
             errors.append(str(exc))
     return config, errors
+
+
+# A task and the fields that define it with it: each is refused alone (task=multi without
+# its delays, ks without a task that has several), so they are applied as one.
+TASK_FIELDS = ("task", "ks", "window")
+# Fields that bound others go first (k < seq_len, snapshot_every <= steps, ks < seq_len).
+BOUNDING_FIELDS = ("seq_len", "steps")
+
+
+def _fallback_units(values: dict[str, Any]) -> list[tuple[str, ...]]:
+    """The order in which an invalid link's fields are tried, each unit on its own: the
+    bounding fields, then the task with its ks and window together, then every other."""
+    first = [(name,) for name in BOUNDING_FIELDS if name in values]
+    task = tuple(name for name in TASK_FIELDS if name in values)
+    rest = [(name,) for name in values if name not in BOUNDING_FIELDS + TASK_FIELDS]
+    return first + ([task] if task else []) + rest
 
 
 query_from_config = (
@@ -148,12 +163,26 @@ def view_from_query(
 # The phase page's query: its controls, which name the sweep it shows. Whole-number
 # boxes and their limits as the page's boxes have them.
 PHASE_NUMBERS = {"seeds": (1, 64), "steps": (1, 200_000), "hidden": (1, 16)}
-PHASE_LISTS = {"sparsities": float, "k": int}
+PHASE_LISTS = {"sparsities": float, "k": int, "persistence": float}
+# The persistences of a sweep that does not sweep them: the link leaves them out.
+PHASE_NO_PERSISTENCE = (0.0,)
 
 
-def phase_query(model: str, sparsities: Any, ks: Any, seeds: int, steps: int, hidden: int) -> str:
-    """The phase page's link for a sweep: `?model=ssm&sparsities=0.1,0.9&k=3&seeds=…`."""
+def phase_query(
+    model: str,
+    sparsities: Any,
+    ks: Any,
+    seeds: int,
+    steps: int,
+    hidden: int,
+    persistences: Any = PHASE_NO_PERSISTENCE,
+) -> str:
+    """The phase page's link for a sweep: `?model=ssm&sparsities=0.1,0.9&k=3&seeds=…`, and
+    `&persistence=0,0.5` for a sweep over (S, q) (a sweep at q = 0 only keeps the link it
+    always had)."""
     lists = {"sparsities": sparsities, "k": ks}
+    if tuple(float(q) for q in persistences) != PHASE_NO_PERSISTENCE:
+        lists["persistence"] = persistences
     return "?" + urlencode(
         {
             "model": model,
@@ -167,8 +196,8 @@ def phase_query(model: str, sparsities: Any, ks: Any, seeds: int, steps: int, hi
 
 
 def phase_from_query(search: str | None) -> tuple[dict[str, Any], list[str]]:
-    """The phase controls a query sets ({"model", "sparsities", "k", "seeds", "steps",
-    "hidden"}: lists as the boxes show them, "0.1, 0.5"), each only when present and
+    """The phase controls a query sets ({"model", "sparsities", "k", "persistence", "seeds",
+    "steps", "hidden"}: lists as the boxes show them, "0.1, 0.5"), each only when present and
     valid, and a message for each value refused (field, expected, received)."""
     query = search.lstrip("?") if isinstance(search, str) else ""
     values: dict[str, Any] = {}

@@ -1,4 +1,4 @@
-"""The phase diagram page: a sparsity (and k) sweep as one queued batch.
+"""The phase diagram page: a sparsity (and k, and persistence q) sweep as one queued job.
 
 science.md §1: the SSM's best seed's swept angle kθ switches from the ≈ 90° (dense)
 to the ≈ 270° (sparse) basin and its spectral radius drops. One sentence under the
@@ -8,6 +8,11 @@ finishes, then on this sweep's runs. The sweep is a job like any other
 (progress, cancel, dedupe); the diagram grows while it trains, and clicking a
 point opens that point's run — stored on its own when the sweep finishes — in
 the explorer.
+
+With several persistences q (inputs correlated in time, issue 43) the diagram is a map over
+(S, q) (`tempsup.figures.phase.phase_map_figure`): the best seed's |kθ| and, for the ReLU
+RNN, its half-space count; the sentence then says where the basin switches at each q.
+The default q list, "0", is the sparsity sweep this page always drew (same link, same key).
 
 The sweep shown is in the page's URL (`/phase?model=ssm&sparsities=0.1,0.9&k=3&…`,
 app/urlstate.py `phase_query`), written when a sweep is run: a reload or a shared
@@ -34,20 +39,26 @@ from tempsup.analysis.captions import phase_caption
 from tempsup.analysis.sweeps import SweepSpec
 from tempsup.core.palette import empty_figure
 from tempsup.errors import TempsupError
-from tempsup.figures.phase import phase_figure
+from tempsup.figures.phase import phase_figure, phase_map_figure
 from tempsup.jobs.record import JobState
 from tempsup.model.config import DEFAULTS, MODEL_NAMES
 from tempsup.paper.claims_table import claim_of
 from tempsup.paper.presets import REGISTRY, ssm_jump
 
 DEFAULT_SPARSITIES = "0.1, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95"
+DEFAULT_PERSISTENCE = "0"  # no persistence sweep: the sparsity (and k) diagram
 POLL_MS = 500
 WIDGET = JobWidget(ids.PHASE)
 # The controls that name a sweep, in `build_spec`'s order, and their values on a fresh page.
 CONTROLS = (ids.PHASE_MODEL, ids.PHASE_SPARSITIES, ids.PHASE_K, ids.PHASE_SEEDS,
-            ids.PHASE_STEPS, ids.PHASE_HIDDEN)  # fmt: skip
+            ids.PHASE_STEPS, ids.PHASE_HIDDEN, ids.PHASE_PERSISTENCE)  # fmt: skip
 FRESH = {"model": "ssm", "sparsities": DEFAULT_SPARSITIES, "k": str(DEFAULTS.k),
-         "seeds": DEFAULTS.seeds, "steps": DEFAULTS.steps, "hidden": DEFAULTS.hidden}  # fmt: skip
+         "seeds": DEFAULTS.seeds, "steps": DEFAULTS.steps, "hidden": DEFAULTS.hidden,
+         "persistence": DEFAULT_PERSISTENCE}  # fmt: skip
+# The table's columns either diagram reads (`tempsup.figures.phase`).
+SUMMARY_COLUMNS = (
+    "swept_angle_deg", "spectral_radius", "w0_norm", "successes", "n_interference_free",
+)  # fmt: skip
 LINK_STARTED = "Sweep started from the link: a link runs the sweep it names."
 
 
@@ -80,6 +91,17 @@ def layout() -> html.Div:
                         ),
                         dcc.Input(
                             id=ids.PHASE_K, value=str(DEFAULTS.k), debounce=True, className="wide"
+                        ),
+                        html.Label(
+                            "Persistence q (comma-separated; 0: inputs independent in time)",
+                            htmlFor=ids.PHASE_PERSISTENCE,
+                            className="label",
+                        ),
+                        dcc.Input(
+                            id=ids.PHASE_PERSISTENCE,
+                            value=DEFAULT_PERSISTENCE,
+                            debounce=True,
+                            className="wide",
                         ),
                         html.Div(
                             className="grid",
@@ -130,7 +152,15 @@ def layout() -> html.Div:
     )
 
 
-def build_spec(model: Any, sparsities: Any, ks: Any, seeds: Any, steps: Any, hidden: Any):
+def build_spec(
+    model: Any,
+    sparsities: Any,
+    ks: Any,
+    seeds: Any,
+    steps: Any,
+    hidden: Any,
+    persistences: Any = DEFAULT_PERSISTENCE,
+) -> SweepSpec:
     """The SweepSpec the page's controls describe (validated by the library)."""
     if not all(isinstance(v, int) and not isinstance(v, bool) for v in (seeds, steps, hidden)):
         raise TempsupError("seeds, steps and hidden size: expected whole numbers")
@@ -145,15 +175,21 @@ def build_spec(model: Any, sparsities: Any, ks: Any, seeds: Any, steps: Any, hid
     except (TypeError, ValueError) as exc:
         raise TempsupError(f"invalid value ({exc})") from None
     return SweepSpec(
-        base, parse_list(sparsities, float, "sparsities"), parse_list(ks, int, "delays k")
+        base,
+        parse_list(sparsities, float, "sparsities"),
+        parse_list(ks, int, "delays k"),
+        parse_list(persistences, float, "persistence q"),
     )
 
 
 def summary_figure(spec: SweepSpec, arrays: dict[str, Any], title: str):
+    """The diagram of a sweep: lines over sparsity, or the (S, q) map when q is swept."""
     configs = spec.configs
-    return phase_figure(
-        [c.sparsity for c in configs], [c.k for c in configs], arrays, spec.base.seeds, title
-    )
+    s, ks = [c.sparsity for c in configs], [c.k for c in configs]
+    if not spec.two_d:
+        return phase_figure(s, ks, arrays, spec.base.seeds, title)
+    qs = [c.persistence for c in configs]
+    return phase_map_figure(s, ks, qs, arrays, spec.base.seeds, spec.base.relu_hidden, title)
 
 
 @callback(
@@ -168,7 +204,9 @@ def summary_figure(spec: SweepSpec, arrays: dict[str, Any], title: str):
     *[State(id_, "value") for id_ in CONTROLS],
     State(ids.CLIENT, "data"),
 )
-def run_sweep(_n: int, search: Any, model, sparsities, ks, seeds, steps, hidden, client):
+def run_sweep(
+    _n: int, search: Any, model, sparsities, ks, seeds, steps, hidden, persistences, client
+):
     """Run sweep: submit the sweep (a finished identical one is served at once) and put it
     in the URL. A URL (a reload, a link): its controls, and the sweep it names — shown from
     the job store, or started when nobody ran it yet; a refused value is named and nothing
@@ -176,11 +214,13 @@ def run_sweep(_n: int, search: Any, model, sparsities, ks, seeds, steps, hidden,
     keep = (no_update,) * len(CONTROLS)
     if ctx.triggered_id != ids.PHASE_URL and ctx.triggered_id is not None:
         try:
-            spec = build_spec(model, sparsities, ks, seeds, steps, hidden)
+            spec = build_spec(model, sparsities, ks, seeds, steps, hidden, persistences)
             status = submit(spec, client)
         except TempsupError as exc:
             return (*WIDGET.refused(str(exc)), no_update, "", "", *keep)
-        link = phase_query(spec.base.model, spec.sparsities, spec.ks, seeds, steps, hidden)
+        link = phase_query(
+            spec.base.model, spec.sparsities, spec.ks, seeds, steps, hidden, spec.persistences
+        )
         return (*WIDGET.started(spec.key, status), link, "", "", *keep)
     values, errors = phase_from_query(search)
     if not values and not errors:  # a bare /phase: the fresh page, nothing runs
@@ -246,10 +286,7 @@ def poll_sweep(_n: int, job: Any):
     if status.state == JobState.DONE:
         result = queue.result(key)
         if result is not None:
-            arrays = {
-                name: [row[name] for row in result.rows]
-                for name in ("swept_angle_deg", "spectral_radius", "w0_norm", "successes")
-            }
+            arrays = {name: [row[name] for row in result.rows] for name in SUMMARY_COLUMNS}
             title = f"{MODEL_NAMES[spec.base.model]}, final (step {spec.steps})"
             story = sweep_story(key) or no_update
             return summary_figure(spec, arrays, title), bar, True, story

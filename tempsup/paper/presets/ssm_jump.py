@@ -117,14 +117,17 @@ def switches(found: dict[str, Any] | None) -> bool:
 
 
 def said_of_sweep(runs: Sequence[Run]) -> str:
-    """The same sentence for any finished sparsity sweep (the phase page's own): per k when
-    it spans several, and a plain statement when a k has a single sparsity."""
-    by_k: dict[int, list[Run]] = {}
+    """The same sentence for any finished sparsity sweep (the phase page's own): per
+    persistence q and per k when it spans several, and a plain statement when one of them
+    has a single sparsity."""
+    by_k: dict[tuple[float, int], list[Run]] = {}
     for run in runs:
-        by_k.setdefault(run.config.k, []).append(run)
+        by_k.setdefault((run.config.persistence, run.config.k), []).append(run)
+    qs, ks = {q for q, _ in by_k}, {k for _, k in by_k}
     out = []
-    for k, group in sorted(by_k.items()):
-        head = f"k = {k}: " if len(by_k) > 1 else ""
+    for (q, k), group in sorted(by_k.items()):
+        names = [f"q = {q:g}"] * (len(qs) > 1) + [f"k = {k}"] * (len(ks) > 1)
+        head = ", ".join(names) + ": " if names else ""
         if len({r.config.sparsity for r in group}) < 2:
             out.append(f"{head}one sparsity only, so no switch of basin to locate.")
         else:
