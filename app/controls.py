@@ -26,9 +26,10 @@ from dash import Input, Output, State, callback, clientside_callback, ctx, dcc, 
 
 from app import ids
 from app.urlstate import config_from_query, names_a_config, query_from_config, view_from_query
-from app.widgets import choice_group, js, model_choice, number_box, number_field
+from app.widgets import choice_group, js, list_field, model_choice, number_box, number_field
 from tempsup.errors import TempsupError
-from tempsup.model.config import DEFAULTS, INPUT_DISTS, RunConfig
+from tempsup.model.config import DEFAULTS, INPUT_DISTS, MULTI_DELAY_TASKS, RunConfig
+from tempsup.model.task_shapes import TASK_NAMES, TASKS
 
 # Sliders cover the teaching range; larger sizes (the N_h = 100 preset) come from links.
 HIDDEN_MARKS = (1, 2, 3, 5, 10, 16)
@@ -52,8 +53,21 @@ FIELD_CONTROLS: tuple[tuple[str, str], ...] = (
     (ids.INPUT_DIST, "input_dist"),
     (ids.SNAPSHOT_EVERY, "snapshot_every"),
     (ids.CURRICULUM, "curriculum"),
+    (ids.TASK, "task"),
+    (ids.DELAYS, "ks"),
+    (ids.WINDOW, "window"),
+    (ids.PERSISTENCE, "persistence"),
 )
 OPTION_FIELDS = ("tied", "bias")  # the OPTIONS checklist
+# The task's own boxes: each is read (and shown, in its row) only for the tasks that have it;
+# for the others the field keeps its default, whatever the hidden box holds.
+TASK_BOXES: dict[str, tuple[str, tuple[str, ...]]] = {
+    "ks": (ids.DELAYS_ROW, MULTI_DELAY_TASKS),
+    "window": (ids.WINDOW_ROW, ("sum",)),
+}
+# What a task box holds while the task on screen has no such field: choosing the task then
+# gives a config that trains at once (two delays; a window of three inputs).
+SUGGESTED = {"ks": "2, 5", "window": 3}
 
 
 @dataclass(frozen=True)
@@ -107,18 +121,56 @@ def layout(config: RunConfig = DEFAULTS) -> html.Div:
     """The control card showing `config`: the main settings, then "advanced" folded away."""
     names = [i for i, _ in FIELD_CONTROLS] + [ids.OPTIONS] + [sl.id for sl in SLIDERS]
     values = dict(zip(names, control_values(config) + slider_values(config), strict=True))
-    return _with_values(_card(), values)
+    props = {id_: {"value": value} for id_, value in values.items()}
+    rows = [row for row, _ in TASK_BOXES.values()]
+    hidden = task_rows_hidden(config.task)
+    props.update({row: {"hidden": h} for row, h in zip(rows, hidden, strict=True)})
+    return _with_props(_card(), props)
 
 
-def _with_values(component: Any, values: dict[str, Any]) -> Any:
-    """Set the `value` of every control in a layout tree from `values` (by id)."""
-    if getattr(component, "id", None) in values:
-        component.value = values[component.id]
+def _with_props(component: Any, props: dict[str, dict[str, Any]]) -> Any:
+    """Set the props of every component in a layout tree from `props` (by id)."""
+    for name, value in props.get(getattr(component, "id", None), {}).items():
+        setattr(component, name, value)
     children = getattr(component, "children", None)
     for child in children if isinstance(children, list) else [children]:
         if child is not None and hasattr(child, "to_plotly_json"):
-            _with_values(child, values)
+            _with_props(child, props)
     return component
+
+
+def task_rows_hidden(task: Any) -> list[bool]:
+    """Whether each task box's row is hidden for `task` (TASK_BOXES order)."""
+    return [task not in tasks for _, tasks in TASK_BOXES.values()]
+
+
+def _task_card() -> list[Any]:
+    """The task (issue 43: docs/researchers/tasks.md), its delays or window where it has
+    them, and the inputs' persistence q."""
+    options = [{"label": f"{t}: {TASK_NAMES[t]}", "value": t} for t in TASKS]
+    radios = dcc.RadioItems(id=ids.TASK, options=options, value=DEFAULTS.task, className="radios")
+    delays = html.Div(
+        id=ids.DELAYS_ROW,
+        children=list_field(ids.DELAYS, "delays ks (k = the largest)", SUGGESTED["ks"]),
+    )
+    window = html.Div(
+        id=ids.WINDOW_ROW,
+        children=number_field(
+            ids.WINDOW, "window w", lo=1, hi=499, hint="inputs summed from age k on"
+        ),
+    )
+    persistence = number_field(
+        ids.PERSISTENCE,
+        "persistence q",
+        lo=0,
+        hi=0.99,
+        step="any",
+        hint="an input repeats its previous value with probability q (0: independent)",
+    )
+    return [
+        choice_group("Task", radios),
+        html.Div(className="grid task-fields", children=[delays, window, persistence]),
+    ]
 
 
 def _card() -> html.Div:
@@ -128,6 +180,7 @@ def _card() -> html.Div:
             html.H2("Model and task"),
             *model_choice(ids.MODEL, DEFAULTS.model),
             *_slider_rows(),
+            *_task_card(),
             html.Details(
                 className="advanced",
                 children=[
@@ -235,18 +288,34 @@ def slider_values(config: RunConfig) -> list[Any]:
 
 def control_values(config: RunConfig) -> list[Any]:
     """The value of every control showing `config` (FIELD_CONTROLS order, then OPTIONS)."""
-    values = [getattr(config, field) for _, field in FIELD_CONTROLS]
+    values = [_control_value(config, field) for _, field in FIELD_CONTROLS]
     values.append([name for name in OPTION_FIELDS if getattr(config, name)])
     return values
 
 
+def _control_value(config: RunConfig, field: str) -> Any:
+    """What the control of `field` shows for `config`: the delays as "2, 5"; a task box the
+    config's task has not holds its suggestion (`SUGGESTED`)."""
+    if field in TASK_BOXES and config.task not in TASK_BOXES[field][1]:
+        return SUGGESTED[field]
+    if field == "ks":
+        return ", ".join(str(d) for d in config.delays)
+    return getattr(config, field)
+
+
 def config_from_controls(values: list[Any], options: list[str] | None) -> RunConfig:
-    """Build the config the controls describe; TempsupError if a value is bad."""
+    """Build the config the controls describe; TempsupError if a value is bad. A task box
+    is read only for the tasks that have it (`TASK_BOXES`)."""
     fields: dict[str, Any] = {}
-    for (_, field), value in zip(FIELD_CONTROLS, values, strict=True):
+    typed = dict(zip((field for _, field in FIELD_CONTROLS), values, strict=True))
+    for field, value in typed.items():
+        if field in TASK_BOXES and typed["task"] not in TASK_BOXES[field][1]:
+            continue  # hidden for this task: the field keeps its default
         if value is None and field != "curriculum":
             raise TempsupError(f"{field}: enter a value")
         fields[field] = RunConfig.field_value(field, value)
+    if "ks" in fields and fields["ks"] is None:
+        raise TempsupError("ks: enter the delays to recall, e.g. 2, 5")
     options = options if isinstance(options, list) else []
     for name in OPTION_FIELDS:
         fields[name] = name in options
@@ -340,6 +409,15 @@ def _config_or_defaults(store: dict[str, Any] | None) -> RunConfig:
         return RunConfig.from_dict(store["config"]) if store else DEFAULTS
     except (TempsupError, KeyError, TypeError):
         return DEFAULTS
+
+
+@callback(
+    *[Output(row, "hidden") for row, _ in TASK_BOXES.values()],
+    Input(ids.TASK, "value"),
+)
+def show_task_boxes(task: Any) -> list[bool]:
+    """Show the delays for multi and cued, the window for sum; hide them for the others."""
+    return task_rows_hidden(task)
 
 
 # × on a notice empties it (the next refusal fills it again)
