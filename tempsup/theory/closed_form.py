@@ -229,9 +229,9 @@ def zero_output_loss(
     """
     check_count("k", k, 0)
     check_count("T", T, 1)
-    p = _check_array("p", p, 0.0, 1.0)
-    nu = _check_array("nu", nu, 0.0, np.inf)
-    imp = np.ones(1) if importance is None else _check_array("importance", importance, 0, np.inf)
+    p = check_array("p", p, 0.0, 1.0)
+    nu = check_array("nu", nu, 0.0, np.inf)
+    imp = np.ones(1) if importance is None else check_array("importance", importance, 0, np.inf)
     if imp.ndim == 0:
         imp = imp[None]
     return max(T - k, 0) * p * nu * imp.sum(axis=-1)
@@ -294,22 +294,10 @@ def _prepare(
             f"A: expected at least T = {T} ages (n >= T), got n = {A.shape[-3]} in shape {A.shape}"
         )
     lead, n_x = A.shape[:-3], A.shape[-1]
-    p = _check_array("p", p, 0.0, 1.0)
-    mu = _check_array("mu", mu, 0.0, np.inf)
-    nu = _check_array("nu", nu, 0.0, np.inf)
-    if importance is None:
-        imp = np.ones(n_x)
-    else:
-        imp = _check_array("importance", importance, 0.0, np.inf)
-        if imp.ndim == 0 or imp.shape[-1] != n_x:
-            raise TempsupError(
-                f"importance: expected shape (..., N_x) with N_x = {n_x}, got {imp.shape}"
-            )
-    b = None
-    if b_y is not None:
-        b = as_float("b_y", b_y, min_ndim=1)
-        if b.shape[-1] != n_x:
-            raise TempsupError(f"b_y: expected shape (..., N_x) with N_x = {n_x}, got {b.shape}")
+    p = check_array("p", p, 0.0, 1.0)
+    mu = check_array("mu", mu, 0.0, np.inf)
+    nu = check_array("nu", nu, 0.0, np.inf)
+    imp, b = importance_and_bias(importance, b_y, n_x, "N_x")
     shapes = {"p": p.shape, "mu": mu.shape, "nu": nu.shape, "importance": imp.shape[:-1]}
     if b is not None:
         shapes["b_y"] = b.shape[:-1]
@@ -323,7 +311,28 @@ def _prepare(
     return A, k, T, p, mu, nu, imp, b
 
 
-def _check_array(name: str, x: object, lo: float, hi: float) -> np.ndarray:
+def importance_and_bias(
+    importance: object, b_y: object, n: int, what: str
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The per-output importance weights (ones when None) and the readout bias (or None),
+    checked against the readout's width `n` (named `what` in messages: N_x, n_out)."""
+    if importance is None:
+        imp = np.ones(n)
+    else:
+        imp = check_array("importance", importance, 0.0, np.inf)
+        if imp.ndim == 0 or imp.shape[-1] != n:
+            raise TempsupError(
+                f"importance: expected shape (..., {what}) with {what} = {n}, got {imp.shape}"
+            )
+    if b_y is None:
+        return imp, None
+    b = as_float("b_y", b_y, min_ndim=1)
+    if b.shape[-1] != n:
+        raise TempsupError(f"b_y: expected shape (..., {what}) with {what} = {n}, got {b.shape}")
+    return imp, b
+
+
+def check_array(name: str, x: object, lo: float, hi: float) -> np.ndarray:
     arr = as_float(name, x, min_ndim=0)
     if not np.all((arr >= lo) & (arr <= hi)):  # also rejects NaN
         bad = float(arr[~((arr >= lo) & (arr <= hi))].ravel()[0])  # "1.5", not "np.float64(1.5)"

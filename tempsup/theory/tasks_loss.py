@@ -177,27 +177,13 @@ def _prepare(
         pad[-3] = (0, T - c.shape[-3])
         c = np.pad(c, pad)
     lead, n_out = A.shape[:-3], A.shape[-2]
-    p = _check_range("p", p, 0.0, 1.0)
-    mu = _check_range("mu", mu, 0.0, np.inf)
-    nu = _check_range("nu", nu, 0.0, np.inf)
-    q = _check_range("q", q, 0.0, 1.0)
+    p = closed_form.check_array("p", p, 0.0, 1.0)
+    mu = closed_form.check_array("mu", mu, 0.0, np.inf)
+    nu = closed_form.check_array("nu", nu, 0.0, np.inf)
+    q = closed_form.check_array("q", q, 0.0, 1.0)
     if np.any(q >= 1.0):
         raise TempsupError(f"q: expected a persistence in [0, 1), got {float(np.max(q))!r}")
-    if importance is None:
-        imp = np.ones(n_out)
-    else:
-        imp = _check_range("importance", importance, 0.0, np.inf)
-        if imp.ndim == 0 or imp.shape[-1] != n_out:
-            raise TempsupError(
-                f"importance: expected shape (..., n_out) with n_out = {n_out}, got {imp.shape}"
-            )
-    b = None
-    if b_y is not None:
-        b = as_float("b_y", b_y, min_ndim=1)
-        if b.shape[-1] != n_out:
-            raise TempsupError(
-                f"b_y: expected shape (..., n_out) with n_out = {n_out}, got {b.shape}"
-            )
+    imp, b = closed_form.importance_and_bias(importance, b_y, n_out, "n_out")
     shapes = {
         "c": c.shape[:-3],
         "p": p.shape,
@@ -216,13 +202,3 @@ def _prepare(
                 f"{name}: expected leading axes that broadcast against A's {lead}, got {shape}"
             ) from None
     return A, c, T, p, mu, nu, q, imp, b
-
-
-def _check_range(name: str, x: object, lo: float, hi: float) -> np.ndarray:
-    arr = as_float(name, x, min_ndim=0)
-    ok = (arr >= lo) & (arr <= hi)  # also rejects NaN
-    if not np.all(ok):
-        raise TempsupError(
-            f"{name}: expected values in [{lo:g}, {hi:g}], got {float(arr[~ok].ravel()[0])!r}"
-        )
-    return arr
