@@ -58,6 +58,10 @@ NAMES = [
     "gated-packing",
     "lru-jump",
     "selective-gating",
+    "persistence-transition",
+    "relu-rnn-persistence",
+    "sum-window",
+    "cued-capacity",
 ]
 APP_MAX_WORK = 2e12  # the public demo's default TEMPSUP_MAX_WORK: presets must stay retrainable
 
@@ -119,13 +123,17 @@ def test_preset_lookup_and_errors() -> None:
 
 def test_batches_group_sweepable_configs_after_their_warm_start_source() -> None:
     groups = batches(pr.preset_configs())
-    sizes = {(g[0].model, g[0].hidden, g[0].inputs): len(g) for g in groups}
+    sizes: dict[tuple[str, int, int], int] = {}
+    for g in groups:  # the first group of each shape (the issue 43 presets come last)
+        sizes.setdefault((g[0].model, g[0].hidden, g[0].inputs), len(g))
     assert sizes[("rnn", 2, 5)] == 5  # k = 0..4: one batch
     assert sizes[("ssm", 2, 1)] == 10  # the jump sweep, with dense and sparse: one batch
     assert sizes[("linear", 2, 1)] == 5  # every sparsity with the spiral sink: one batch
     assert sizes[("lru", 2, 1)] == 10  # the LRU on the jump sweep's grid: one batch
     assert sizes[("gru", 3, 1)] == sizes[("lstm", 2, 1)] == sizes[("selective", 2, 1)] == 2
-    assert len(groups) == 16  # the paper's 10, and one per gated model and width
+    # the paper's 10, one per gated model and width, and issue 43's: one per persistence q
+    # (3 + 3), per (model, window) of the sum (6) and per (model, N_h) of the cued task (3)
+    assert len(groups) == 16 + 15
     position = {c.key: i for i, g in enumerate(groups) for c in g}
     for g in groups:
         for cfg in g:

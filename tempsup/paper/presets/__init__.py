@@ -16,18 +16,22 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+import tempsup.paper.presets.cued_capacity as cued_capacity
 import tempsup.paper.presets.four_terms as four_terms
 import tempsup.paper.presets.gated_packing as gated_packing
 import tempsup.paper.presets.large as large
 import tempsup.paper.presets.linear_any_sparsity as linear_any_sparsity
 import tempsup.paper.presets.loss_dynamics as loss_dynamics
 import tempsup.paper.presets.lru_jump as lru_jump
+import tempsup.paper.presets.persistence_transition as persistence_transition
 import tempsup.paper.presets.relu_rnn_dense as relu_rnn_dense
+import tempsup.paper.presets.relu_rnn_persistence as relu_rnn_persistence
 import tempsup.paper.presets.relu_rnn_sharp_forgetting as relu_rnn_sharp_forgetting
 import tempsup.paper.presets.selective_gating as selective_gating
 import tempsup.paper.presets.spiral_sink as spiral_sink
 import tempsup.paper.presets.ssm_dense_vs_sparse as ssm_dense_vs_sparse
 import tempsup.paper.presets.ssm_jump as ssm_jump
+import tempsup.paper.presets.sum_window as sum_window
 import tempsup.paper.presets.vector_all_or_none as vector_all_or_none
 import tempsup.paper.presets.vector_diagonal as vector_diagonal
 from tempsup.figures.thumbnail import figure_thumbnail, thumbnail
@@ -50,6 +54,10 @@ REGISTRY = Registry(
         gated_packing.build,
         lru_jump.build,
         selective_gating.build,
+        persistence_transition.build,
+        relu_rnn_persistence.build,
+        sum_window.build,
+        cued_capacity.build,
     )
 )
 presets = REGISTRY.presets
