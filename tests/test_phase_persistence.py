@@ -109,3 +109,39 @@ def test_the_map_over_s_and_q_and_a_click_opens_the_run_with_its_persistence(
     assert errors == [] and config == spec.configs[3]
     q0 = phase.open_point({"points": [{"customdata": int(index[0, 0])}]}, {"key": spec.key})
     assert "persistence" not in q0  # a q = 0 point's link is the one it always was
+
+
+# ---- in a real browser: a link names a sweep over (S, q), a cell opens its run ----------
+
+CELL_PIXEL = """
+const gd = document.querySelector(arguments[0] + ' .js-plotly-plot');
+const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+const box = gd.getBoundingClientRect();
+return [xa._offset + xa.c2p(arguments[1]) - box.width / 2,
+        ya._offset + ya.c2p(arguments[2]) - box.height / 2];
+"""
+
+
+@pytest.mark.browser
+def test_a_persistence_link_draws_the_map_and_a_cell_opens_its_run(server, browser) -> None:
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    from app import ids
+    from tests.browser import css, find, open_page, text_of, url_query, wait_for
+
+    link = phase_query("ssm", GRID, (3,), 1, 40, 2, QS)
+    open_page(browser, f"{server}/phase{link}")
+    status = css(ids.job(ids.TEXT, ids.PHASE))
+    wait_for(lambda: "Done" in text_of(browser, status), what="the linked sweep done")
+    graph = f"#{ids.PHASE_GRAPH}"
+    kinds = "return document.querySelector(arguments[0] + ' .js-plotly-plot').data.map(t => t.type)"
+    wait_for(lambda: browser.execute_script(kinds, graph) == ["heatmap"] * 2, what="the map")
+    assert find(browser, f"#{ids.PHASE_PERSISTENCE}").get_attribute("value") == "0.0, 0.5"
+    story = wait_for(lambda: text_of(browser, f"#{ids.PHASE_STORY}"), what="the story")
+    assert "This sweep: q = 0: " in story and "q = 0.5: " in story, story
+    dx, dy = browser.execute_script(CELL_PIXEL, graph, 1, 1)  # S = 0.9, q = 0.5
+    plot = find(browser, f"{graph} .js-plotly-plot")
+    ActionChains(browser).move_to_element_with_offset(plot, int(dx), int(dy)).click().perform()
+    wait_for(lambda: "/phase" not in browser.current_url, what="the explorer opened")
+    query = url_query(browser)
+    assert query["persistence"] == ["0.5"] and query["sparsity"] == ["0.9"], query
