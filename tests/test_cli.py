@@ -435,3 +435,17 @@ def test_export_writes_the_standalone_animation(tmp_path: Path) -> None:
     assert not (tmp_path / "x.html").exists()
     missing = tempsup("export", "run.npz", cwd=tmp_path)
     assert missing.returncode == 2 and "--html" in missing.stderr
+
+
+def test_help_and_the_config_load_no_torch() -> None:
+    """`tempsup --help` answers without torch's import (over a second of a command's start):
+    the CLI, the config and the tasks' shapes are torch-free (issue 44)."""
+    code = (
+        "import sys, contextlib, io\n"
+        "import tempsup.cli, tempsup.model.config, tempsup.model.task_shapes\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    tempsup.cli.main(['--help'])\n"
+        "assert 'torch' not in sys.modules, 'torch imported'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

@@ -1,8 +1,8 @@
 """The issue 43 findings as presets: each check, on the quick runs, returns its claims with
 finite measured numbers that are what the runs give, and a sentence; each card draws.
 
-The quick runs of these four presets are trained here (about 20 s of CPU, one thread), the
-same configs `tempsup reproduce --quick` trains; verdicts are not asserted (they are
+The quick runs of these four presets are the session's (`quick_preset_runs`), the same
+configs `tempsup reproduce --quick` trains; verdicts are not asserted (they are
 findings), except where the rule is deterministic (`first_sparse`)."""
 
 from __future__ import annotations
@@ -25,16 +25,16 @@ from tempsup.paper.presets import (
     sum_window,
 )
 from tempsup.paper.presets.ssm_jump import ranking_loss, story
-from tempsup.paper.reproduce import train_configs
 
 NAMES = ("persistence-transition", "relu-rnn-persistence", "sum-window", "cued-capacity")
 
 
 @pytest.fixture(scope="module")
-def quick() -> dict[str, dict[str, Run]]:
-    """The four presets' quick runs, by preset name and then label."""
+def quick(quick_preset_runs: dict[str, Run]) -> dict[str, dict[str, Run]]:
+    """The four presets' quick runs, by preset name and then label: the session's quick
+    preset runs (conftest.py), trained once for every test that reads them."""
     presets = [REGISTRY.preset(n, quick=True) for n in NAMES]
-    runs = train_configs([c for p in presets for c in p.configs])
+    runs = quick_preset_runs
     return {p.name: {lab: runs[c.key] for lab, c in zip(p.labels, p.configs, strict=True)}
             for p in presets}  # fmt: skip
 
