@@ -126,3 +126,13 @@ def nodes(component: Any) -> Iterator[Any]:
     for child in children if isinstance(children, (list, tuple)) else [children]:
         if child is not None and not isinstance(child, str):
             yield from nodes(child)
+
+
+def run_python(code: str) -> None:
+    """Run `code` in a fresh interpreter (what a new process imports is the question) and
+    fail with its stderr if it fails, e.g. on an `assert 'torch' not in sys.modules`."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr

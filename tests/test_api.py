@@ -18,6 +18,7 @@ import pytest
 import tempsup
 from tempsup.errors import TempsupError
 from tempsup.figures import PANEL_SET
+from tests.helpers import run_python
 
 ROOT = Path(__file__).resolve().parent.parent
 TINY = {"steps": 60, "seeds": 2, "snapshot_every": 20, "batch": 64}
@@ -51,8 +52,7 @@ def test_import_is_light_and_names_survive_submodule_imports() -> None:
         "assert callable(tempsup.train) and callable(tempsup.sweep), tempsup.train;"
         "assert callable(tempsup.bows.train) and callable(tempsup.bows.sweep)"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    run_python(code)
 
 
 def test_summary_is_what_inspect_prints(run, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ import pytest
 from tempsup.analysis.sweeps import TABLE_COLUMNS
 from tempsup.io.run import Run
 from tempsup.model.config import RunConfig
-from tests.helpers import frame_shapes
+from tests.helpers import frame_shapes, run_python
 
 ROOT = Path(__file__).resolve().parent.parent
 CONSOLE_SCRIPT = Path(sys.executable).parent / "tempsup"
@@ -447,5 +447,4 @@ def test_help_and_the_config_load_no_torch() -> None:
         "    tempsup.cli.main(['--help'])\n"
         "assert 'torch' not in sys.modules, 'torch imported'\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
+    run_python(code)

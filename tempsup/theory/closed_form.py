@@ -298,7 +298,16 @@ def _prepare(
     mu = check_array("mu", mu, 0.0, np.inf)
     nu = check_array("nu", nu, 0.0, np.inf)
     imp, b = importance_and_bias(importance, b_y, n_x, "N_x")
-    shapes = {"p": p.shape, "mu": mu.shape, "nu": nu.shape, "importance": imp.shape[:-1]}
+    check_leading(lead, {"p": p, "mu": mu, "nu": nu}, imp, b)
+    return A, k, T, p, mu, nu, imp, b
+
+
+def check_leading(
+    lead: tuple[int, ...], scalars: dict[str, np.ndarray], imp: np.ndarray, b: np.ndarray | None
+) -> None:
+    """Every argument's leading axes broadcast against A's `lead`: the laws' parameters
+    whole, the importance weights and the bias without their last (output) axis."""
+    shapes = {name: x.shape for name, x in scalars.items()} | {"importance": imp.shape[:-1]}
     if b is not None:
         shapes["b_y"] = b.shape[:-1]
     for name, shape in shapes.items():
@@ -308,7 +317,6 @@ def _prepare(
             raise TempsupError(
                 f"{name}: expected leading axes that broadcast against A's {lead}, got {shape}"
             ) from None
-    return A, k, T, p, mu, nu, imp, b
 
 
 def importance_and_bias(

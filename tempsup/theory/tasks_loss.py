@@ -184,21 +184,7 @@ def _prepare(
     if np.any(q >= 1.0):
         raise TempsupError(f"q: expected a persistence in [0, 1), got {float(np.max(q))!r}")
     imp, b = closed_form.importance_and_bias(importance, b_y, n_out, "n_out")
-    shapes = {
-        "c": c.shape[:-3],
-        "p": p.shape,
-        "mu": mu.shape,
-        "nu": nu.shape,
-        "q": q.shape,
-        "importance": imp.shape[:-1],
-    }
-    if b is not None:
-        shapes["b_y"] = b.shape[:-1]
-    for name, shape in shapes.items():
-        try:
-            np.broadcast_shapes(lead, shape)
-        except ValueError:
-            raise TempsupError(
-                f"{name}: expected leading axes that broadcast against A's {lead}, got {shape}"
-            ) from None
+    closed_form.check_leading(
+        lead, {"c": c[..., 0, 0, 0], "p": p, "mu": mu, "nu": nu, "q": q}, imp, b
+    )
     return A, c, T, p, mu, nu, q, imp, b
