@@ -18,6 +18,8 @@ from tempsup.training import fused, losses
 from tempsup.training.fused.build import BuildError, load
 from tempsup.training.losses import expected_lagged_gram, expected_loss, sampled_loss
 
+TILED = fused.LIBRARY is not None  # the compiled loop is built: its register-tiled case runs
+
 
 def test_expected_lagged_gram_by_hand() -> None:
     """T = 2, N_x = 1: lags 0 and 1 both exist at one step, lag 0 alone at two."""
@@ -96,9 +98,10 @@ def test_models_of_other_data_streams_each_get_their_own_streams_loss(
 @pytest.mark.parametrize(
     ("model", "n_x", "seq_len", "per_group", "groups", "loop"),
     [
-        ("ssm", 1, 20, 8, 1, False),  # one group: its Toeplitz matrix is built once anyway
-        ("ssm", 1, 20, 15, 2, True),  # 15 models of N_h = 2 a group: 15·2·4 <= 6·20
-        ("ssm", 1, 20, 16, 2, False),
+        # scalar input, N_h = 2: the compiled loop's register-tiled case, whatever the groups
+        ("ssm", 1, 20, 8, 1, TILED),
+        ("ssm", 1, 20, 16, 2, TILED),
+        ("ssm", 2, 5, 10, 1, False),  # one group: its Toeplitz matrix is built once anyway
         ("ssm", 2, 5, 10, 2, True),  # N_x = 2: 10·2·6 <= 6·5·4
         ("ssm", 2, 5, 11, 2, False),
         ("linear", 1, CONV_MAX_SIDE, 2, 1, False),  # T·N_x = CONV_MAX_SIDE: still a Gram matrix
@@ -113,8 +116,9 @@ def test_each_model_takes_the_path_its_cost_rule_names(
     loop: bool,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """An SSM whose models see several inputs takes the time loop when it costs less: per
-    model N_h (N_h + 2 N_x) against 6 T N_x² per group of models (`_recurrence_is_cheaper`)."""
+    """An SSM takes the time loop where the compiled loop has its register-tiled case
+    (`fused.register_tiled`), or where its models see several inputs and the loop costs
+    less: per model N_h (N_h + 2 N_x) against 6 T N_x² per group (`_recurrence_is_cheaper`)."""
     m = per_group * groups
     net = BatchedRNN(model, m, 2, n_x, torch.full((m,), 1), False, False, list(range(m)))
     net = net.double()
