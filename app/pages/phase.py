@@ -62,6 +62,14 @@ SUMMARY_COLUMNS = (
 LINK_STARTED = "Sweep started from the link: a link runs the sweep it names."
 
 
+def list_field(label: str, field_id: str, value: str) -> tuple[html.Label, dcc.Input]:
+    """One of the sweep's axes: a label and its comma-separated list of values."""
+    return (
+        html.Label(label, htmlFor=field_id, className="label"),
+        dcc.Input(id=field_id, value=value, debounce=True, className="wide"),
+    )
+
+
 def layout() -> html.Div:
     return html.Div(
         className="main",
@@ -75,33 +83,16 @@ def layout() -> html.Div:
                     children=[
                         html.H2("Sweep"),
                         *model_choice(ids.PHASE_MODEL, "ssm"),
-                        html.Label(
+                        *list_field(
                             "Sparsities (comma-separated)",
-                            htmlFor=ids.PHASE_SPARSITIES,
-                            className="label",
+                            ids.PHASE_SPARSITIES,
+                            DEFAULT_SPARSITIES,
                         ),
-                        dcc.Input(
-                            id=ids.PHASE_SPARSITIES,
-                            value=DEFAULT_SPARSITIES,
-                            debounce=True,
-                            className="wide",
-                        ),
-                        html.Label(
-                            "Delays k (comma-separated)", htmlFor=ids.PHASE_K, className="label"
-                        ),
-                        dcc.Input(
-                            id=ids.PHASE_K, value=str(DEFAULTS.k), debounce=True, className="wide"
-                        ),
-                        html.Label(
+                        *list_field("Delays k (comma-separated)", ids.PHASE_K, str(DEFAULTS.k)),
+                        *list_field(
                             "Persistence q (comma-separated; 0: inputs independent in time)",
-                            htmlFor=ids.PHASE_PERSISTENCE,
-                            className="label",
-                        ),
-                        dcc.Input(
-                            id=ids.PHASE_PERSISTENCE,
-                            value=DEFAULT_PERSISTENCE,
-                            debounce=True,
-                            className="wide",
+                            ids.PHASE_PERSISTENCE,
+                            DEFAULT_PERSISTENCE,
                         ),
                         html.Div(
                             className="grid",

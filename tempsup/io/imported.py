@@ -413,6 +413,14 @@ def _same_shapes(parts: list[Checkpoint]) -> None:
                 )
 
 
+def _config(model: str, law: dict[str, Any]) -> dict[str, Any]:
+    """The Run's config fields for `model` under the caller's data law, checked first (the
+    settings' own messages before the arrays' ones)."""
+    config_args = dict(model=model, **law)
+    RunConfig(**config_args)
+    return config_args
+
+
 def _exact(
     parts: list[Checkpoint],
     law: dict[str, Any],
@@ -433,8 +441,7 @@ def _exact(
     W_out = np.stack([ck.W_out for ck in parts])
     b_out = np.stack([ck.b_out for ck in parts])
     bias = any(ck.bias for ck in parts)
-    config_args = dict(model="rnn", **law)
-    RunConfig(**config_args)
+    config_args = _config("rnn", law)
     W_x, W_h, W_y = W_ih, W_hh, np.swapaxes(W_out, -1, -2)
     offset: Any = 0.0
     if reads == "output":
@@ -463,8 +470,7 @@ def _gated(
     origin: dict[str, str],
 ) -> Run:
     """A GRU or LSTM as tempsup's model of that name: its lens, as a trained one's."""
-    config_args = dict(model=parts[0].kind, **law)
-    RunConfig(**config_args)
+    config_args = _config(parts[0].kind, law)
     value = input_moments(law["input_dist"])[0]  # the active input, as the trainer's
     w = _stacked([gated_lens(ck, law["seq_len"], value) for ck in parts])
     origin["lens"] = LINEARISED.format(T=law["seq_len"])
@@ -485,8 +491,7 @@ def _linearised(
     """A network that is none of the paper's models as its linearisation at the silent
     state: model "ssm" (ReLU readout) or "linear", W_x = J_x, W_h = J_h, b_y the readout
     at rest, and the lens arrays a gated run carries."""
-    config_args = dict(model="ssm" if readout_relu else "linear", **law)
-    RunConfig(**config_args)
+    config_args = _config("ssm" if readout_relu else "linear", law)
     value = input_moments(law["input_dist"])[0]
     frames = []
     for ck in parts:
